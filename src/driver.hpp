@@ -1,0 +1,240 @@
+// The driver interface: the only way from the core down to a device.
+//
+// A driver is a shared library under drivers/<name>/ that exports one C
+// symbol, `gpupy_driver_entry`, returning a table of the thesis's 14
+// essential functions (Eitzen 2007, section 4.7) plus four for reporting.
+// The core loads it with dlopen and never includes a GL header; a driver
+// never sees a Python object. Everything here is plain C layout so that a
+// driver built by another compiler (or read through ctypes in the contract
+// tests) agrees on it.
+//
+// Calls never overlap (the core serialises them), but successive calls may
+// come from different OS threads.
+#ifndef GPUPY_DRIVER_HPP
+#define GPUPY_DRIVER_HPP
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUPY_DRIVER_ABI_VERSION 1
+
+// Most dimensions an evaluation domain may have on a device; views with
+// more are evaluated by NumPy.
+#define GPUPY_MAX_DIMS 8
+// Most device blocks one LOAD leaf may span (consecutive blocks of one
+// array); see gpupy_ir_instr.
+#define GPUPY_MAX_LEAF_BLOCKS 4
+// Opaque resource counters; their meaning belongs to the driver.
+#define GPUPY_RESOURCE_SLOTS 8
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum gpupy_dtype {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) GPUPY_##NAME,
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    GPUPY_NUM_DTYPES
+};
+
+enum gpupy_op_flags {
+    GPUPY_OPF_COMMUTATIVE = 1,
+    GPUPY_OPF_PREDICATE = 2,
+    GPUPY_OPF_INTERNAL = 4,
+};
+
+// Opcodes: three leaf kinds, then one per row of ops.def.
+enum gpupy_op {
+    GPUPY_OP_NONE = -1,
+    GPUPY_OP_LOAD = 0,  // read a device block through an index map
+    GPUPY_OP_INDEX,     // a component of the element's own index (arange, indices)
+    GPUPY_OP_CONST,     // a scalar; passed as a uniform, not baked into code
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) GPUPY_OP_##NAME,
+#include "ops.def"
+#undef GPUPY_OP
+    GPUPY_NUM_OPS
+};
+
+// Status codes returned by driver functions.
+enum gpupy_status {
+    GPUPY_OK = 0,
+    GPUPY_ERROR = -1,        // see last_error()
+    GPUPY_ERROR_NOMEM = -2,  // block_alloc: device memory full; the core evicts and retries
+};
+
+// A scalar in an instruction. Integers and bool in .i (or .u for uint64),
+// floats in .f (a float32 constant is stored exactly as a double).
+typedef union gpupy_scalar {
+    int64_t i;
+    uint64_t u;
+    double f;
+} gpupy_scalar;
+
+// A device block: one texture (or buffer) of `nelems` elements of a dtype.
+// Defined by each driver.
+typedef struct gpupy_block gpupy_block;
+
+// Maps a point n of the evaluation domain to an element index:
+//   index(n) = base + sum_d ((n[d] / div[d]) % mod[d]) * stride[d]
+// over d < gpupy_ir.ndim, with integer division, div[d] >= 1, and no modulo
+// where mod[d] == 0. Plain NumPy views have div 1 and mod 0 everywhere;
+// repeat/tile-like reads use the others (flagged GPUPY_INSTR_REMAPPED).
+typedef struct gpupy_index_map {
+    int64_t base;
+    int64_t stride[GPUPY_MAX_DIMS];
+    int64_t div[GPUPY_MAX_DIMS];
+    int64_t mod[GPUPY_MAX_DIMS];
+} gpupy_index_map;
+
+// Instruction flags.
+enum gpupy_instr_flags {
+    // The map's strides are the C-order strides of the domain, so
+    // index(n) = base + (flat position of n). Lets code skip unravelling.
+    GPUPY_INSTR_CONTIGUOUS = 1,
+    // Some dimension of the map has div != 1 or mod != 0.
+    GPUPY_INSTR_REMAPPED = 2,
+};
+
+// One IR instruction. An IR list is evaluated once per domain point; an
+// instruction's operands are earlier instructions of the same list.
+typedef struct gpupy_ir_instr {
+    int32_t op;      // enum gpupy_op
+    int32_t dtype;   // enum gpupy_dtype of the result
+    int32_t arg[3];  // operand instruction indices; -1 where unused
+    int32_t flags;   // enum gpupy_instr_flags
+
+    // LOAD and INDEX: which element of the source this domain point reads.
+    gpupy_index_map map;
+
+    // LOAD: element i = map index lives in blocks[(i - block_first) / block_elems]
+    // at offset (i - block_first) % block_elems. Only the last block may hold
+    // fewer than block_elems elements. The core guarantees every index the
+    // evaluation reads falls inside the blocks given.
+    int32_t nblocks;
+    gpupy_block* blocks[GPUPY_MAX_LEAF_BLOCKS];
+    int64_t block_first;
+    int64_t block_elems;
+
+    // INDEX: value = (map index / div) % mod, converted to dtype (mod == 0:
+    // no modulo). arange, indices, fromfunction, linspace are built from it.
+    int64_t div;
+    int64_t mod;
+
+    // CONST: the value, already converted to dtype by the core.
+    gpupy_scalar value;
+} gpupy_ir_instr;
+
+enum gpupy_reduce_mode {
+    // Output index space = outer dims ++ [nchunks]: output (o, c) folds the
+    // body over flattened inner positions r in [c*chunk, min(I, (c+1)*chunk)).
+    GPUPY_REDUCE_CHUNKS = 0,
+    // Output index space = the domain: output (o, r) folds the body over
+    // r' in [floor(r / chunk) * chunk, r] (an inclusive scan within a chunk).
+    GPUPY_REDUCE_PREFIX = 1,
+};
+
+// One evaluation: a list of instructions, its domain and its output range.
+//
+// Elementwise (reduce_op == GPUPY_OP_NONE): the output index space is the
+// domain. For each output position f in [start, start + count), with n the
+// domain point whose C-order flat position is f, the last instruction's
+// value at n is written to element dst_offset + (f - start) of dst.
+//
+// Reduction (reduce_op is a binary op of ops.def, e.g. ADD or MAXIMUM):
+// the last `reduce_ndim` dims of the domain are reduced (I = their product,
+// r = C-order flat position within them, unravelled to those dims). Each
+// output element starts from reduce_identity and folds body values with
+// reduce_op in increasing r, as described by reduce_mode. The body's last
+// instruction has the accumulator's dtype, which is dst's dtype.
+typedef struct gpupy_ir {
+    int32_t ninstr;
+    const gpupy_ir_instr* instr;  // instr[ninstr - 1] is the result
+    int32_t ndim;                 // 0 <= ndim <= GPUPY_MAX_DIMS
+    int64_t shape[GPUPY_MAX_DIMS];
+    int64_t start;
+    int64_t count;
+    int64_t dst_offset;
+
+    int32_t reduce_op;    // enum gpupy_op; GPUPY_OP_NONE for elementwise
+    int32_t reduce_mode;  // enum gpupy_reduce_mode
+    int32_t reduce_ndim;
+    int64_t reduce_chunk;
+    gpupy_scalar reduce_identity;
+} gpupy_ir;
+
+typedef struct gpupy_resources {
+    int64_t slot[GPUPY_RESOURCE_SLOTS];
+} gpupy_resources;
+
+// Counters a driver keeps for gpupy.stats().
+typedef struct gpupy_driver_counters {
+    int64_t programs_compiled;   // programs built (compiled and linked)
+    int64_t program_cache_hits;  // evaluations that reused a built program
+    int64_t compile_ns;          // time spent building programs
+    int64_t first_run_ns;        // time of first runs of new programs (JIT)
+    int64_t reserved[4];
+} gpupy_driver_counters;
+
+typedef struct gpupy_driver_api {
+    int32_t abi_version;  // GPUPY_DRIVER_ABI_VERSION
+    const char* name;     // "software", "opengl", ...
+
+    // --- infrastructure --------------------------------------------------
+    // Initialise the device. On failure return GPUPY_ERROR and write a
+    // one-line reason (e.g. "libEGL: no display") into errbuf.
+    int (*init)(void** ctx, char* errbuf, size_t errlen);
+    // Undo init. Must not fail. Frees any blocks still allocated.
+    void (*cleanup)(void* ctx);
+    // 1 if the driver can run `op` whose operands have `dtype` (for leaves:
+    // can store and load `dtype`; for CAST: can convert from `dtype` to any
+    // dtype it stores), else 0. The core evaluates everything else in NumPy.
+    int (*get_method)(void* ctx, int32_t op, int32_t dtype);
+
+    // --- blocks ----------------------------------------------------------
+    // GPUPY_ERROR_NOMEM tells the core to evict a block and retry.
+    int (*block_alloc)(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out);
+    void (*block_free)(void* ctx, gpupy_block* block);
+    // Copy `count` elements starting at element `offset` of the block to or
+    // from host memory laid out as NumPy lays out the dtype.
+    int (*block_read)(void* ctx, gpupy_block* block, int64_t offset, int64_t count, void* dst);
+    int (*block_write)(void* ctx, gpupy_block* block, int64_t offset, int64_t count, const void* src);
+
+    // --- IR --------------------------------------------------------------
+    // Exact resources of `ir` into *out; 1 if one evaluation can run it,
+    // 0 if not, GPUPY_ERROR on error.
+    int (*check_ir)(void* ctx, const gpupy_ir* ir, gpupy_resources* out);
+    // Evaluate `ir` into `dst` (never one of the IR's own LOAD blocks).
+    int (*eval_ir)(void* ctx, const gpupy_ir* ir, gpupy_block* dst);
+
+    // --- resources -------------------------------------------------------
+    // Upper bound of what one node costs, the node described as an
+    // instruction (op, dtype, flags, nblocks; operand indices unused).
+    void (*resource_get)(void* ctx, const gpupy_ir_instr* node, gpupy_resources* out);
+    void (*resource_zero)(void* ctx, gpupy_resources* r);
+    void (*resource_add)(void* ctx, gpupy_resources* acc, const gpupy_resources* r);
+    void (*resource_sub)(void* ctx, gpupy_resources* acc, const gpupy_resources* r);
+    // 1 if one evaluation can hold `r`, else 0.
+    int (*resource_check)(void* ctx, const gpupy_resources* r);
+
+    // --- reporting (beyond the thesis) ------------------------------------
+    // Message of the last failed call; valid until the next call. For a
+    // failed shader build it carries the numbered source and the log.
+    const char* (*last_error)(void* ctx);
+    // "key: value" lines for gpupy.show_config(): device, versions, limits.
+    const char* (*describe)(void* ctx);
+    // Driver-specific setting, e.g. ("max_ops", "1"); GPUPY_ERROR if the key
+    // or value is not understood.
+    int (*set_option)(void* ctx, const char* key, const char* value);
+    void (*get_counters)(void* ctx, gpupy_driver_counters* out);
+} gpupy_driver_api;
+
+// The one symbol a driver library exports.
+typedef const gpupy_driver_api* (*gpupy_driver_entry_fn)(void);
+#define GPUPY_DRIVER_ENTRY_SYMBOL "gpupy_driver_entry"
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // GPUPY_DRIVER_HPP
