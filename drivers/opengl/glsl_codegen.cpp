@@ -1,0 +1,440 @@
+#include "glsl_codegen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "dtype_formats.hpp"
+
+namespace gpupy_gl {
+
+namespace {
+
+constexpr int kWorkGroupSize = 64;
+const int kFlagMask = GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED;
+
+bool is_leaf(int op) { return op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST; }
+bool has_map(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_LOAD || in.op == GPUPY_OP_INDEX; }
+bool contiguous(const gpupy_ir_instr& in) { return (in.flags & GPUPY_INSTR_CONTIGUOUS) != 0; }
+bool remapped(const gpupy_ir_instr& in) { return !contiguous(in) && (in.flags & GPUPY_INSTR_REMAPPED); }
+
+// Slots one map takes in u_p[]: base; strides (and div, mod) unless
+// contiguous; then block_elems (LOAD) or value div, mod (INDEX).
+int map_slots(const gpupy_ir_instr& in, int ndim) {
+    int n = 1;
+    if (!contiguous(in)) n += ndim * (remapped(in) ? 3 : 1);
+    return n + (in.op == GPUPY_OP_LOAD ? 1 : 2);
+}
+
+ParamLayout make_layout(const gpupy_ir& ir) {
+    ParamLayout l;
+    int next = l.shape + ir.ndim;
+    if (ir.reduce_op != GPUPY_OP_NONE) {
+        l.reduce = next;
+        next += 3;
+    }
+    l.leaf.assign(ir.ninstr, -1);
+    for (int i = 0; i < ir.ninstr; ++i) {
+        if (!has_map(ir.instr[i])) continue;
+        l.leaf[i] = next;
+        next += map_slots(ir.instr[i], ir.ndim);
+    }
+    l.total = next;
+    return l;
+}
+
+int operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in) {
+    if (in.op == GPUPY_OP_WHERE) return ir.instr[in.arg[1]].dtype;
+    return ir.instr[in.arg[0]].dtype;
+}
+
+int const_components(int dtype) { return dtype_format(dtype).bits == 64 ? 2 : 1; }
+
+std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps) {
+    if (ir.ninstr < 1 || !ir.instr) return "empty IR";
+    if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
+    for (int d = 0; d < ir.ndim; ++d) {
+        if (ir.shape[d] < 1) return "shape[" + std::to_string(d) + "] = " + std::to_string(ir.shape[d]);
+    }
+    if (ir.start < 0 || ir.count < 0 || ir.dst_offset < 0) return "negative start, count or dst_offset";
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        std::string where = "instruction " + std::to_string(i) + " (" + op_enum_name(in.op) + "): ";
+        if (!dtype_valid(in.dtype)) return where + "bad dtype " + std::to_string(in.dtype);
+        int arity = op_arity(in.op);
+        if (arity < 0) return where + "unknown op " + std::to_string(in.op);
+        for (int k = 0; k < arity; ++k) {
+            if (in.arg[k] < 0 || in.arg[k] >= i) return where + "operand " + std::to_string(k) + " is not an earlier instruction";
+        }
+        if (in.op == GPUPY_OP_LOAD) {
+            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where + "nblocks " + std::to_string(in.nblocks);
+            if (in.block_elems < 1) return where + "block_elems < 1";
+            for (int b = 0; b < in.nblocks; ++b) {
+                if (!in.blocks[b]) return where + "null block";
+            }
+        }
+        if (in.op == GPUPY_OP_INDEX && in.div < 1) return where + "INDEX div < 1";
+        if (is_leaf(in.op)) {
+            if (!op_supported(in.op, in.dtype, caps)) return where + "dtype " + dtype_format(in.dtype).numpy_name + " not supported";
+            continue;
+        }
+        int in_dtype = operand_dtype(ir, in);
+        for (int k = 0; k < arity; ++k) {
+            int want = (in.op == GPUPY_OP_WHERE && k == 0) ? GPUPY_BOOL : in_dtype;
+            if (in.op == GPUPY_OP_CAST) break;
+            if (ir.instr[in.arg[k]].dtype != want) return where + "operand dtypes differ";
+        }
+        ShaderFunctions scratch;
+        std::vector<std::string> args(arity, "x");
+        if (op_expression(in.op, in_dtype, in.dtype, args, scratch, caps).empty() || scratch.missing) {
+            return where + "not supported for " + dtype_format(in_dtype).numpy_name + " -> " +
+                   dtype_format(in.dtype).numpy_name;
+        }
+    }
+    int result = ir.instr[ir.ninstr - 1].dtype;
+    if (result != dst_dtype) return "result dtype differs from the destination block's";
+    if (ir.reduce_op != GPUPY_OP_NONE) {
+        if (ir.reduce_ndim < 1 || ir.reduce_ndim > ir.ndim) return "reduce_ndim out of range";
+        if (ir.reduce_chunk < 1) return "reduce_chunk < 1";
+        if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";
+        if (op_arity(ir.reduce_op) != 2) return "reduce_op is not a binary op";
+        ShaderFunctions scratch;
+        if (op_expression(ir.reduce_op, result, result, {"a", "v"}, scratch, caps).empty() || scratch.missing) {
+            return std::string("reduction ") + op_numpy_name(ir.reduce_op) + " not supported for " +
+                   dtype_format(result).numpy_name;
+        }
+    }
+    return "";
+}
+
+class Writer {
+public:
+    Writer(const gpupy_ir& ir, const ParamLayout& layout, bool wide, const CodegenOptions& opt)
+        : ir_(ir), layout_(layout), wide_(wide), opt_(opt), idx_(wide ? "int64_t" : "int") {}
+
+    std::string generate(GeneratedShader& out);
+
+private:
+    std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
+    std::string reg(int i) const { return "t" + std::to_string(i); }
+    std::string map_index(int i);
+    std::string load(int i, int& unit);
+    std::string store_value(int dtype, const std::string& v) const;
+    std::string read_texel(int dtype, const std::string& sampler, const std::string& coord) const;
+
+    const gpupy_ir& ir_;
+    const ParamLayout& layout_;
+    bool wide_;
+    const CodegenOptions& opt_;
+    std::string idx_;  // GLSL type of index arithmetic
+    ShaderFunctions fns_;
+    std::ostringstream decl_;
+};
+
+std::string Writer::map_index(int i) {
+    const gpupy_ir_instr& in = ir_.instr[i];
+    int s = layout_.leaf[i];
+    if (contiguous(in)) return p(s) + " + f";
+    std::string e = p(s);
+    for (int d = 0; d < ir_.ndim; ++d) {
+        std::string n = "n" + std::to_string(d);
+        if (remapped(in)) {
+            n = "((" + n + " / " + p(s + 1 + ir_.ndim + d) + ") % " + p(s + 1 + 2 * ir_.ndim + d) + ")";
+        }
+        e += " + " + n + " * " + p(s + 1 + d);
+    }
+    return e;
+}
+
+std::string Writer::read_texel(int dtype, const std::string& sampler, const std::string& coord) const {
+    std::string t = "texelFetch(" + sampler + ", " + coord + ", 0)";
+    switch (dtype) {
+        case GPUPY_BOOL: return "(" + t + ".r != 0u)";
+        case GPUPY_INT64: return "packInt2x32(" + t + ".rg)";
+        case GPUPY_UINT64: return "packUint2x32(" + t + ".rg)";
+        case GPUPY_FLOAT64: return "packDouble2x32(" + t + ".rg)";
+        default: return t + ".r";
+    }
+}
+
+std::string Writer::store_value(int dtype, const std::string& v) const {
+    switch (dtype) {
+        case GPUPY_BOOL: return "uvec4(" + v + " ? 1u : 0u, 0u, 0u, 0u)";
+        case GPUPY_INT64: return "ivec4(unpackInt2x32(" + v + "), 0, 0)";
+        case GPUPY_UINT64: return "uvec4(unpackUint2x32(" + v + "), 0u, 0u)";
+        case GPUPY_FLOAT64: return "uvec4(unpackDouble2x32(" + v + "), 0u, 0u)";
+        case GPUPY_FLOAT32: return "vec4(" + v + ", 0.0, 0.0, 0.0)";
+    }
+    return dtype_format(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
+}
+
+// A LOAD leaf: its element index, the block that holds it, the texel.
+std::string Writer::load(int i, int& unit) {
+    const gpupy_ir_instr& in = ir_.instr[i];
+    const DtypeFormat& f = dtype_format(in.dtype);
+    std::string n = std::to_string(i);
+    std::ostringstream s;
+    s << "    " << idx_ << " l" << n << " = " << map_index(i) << ";\n";
+    int first_unit = unit;
+    for (int b = 0; b < in.nblocks; ++b) {
+        decl_ << "layout(binding = " << unit << ") uniform " << f.sampler << " u_t" << unit << ";\n";
+        ++unit;
+    }
+    std::string coord = "ivec2(o" + n + " % W, o" + n + " / W)";
+    if (in.nblocks == 1) {
+        s << "    int o" << n << " = int(l" << n << ");\n";
+        s << "    " << f.glsl_type << " " << reg(i) << " = "
+          << read_texel(in.dtype, "u_t" + std::to_string(first_unit), coord) << ";\n";
+        return s.str();
+    }
+    std::string e = p(layout_.leaf[i] + map_slots(in, ir_.ndim) - 1);
+    s << "    " << idx_ << " k" << n << " = l" << n << " / " << e << ";\n";
+    s << "    int o" << n << " = int(l" << n << " - k" << n << " * " << e << ");\n";
+    std::string pick = read_texel(in.dtype, "u_t" + std::to_string(first_unit + in.nblocks - 1), coord);
+    for (int b = in.nblocks - 2; b >= 0; --b) {
+        pick = "(k" + n + " == " + std::to_string(b) + (wide_ ? "l" : "") + " ? " +
+               read_texel(in.dtype, "u_t" + std::to_string(first_unit + b), coord) + " : " + pick + ")";
+    }
+    s << "    " << f.glsl_type << " " << reg(i) << " = " << pick << ";\n";
+    return s.str();
+}
+
+std::string Writer::generate(GeneratedShader& out) {
+    const int result = ir_.instr[ir_.ninstr - 1].dtype;
+    const DtypeFormat& rf = dtype_format(result);
+    bool need_int64 = wide_, need_unravel = false;
+    for (int i = 0; i < ir_.ninstr; ++i) {
+        if (dtype_format(ir_.instr[i].dtype).needs_int64) need_int64 = true;
+        if (has_map(ir_.instr[i]) && !contiguous(ir_.instr[i])) need_unravel = true;
+    }
+
+    std::ostringstream body;
+    int unit = 0;
+    for (int i = 0; i < ir_.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir_.instr[i];
+        const DtypeFormat& f = dtype_format(in.dtype);
+        std::string precise = f.kind == DtypeKind::Float ? "precise " : "";
+        switch (in.op) {
+            case GPUPY_OP_LOAD:
+                body << load(i, unit);
+                break;
+            case GPUPY_OP_INDEX: {
+                int s = layout_.leaf[i] + map_slots(in, ir_.ndim) - 2;
+                std::string v = "((" + map_index(i) + ") / " + p(s) + ") % " + p(s + 1);
+                body << "    " << idx_ << " v" << i << " = " << v << ";\n";
+                ShaderFunctions& fns = fns_;
+                std::string conv = op_expression(GPUPY_OP_CAST, wide_ ? GPUPY_INT64 : GPUPY_INT32, in.dtype,
+                                                 {"v" + std::to_string(i)}, fns, DeviceCaps{true, true});
+                body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << conv << ";\n";
+                break;
+            }
+            case GPUPY_OP_CONST: {
+                std::string utype = in.dtype == GPUPY_BOOL ? "uint" : f.glsl_type;
+                decl_ << "uniform " << utype << " u_c" << i << ";\n";
+                out.const_instrs.push_back(i);
+                std::string v = "u_c" + std::to_string(i);
+                if (in.dtype == GPUPY_BOOL) v = "(" + v + " != 0u)";
+                body << "    " << f.glsl_type << " " << reg(i) << " = " << v << ";\n";
+                break;
+            }
+            default: {
+                int arity = op_arity(in.op);
+                std::vector<std::string> args;
+                for (int k = 0; k < arity; ++k) args.push_back(reg(in.arg[k]));
+                std::string e = op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps);
+                body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
+            }
+        }
+    }
+    body << "    return " << reg(ir_.ninstr - 1) << ";\n";
+
+    std::ostringstream src;
+    src << "#version 450 core\n";
+    if (need_int64) src << "#extension GL_ARB_gpu_shader_int64 : require\n";
+    src << "// gpupy: generated from IR (" << ir_.ninstr << " instructions)\n";
+    src << "layout(local_size_x = " << kWorkGroupSize << ") in;\n";
+    src << "const int W = " << opt_.texture_width << ";  // block texture width\n";
+    src << "layout(" << rf.image_format << ", binding = 0) uniform writeonly restrict " << rf.image_type << " u_dst;\n";
+    src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
+    src << decl_.str();
+    bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
+    std::string fold;
+    if (reduce) {
+        src << "uniform " << (result == GPUPY_BOOL ? "uint" : rf.glsl_type) << " u_ident;\n";
+        fold = op_expression(ir_.reduce_op, result, result, {"acc", "v"}, fns_, opt_.caps);
+    }
+    for (const std::string& fn : fns_.order) src << GlslLibrary::embedded().text(fn);
+
+    // The body: the IR evaluated at the domain point with C-order flat
+    // position f.
+    src << rf.glsl_type << " eval_point(" << idx_ << " f) {\n";
+    if (need_unravel && ir_.ndim > 0) {
+        src << "    " << idx_ << " r = f;\n";
+        for (int d = ir_.ndim - 1; d >= 1; --d) {
+            src << "    " << idx_ << " n" << d << " = r % " << p(layout_.shape + d) << "; r = r / "
+                << p(layout_.shape + d) << ";\n";
+        }
+        src << "    " << idx_ << " n0 = r;\n";
+    }
+    src << body.str() << "}\n";
+
+    std::string I = idx_;
+    src << "void main() {\n";
+    src << "    " << I << " gid = " << I << "(gl_GlobalInvocationID.y) * " << I << "(gl_NumWorkGroups.x * "
+        << kWorkGroupSize << "u) + " << I << "(gl_GlobalInvocationID.x);\n";
+    // No early return: llvmpipe turns uniform reads after one into gathers.
+    src << "    if (gid < " << p(layout_.count) << ") {\n";
+    src << "        " << I << " f = " << p(layout_.start) << " + gid;\n";
+    std::string precise = rf.kind == DtypeKind::Float ? "precise " : "";
+    if (!reduce) {
+        src << "        " << rf.glsl_type << " result = eval_point(f);\n";
+    } else {
+        std::string ident = result == GPUPY_BOOL ? "(u_ident != 0u)" : "u_ident";
+        src << "        " << precise << rf.glsl_type << " acc = " << ident << ";\n";
+        src << "        " << I << " size = " << p(layout_.reduce) << ", chunk = " << p(layout_.reduce + 2) << ";\n";
+        if (ir_.reduce_mode == GPUPY_REDUCE_CHUNKS) {
+            src << "        " << I << " nchunks = " << p(layout_.reduce + 1) << ";\n";
+            src << "        " << I << " o = f / nchunks, c = f - o * nchunks;\n";
+            src << "        " << I << " r0 = c * chunk, r1 = min(size, r0 + chunk);\n";
+            src << "        for (" << I << " r = r0; r < r1; ++r) {\n";
+        } else {
+            src << "        " << I << " o = f / size, rl = f - o * size;\n";
+            src << "        " << I << " r0 = (rl / chunk) * chunk;\n";
+            src << "        for (" << I << " r = r0; r <= rl; ++r) {\n";
+        }
+        src << "            " << rf.glsl_type << " v = eval_point(o * size + r);\n";
+        src << "            acc = " << fold << ";\n";
+        src << "        }\n";
+        src << "        " << rf.glsl_type << " result = acc;\n";
+    }
+    src << "        " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
+    src << "        imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << store_value(result, "result") << ");\n";
+    if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
+    src << "    }\n}\n";
+
+    if (fns_.missing) return "a GLSL library function is missing";
+    out.source = src.str();
+    return "";
+}
+
+// Clamps a count-like value (shape, div, mod) into the index type: values
+// beyond it behave like "no limit" for coordinates that fit.
+int64_t clamp_count(int64_t v, bool wide) {
+    int64_t hi = wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
+    return v > hi ? hi : v;
+}
+
+}  // namespace
+
+bool needs_wide_index(const gpupy_ir& ir) {
+    const double limit = 2147483647.0 - 65536.0 * kWorkGroupSize;
+    double total = 1;
+    for (int d = 0; d < ir.ndim; ++d) total *= static_cast<double>(ir.shape[d]);
+    if (total > limit) return true;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        if (in.op != GPUPY_OP_INDEX) continue;
+        double bound = std::fabs(static_cast<double>(in.map.base));
+        if (contiguous(in)) {
+            bound += total;
+        } else {
+            for (int d = 0; d < ir.ndim; ++d) {
+                bound += std::fabs(static_cast<double>(in.map.stride[d])) * static_cast<double>(ir.shape[d] - 1);
+            }
+        }
+        if (bound > limit) return true;
+    }
+    return false;
+}
+
+void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vector<int64_t>& out) {
+    out.assign(l.total, 0);
+    out[l.start] = ir.start;
+    out[l.count] = ir.count;
+    out[l.dst_offset] = ir.dst_offset;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ir.ndim; ++d) {
+        out[l.shape + d] = clamp_count(ir.shape[d], wide);
+        (d < ir.ndim - ir.reduce_ndim ? outer : inner) *= ir.shape[d];
+    }
+    if (l.reduce >= 0) {
+        out[l.reduce] = inner;
+        out[l.reduce + 1] = (inner + ir.reduce_chunk - 1) / ir.reduce_chunk;
+        out[l.reduce + 2] = clamp_count(ir.reduce_chunk, wide);
+    }
+    (void)outer;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        int s = l.leaf[i];
+        if (s < 0) continue;
+        // LOAD addresses are relative to the first block; in 32-bit mode
+        // they are taken modulo 2^32 (the GL side wraps the same way).
+        out[s] = in.op == GPUPY_OP_LOAD ? in.map.base - in.block_first : in.map.base;
+        int next = s + 1;
+        if (!contiguous(in)) {
+            for (int d = 0; d < ir.ndim; ++d) out[next + d] = in.map.stride[d];
+            next += ir.ndim;
+            if (remapped(in)) {
+                for (int d = 0; d < ir.ndim; ++d) {
+                    out[next + d] = clamp_count(in.map.div[d] < 1 ? 1 : in.map.div[d], wide);
+                    int64_t m = in.map.mod[d];
+                    out[next + ir.ndim + d] = m == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide)
+                                                     : clamp_count(m, wide);
+                }
+                next += 2 * ir.ndim;
+            }
+        }
+        if (in.op == GPUPY_OP_LOAD) {
+            out[next] = in.block_elems;
+        } else {
+            out[next] = clamp_count(in.div, wide);
+            out[next + 1] = in.mod == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide) : clamp_count(in.mod, wide);
+        }
+    }
+}
+
+std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOptions& opt, bool want_source,
+                            GeneratedShader& out) {
+    std::string err = validate(ir, dst_dtype, opt.caps);
+    if (!err.empty()) return err;
+    out = GeneratedShader{};
+    out.wide_index = needs_wide_index(ir);
+    if (out.wide_index && !opt.caps.int64) {
+        return "index arithmetic needs 64 bits (domain or INDEX values beyond int32) and the device lacks "
+               "GL_ARB_gpu_shader_int64";
+    }
+    out.layout = make_layout(ir);
+
+    std::ostringstream key;
+    key << "w" << opt.texture_width << "|d" << ir.ndim << "|x" << out.wide_index << "|r" << ir.reduce_op;
+    if (ir.reduce_op != GPUPY_OP_NONE) key << "," << ir.reduce_mode << "," << ir.reduce_ndim;
+    key << "|";
+    int cost = 0, const_comps = 0;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        int arity = op_arity(in.op);
+        key << in.op << ":" << in.dtype;
+        for (int k = 0; k < arity; ++k) key << "," << in.arg[k];
+        if (has_map(in)) key << "f" << (in.flags & kFlagMask);
+        if (in.op == GPUPY_OP_LOAD) {
+            key << "b" << in.nblocks;
+            out.texture_units += in.nblocks;
+        }
+        if (in.op == GPUPY_OP_CONST) const_comps += const_components(in.dtype);
+        cost += op_cost(in.op, is_leaf(in.op) ? in.dtype : operand_dtype(ir, in));
+        key << ";";
+    }
+    if (!opt.debug_append.empty()) key << "|debug:" << opt.debug_append;
+    out.key = key.str();
+    out.instruction_cost = cost;
+    // Only what leaves add; the fixed part (start, count, shape, ...) is
+    // reserved from the limit (resources.hpp).
+    int first_leaf_slot = out.layout.shape + ir.ndim + (ir.reduce_op != GPUPY_OP_NONE ? 3 : 0);
+    out.uniform_components = (out.layout.total - first_leaf_slot) * (out.wide_index ? 2 : 1) + const_comps;
+    if (!want_source) return "";
+    Writer w(ir, out.layout, out.wide_index, opt);
+    return w.generate(out);
+}
+
+}  // namespace gpupy_gl

@@ -1,0 +1,65 @@
+// IR -> GLSL compute shader, its structure key and its uniform layout.
+//
+// One generated program evaluates one IR list into one destination block.
+// Everything that varies between blocks of one expression, or between
+// iterations of a Python loop, is a uniform: constants, index-map bases,
+// strides, div/mod, the domain shape, start/count/dst_offset, the
+// reduction's chunk and identity. The structure key names everything else
+// (ops, dtypes, operand wiring, leaf kinds and flags, block counts, ndim,
+// reduction op/mode/ndim, index width, texture width), so equal keys mean
+// equal source and one compiled program serves them all.
+#ifndef GPUPY_OPENGL_GLSL_CODEGEN_HPP
+#define GPUPY_OPENGL_GLSL_CODEGEN_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver.hpp"
+#include "glsl_ops.hpp"
+
+namespace gpupy_gl {
+
+// Where each integer parameter lives in the uniform array u_p[]. A pure
+// function of the IR's structure, shared by the generator (which reads
+// u_p[k] at these constant indices) and by eval (which fills the array).
+struct ParamLayout {
+    int start = 0, count = 1, dst_offset = 2, shape = 3;  // shape[d] at shape + d
+    int reduce = -1;                 // I, nchunks, chunk at reduce + 0..2
+    std::vector<int> leaf;           // per instruction: first slot of its map, or -1
+    int total = 0;
+};
+
+struct GeneratedShader {
+    std::string key;
+    std::string source;
+    ParamLayout layout;
+    bool wide_index = false;                // u_p and index arithmetic are int64
+    std::vector<int> const_instrs;          // CONST instructions, uniform u_c<i>
+    int texture_units = 0;                  // samplers bound, in LOAD order
+    int instruction_cost = 0;               // sum of op_cost
+    int uniform_components = 0;             // of leaves and constants
+};
+
+struct CodegenOptions {
+    int texture_width = 4096;
+    DeviceCaps caps;
+    std::string debug_append;  // test hook: text appended to main()'s body
+};
+
+// Validates `ir` (structure only) and fills `out`; returns "" or the reason.
+// Does not touch GL. `dst_dtype` is the destination block's dtype.
+std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOptions& opt, bool want_source,
+                            GeneratedShader& out);
+
+// The index arithmetic must be 64-bit when a domain position or an INDEX
+// leaf's value may not fit in int32 (LOAD offsets fit: blocks are smaller,
+// and 32-bit wraparound arithmetic yields the right in-range offset).
+bool needs_wide_index(const gpupy_ir& ir);
+
+// The values of u_p[] for `ir` laid out as `layout`.
+void fill_params(const gpupy_ir& ir, const ParamLayout& layout, bool wide, std::vector<int64_t>& out);
+
+}  // namespace gpupy_gl
+
+#endif

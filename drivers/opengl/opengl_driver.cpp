@@ -1,0 +1,483 @@
+// The OpenGL driver's entry point: the gpupy_driver_api table.
+//
+// Each function either touches GL, and then binds the driver's context to
+// the calling thread for its duration (context_binding.hpp), or works on
+// driver memory only (get_method, resources, check_ir, reporting); calls
+// never overlap (the core serialises them). C++ exceptions stop here and
+// become GPUPY_ERROR with last_error() set.
+#include <GL/glew.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "block_textures.hpp"
+#include "context_binding.hpp"
+#include "driver.hpp"
+#include "dtype_formats.hpp"
+#include "egl_context.hpp"
+#include "gl_errors.hpp"
+#include "gl_limits.hpp"
+#include "glsl_codegen.hpp"
+#include "glsl_library.hpp"
+#include "glsl_ops.hpp"
+#include "program_cache.hpp"
+#include "resources.hpp"
+
+namespace gpupy_gl {
+namespace {
+
+constexpr int kDefaultBlockWidth = 4096;
+constexpr int64_t kDefaultMaxInstructions = 1000;  // see resources.hpp
+constexpr int64_t kUnlimited = INT64_MAX / 4;
+
+struct Driver {
+    EglContext egl;
+    GlLimits gl;
+    DeviceCaps caps;
+    BlockTextures blocks;
+    ProgramCache programs;
+    ResourceLimits limits;
+    std::string debug_append;
+    int64_t first_run_ns = 0;
+    std::string last_error, description;
+
+    ResourceLimits gl_limits() const {
+        ResourceLimits l;
+        l.slot[kTextures] = gl.max_compute_texture_units;
+        l.slot[kUniforms] = gl.max_compute_uniform_components - kFixedUniformComponents;
+        l.slot[kInstructions] = kUnlimited;
+        l.slot[kOps] = kUnlimited;
+        return l;
+    }
+    CodegenOptions codegen_options() const {
+        CodegenOptions o;
+        o.texture_width = blocks.width();
+        o.caps = caps;
+        o.debug_append = debug_append;
+        return o;
+    }
+};
+
+Driver* D(void* ctx) { return static_cast<Driver*>(ctx); }
+
+// Runs `body` with the context current, turning exceptions into
+// GPUPY_ERROR.
+template <class F>
+int with_context(Driver* d, F body) {
+    ContextBinding bind(d->egl.display, d->egl.context);
+    if (!bind.ok()) {
+        d->last_error = "opengl driver: " + bind.error();
+        return GPUPY_ERROR;
+    }
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        d->last_error = std::string("opengl driver: ") + e.what();
+        return GPUPY_ERROR;
+    }
+}
+
+int64_t default_memory_budget(const GlLimits& gl) {
+    // A dedicated-memory size where the driver reports one (NVIDIA), else
+    // half the host's RAM (llvmpipe and integrated GPUs use host memory).
+    if (gl.device_memory_bytes > 0) return gl.device_memory_bytes / 10 * 8;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page / 2 : 0;
+}
+
+int drv_init(void** ctx, char* errbuf, size_t errlen) {
+    *ctx = nullptr;
+    Driver* d = nullptr;
+    std::string why;
+    try {
+        d = new Driver();
+        // create() makes the new context current; the binding restores the
+        // thread's previous state afterwards.
+        EGLContext previous = eglGetCurrentContext();
+        EGLDisplay previous_display = eglGetCurrentDisplay();
+        EGLSurface previous_draw = eglGetCurrentSurface(EGL_DRAW), previous_read = eglGetCurrentSurface(EGL_READ);
+        why = d->egl.create();
+        if (why.empty()) {
+            d->gl.query();
+            d->caps.fp64 = d->gl.fp64;
+            d->caps.int64 = d->gl.int64;
+            int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+            d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
+            eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        }
+        if (previous != EGL_NO_CONTEXT) eglMakeCurrent(previous_display, previous_draw, previous_read, previous);
+    } catch (const std::exception& e) {
+        why = std::string("opengl driver: ") + e.what();
+    }
+    if (why.empty() && d->gl.max_compute_texture_units < 1) why = "OpenGL: no texture units for compute shaders";
+    if (!why.empty()) {
+        if (d) {
+            d->egl.destroy();
+            delete d;
+        }
+        if (errbuf && errlen) std::snprintf(errbuf, errlen, "%s", why.c_str());
+        return GPUPY_ERROR;
+    }
+    d->limits = d->gl_limits();
+    d->limits.slot[kInstructions] = kDefaultMaxInstructions;
+    *ctx = d;
+    return GPUPY_OK;
+}
+
+void drv_cleanup(void* ctx) {
+    Driver* d = D(ctx);
+    if (!d) return;
+    {
+        ContextBinding bind(d->egl.display, d->egl.context);
+        if (bind.ok()) {
+            d->blocks.free_all();
+            d->programs.clear();
+        }
+    }
+    d->egl.destroy();
+    delete d;
+}
+
+int drv_get_method(void* ctx, int32_t op, int32_t dtype) {
+    return op_supported(op, dtype, D(ctx)->caps) ? 1 : 0;
+}
+
+int drv_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out) {
+    Driver* d = D(ctx);
+    if (!out) {
+        d->last_error = "block_alloc: null out";
+        return GPUPY_ERROR;
+    }
+    *out = nullptr;
+    if (dtype_valid(dtype) && !op_supported(GPUPY_OP_LOAD, dtype, d->caps)) {
+        d->last_error = std::string("block_alloc: dtype ") + dtype_format(dtype).numpy_name + " not supported";
+        return GPUPY_ERROR;
+    }
+    return with_context(d, [&] { return d->blocks.alloc(dtype, nelems, out, d->last_error); });
+}
+
+void drv_block_free(void* ctx, gpupy_block* block) {
+    Driver* d = D(ctx);
+    if (block) with_context(d, [&] {
+        d->blocks.free(block);
+        return GPUPY_OK;
+    });
+}
+
+int drv_block_read(void* ctx, gpupy_block* block, int64_t offset, int64_t count, void* dst) {
+    Driver* d = D(ctx);
+    return with_context(d, [&] { return d->blocks.read(block, offset, count, dst, d->last_error); });
+}
+
+int drv_block_write(void* ctx, gpupy_block* block, int64_t offset, int64_t count, const void* src) {
+    Driver* d = D(ctx);
+    return with_context(d, [&] { return d->blocks.write(block, offset, count, src, d->last_error); });
+}
+
+int drv_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
+    Driver* d = D(ctx);
+    if (!ir || !out) {
+        d->last_error = "check_ir: null argument";
+        return GPUPY_ERROR;
+    }
+    try {
+        GeneratedShader shader;
+        int dst_dtype = ir->ninstr > 0 && ir->instr ? ir->instr[ir->ninstr - 1].dtype : -1;
+        std::string err = generate_shader(*ir, dst_dtype, d->codegen_options(), false, shader);
+        if (!err.empty()) {
+            d->last_error = "check_ir: " + err;
+            return GPUPY_ERROR;
+        }
+        resource_exact(*ir, shader, *out);
+        return resource_fits(*out, d->limits) ? 1 : 0;
+    } catch (const std::exception& e) {
+        d->last_error = std::string("check_ir: ") + e.what();
+        return GPUPY_ERROR;
+    }
+}
+
+void set_constant(GLuint prog, GLint loc, int dtype, const gpupy_scalar& v) {
+    if (loc < 0) return;  // the compiler dropped an unused constant
+    switch (dtype) {
+        case GPUPY_BOOL: glProgramUniform1ui(prog, loc, v.i != 0 ? 1u : 0u); break;
+        case GPUPY_INT8: case GPUPY_INT16: case GPUPY_INT32:
+            glProgramUniform1i(prog, loc, static_cast<GLint>(v.i));
+            break;
+        case GPUPY_UINT8: case GPUPY_UINT16: case GPUPY_UINT32:
+            glProgramUniform1ui(prog, loc, static_cast<GLuint>(v.i));
+            break;
+        case GPUPY_INT64: glProgramUniform1i64ARB(prog, loc, v.i); break;
+        case GPUPY_UINT64: glProgramUniform1ui64ARB(prog, loc, v.u); break;
+        case GPUPY_FLOAT32: glProgramUniform1f(prog, loc, static_cast<float>(v.f)); break;
+        case GPUPY_FLOAT64: glProgramUniform1d(prog, loc, v.f); break;
+    }
+}
+
+int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
+    if (!d->blocks.owns(dst)) {
+        d->last_error = "eval_ir: destination is not a live block of this driver";
+        return GPUPY_ERROR;
+    }
+    if (ir.ninstr < 1 || !ir.instr) {
+        d->last_error = "eval_ir: empty IR";
+        return GPUPY_ERROR;
+    }
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        if (in.op != GPUPY_OP_LOAD) continue;
+        for (int b = 0; b < in.nblocks && b < GPUPY_MAX_LEAF_BLOCKS; ++b) {
+            gpupy_block* blk = in.blocks[b];
+            if (!d->blocks.owns(blk) || blk->dtype != in.dtype) {
+                d->last_error = "eval_ir: instruction " + std::to_string(i) + " reads a block that is not a live " +
+                                dtype_format(in.dtype).numpy_name + " block";
+                return GPUPY_ERROR;
+            }
+            if (blk == dst) {
+                d->last_error = "eval_ir: the destination is also read by instruction " + std::to_string(i);
+                return GPUPY_ERROR;
+            }
+        }
+    }
+    if (ir.dst_offset < 0 || ir.count < 0 || ir.dst_offset + ir.count > dst->nelems) {
+        d->last_error = "eval_ir: output range outside the destination block";
+        return GPUPY_ERROR;
+    }
+
+    CodegenOptions opt = d->codegen_options();
+    GeneratedShader shader;
+    std::string err = generate_shader(ir, dst->dtype, opt, false, shader);
+    if (!err.empty()) {
+        d->last_error = "eval_ir: " + err;
+        return GPUPY_ERROR;
+    }
+    Program* prog = d->programs.find(shader.key);
+    if (prog) {
+        ++d->programs.cache_hits;
+    } else {
+        err = generate_shader(ir, dst->dtype, opt, true, shader);
+        if (!err.empty()) {
+            d->last_error = "eval_ir: " + err;
+            return GPUPY_ERROR;
+        }
+        prog = d->programs.get_or_build(std::move(shader), err);
+        if (!prog) {
+            d->last_error = "eval_ir: " + err;
+            return GPUPY_ERROR;
+        }
+    }
+    if (ir.count == 0) return GPUPY_OK;
+
+    const GeneratedShader& sh = prog->shader;
+    clear_gl_errors();
+    std::vector<int64_t> params;
+    fill_params(ir, sh.layout, sh.wide_index, params);
+    if (sh.wide_index) {
+        glProgramUniform1i64vARB(prog->id, prog->params_location, static_cast<GLsizei>(params.size()),
+                                 reinterpret_cast<const GLint64*>(params.data()));
+    } else {
+        std::vector<GLint> p32(params.size());
+        // Two's complement truncation: LOAD bases and strides are used
+        // modulo 2^32 on the GL side (see needs_wide_index).
+        for (size_t i = 0; i < params.size(); ++i) p32[i] = static_cast<GLint>(static_cast<uint32_t>(params[i]));
+        glProgramUniform1iv(prog->id, prog->params_location, static_cast<GLsizei>(p32.size()), p32.data());
+    }
+    for (size_t c = 0; c < sh.const_instrs.size(); ++c) {
+        const gpupy_ir_instr& in = ir.instr[sh.const_instrs[c]];
+        set_constant(prog->id, prog->const_locations[c], in.dtype, in.value);
+    }
+    if (ir.reduce_op != GPUPY_OP_NONE) set_constant(prog->id, prog->ident_location, dst->dtype, ir.reduce_identity);
+
+    int unit = 0;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        if (in.op != GPUPY_OP_LOAD) continue;
+        for (int b = 0; b < in.nblocks; ++b) glBindTextureUnit(unit++, in.blocks[b]->texture);
+    }
+    glUseProgram(prog->id);
+    glBindImageTexture(0, dst->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, dtype_format(dst->dtype).internal_format);
+
+    // Work groups of 64 invocations, spread over y where x runs out.
+    int64_t groups = (ir.count + 63) / 64;
+    int64_t gx = std::min<int64_t>(groups, d->gl.max_work_group_count[0]);
+    int64_t gy = (groups + gx - 1) / gx;
+    if (gy > d->gl.max_work_group_count[1]) {
+        d->last_error = "eval_ir: count too large for one dispatch";
+        return GPUPY_ERROR;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), 1);
+    // Later shaders read the result with texelFetch; block_read with
+    // glGetTextureSubImage.
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+    if (!prog->has_run) {
+        glFinish();  // the JIT runs now, at the first dispatch
+        prog->has_run = true;
+        d->first_run_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        d->last_error = "eval_ir: " + gl_error_name(e) + " dispatching the program";
+        clear_gl_errors();
+        return GPUPY_ERROR;
+    }
+    return GPUPY_OK;
+}
+
+int drv_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
+    Driver* d = D(ctx);
+    if (!ir) {
+        d->last_error = "eval_ir: null IR";
+        return GPUPY_ERROR;
+    }
+    return with_context(d, [&] { return eval_with_context(d, *ir, dst); });
+}
+
+void drv_resource_get(void* ctx, const gpupy_ir_instr* node, gpupy_resources* out) {
+    (void)ctx;
+    if (node && out) resource_upper_bound(*node, *out);
+}
+void drv_resource_zero(void*, gpupy_resources* r) {
+    for (auto& s : r->slot) s = 0;
+}
+void drv_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) {
+    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] += r->slot[i];
+}
+void drv_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) {
+    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] -= r->slot[i];
+}
+int drv_resource_check(void* ctx, const gpupy_resources* r) { return resource_fits(*r, D(ctx)->limits) ? 1 : 0; }
+
+const char* drv_last_error(void* ctx) { return D(ctx)->last_error.c_str(); }
+
+const char* drv_describe(void* ctx) {
+    Driver* d = D(ctx);
+    std::ostringstream s;
+    std::string math, standins;
+    for (const auto& kv : GlslLibrary::embedded().functions()) {
+        if (kv.first.rfind("gp_", 0) == 0) math += (math.empty() ? "" : " ") + kv.first;
+    }
+    for (int op = GPUPY_OP_CONST + 1; op < GPUPY_NUM_OPS; ++op) {
+        std::string fn = math_function_for(op);
+        if (fn.rfind("gpo_", 0) == 0) standins += (standins.empty() ? "" : " ") + std::string(op_numpy_name(op));
+    }
+    auto limit = [](int64_t v) { return v >= kUnlimited ? std::string("unlimited") : std::to_string(v); };
+    s << "driver: opengl\n"
+      << "egl_platform: " << d->egl.platform << "\n"
+      << "vendor: " << d->gl.vendor << "\n"
+      << "renderer: " << d->gl.renderer << "\n"
+      << "gl_version: " << d->gl.gl_version << "\n"
+      << "glsl_version: " << d->gl.glsl_version << "\n"
+      << "shader_stage: compute\n"
+      << "block_texture_width: " << d->blocks.width() << "\n"
+      << "max_block_elems: " << d->blocks.max_block_elems() << "\n"
+      << "max_texture_size: " << d->gl.max_texture_size << "\n"
+      << "max_compute_texture_image_units: " << d->gl.max_compute_texture_units << "\n"
+      << "max_compute_uniform_components: " << d->gl.max_compute_uniform_components << "\n"
+      << "max_compute_image_uniforms: " << d->gl.max_compute_image_uniforms << "\n"
+      << "max_compute_work_group_count: " << d->gl.max_work_group_count[0] << " " << d->gl.max_work_group_count[1] << "\n"
+      << "fp64: " << (d->caps.fp64 ? "yes" : "no") << "\n"
+      << "int64: " << (d->caps.int64 ? "yes" : "no") << "\n"
+      << "limit_textures: " << limit(d->limits.slot[kTextures]) << "\n"
+      << "limit_uniform_components: " << limit(d->limits.slot[kUniforms]) << "\n"
+      << "limit_instructions: " << limit(d->limits.slot[kInstructions]) << "\n"
+      << "limit_ops: " << limit(d->limits.slot[kOps]) << "\n"
+      << "memory_budget_bytes: " << d->blocks.budget_bytes() << "\n"
+      << "memory_used_bytes: " << d->blocks.used_bytes() << "\n"
+      << "shader_cache_dir: " << d->egl.shader_cache_dir << "\n"
+      << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n"
+      << "standin_math_ops: " << (standins.empty() ? "none" : standins) << "\n";
+    if (!GlslLibrary::embedded_errors().empty()) {
+        std::string errs = GlslLibrary::embedded_errors();
+        for (char& c : errs) if (c == '\n') c = ';';
+        s << "glsl_library_errors: " << errs << "\n";
+    }
+    d->description = s.str();
+    return d->description.c_str();
+}
+
+bool parse_int(const char* text, int64_t& v) {
+    if (!text || !*text) return false;
+    char* end = nullptr;
+    long long x = std::strtoll(text, &end, 10);
+    if (*end != '\0') return false;
+    v = x;
+    return true;
+}
+
+int drv_set_option(void* ctx, const char* key, const char* value) {
+    Driver* d = D(ctx);
+    std::string k = key ? key : "", v = value ? value : "";
+    auto fail = [&](const std::string& why) {
+        d->last_error = "set_option(" + k + ", " + v + "): " + why;
+        return GPUPY_ERROR;
+    };
+    if (k == "debug_glsl_append") {
+        d->debug_append = v;
+        return GPUPY_OK;
+    }
+    const ResourceLimits gl = d->gl_limits();
+    struct LimitKey { const char* name; int slot; int64_t dflt; };
+    const LimitKey keys[] = {{"max_textures", kTextures, gl.slot[kTextures]},
+                             {"max_uniform_components", kUniforms, gl.slot[kUniforms]},
+                             {"max_instructions", kInstructions, kDefaultMaxInstructions},
+                             {"max_ops", kOps, kUnlimited}};
+    for (const LimitKey& lk : keys) {
+        if (k != lk.name) continue;
+        if (v == "default") {
+            d->limits.slot[lk.slot] = lk.dflt;
+            return GPUPY_OK;
+        }
+        int64_t n;
+        if (!parse_int(value, n) || n < 1) return fail("expected a positive integer or 'default'");
+        if (n > gl.slot[lk.slot]) return fail("above the device limit " + std::to_string(gl.slot[lk.slot]));
+        d->limits.slot[lk.slot] = n;
+        return GPUPY_OK;
+    }
+    if (k == "memory_budget") {
+        int64_t n;
+        if (v == "default") n = default_memory_budget(d->gl);
+        else if (!parse_int(value, n) || n < 0) return fail("expected bytes >= 0 (0: no budget) or 'default'");
+        d->blocks.set_budget_bytes(n);
+        return GPUPY_OK;
+    }
+    if (k == "block_width") {
+        int64_t n;
+        if (v == "default") n = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+        else if (!parse_int(value, n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
+        if (d->blocks.live_blocks() != 0) return fail("blocks are allocated; free them first");
+        d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
+        return GPUPY_OK;
+    }
+    return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
+                "memory_budget, block_width, debug_glsl_append)");
+}
+
+void drv_get_counters(void* ctx, gpupy_driver_counters* out) {
+    Driver* d = D(ctx);
+    std::memset(out, 0, sizeof *out);
+    out->programs_compiled = d->programs.programs_compiled;
+    out->program_cache_hits = d->programs.cache_hits;
+    out->compile_ns = d->programs.compile_ns;
+    out->first_run_ns = d->first_run_ns;
+}
+
+const gpupy_driver_api kApi = {
+    GPUPY_DRIVER_ABI_VERSION, "opengl",
+    drv_init, drv_cleanup, drv_get_method,
+    drv_block_alloc, drv_block_free, drv_block_read, drv_block_write,
+    drv_check_ir, drv_eval_ir,
+    drv_resource_get, drv_resource_zero, drv_resource_add, drv_resource_sub, drv_resource_check,
+    drv_last_error, drv_describe, drv_set_option, drv_get_counters,
+};
+
+}  // namespace
+}  // namespace gpupy_gl
+
+extern "C" __attribute__((visibility("default"))) const gpupy_driver_api* gpupy_driver_entry(void) {
+    return &gpupy_gl::kApi;
+}

@@ -1,0 +1,57 @@
+#include "resources.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "dtype_formats.hpp"
+#include "glsl_ops.hpp"
+
+namespace gpupy_gl {
+
+static int64_t max_op_cost(int op) {
+    static const std::vector<int64_t> table = [] {
+        std::vector<int64_t> t(GPUPY_NUM_OPS, 1);
+        for (int o = GPUPY_OP_LOAD; o < GPUPY_NUM_OPS; ++o) {
+            for (int d = 0; d < GPUPY_NUM_DTYPES; ++d) t[o] = std::max<int64_t>(t[o], op_cost(o, d));
+        }
+        return t;
+    }();
+    return op >= 0 && op < GPUPY_NUM_OPS ? table[op] : 1;
+}
+
+void resource_upper_bound(const gpupy_ir_instr& node, gpupy_resources& out) {
+    for (auto& s : out.slot) s = 0;
+    const bool leaf = node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX || node.op == GPUPY_OP_CONST;
+    if (node.op == GPUPY_OP_LOAD) out.slot[kTextures] = node.nblocks;
+    if (node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX) {
+        // base + stride/div/mod per dim (the most dims) + block size or
+        // value div/mod; 2 components each if 64-bit.
+        out.slot[kUniforms] = 2 * (1 + 3 * GPUPY_MAX_DIMS + 2);
+    } else if (node.op == GPUPY_OP_CONST) {
+        out.slot[kUniforms] = 2;
+    }
+    // A node's operand dtype is not part of its description (predicates and
+    // CAST change dtype), so the bound is the op's most expensive dtype.
+    out.slot[kInstructions] = max_op_cost(node.op);
+    out.slot[kOps] = leaf ? 0 : 1;
+}
+
+void resource_exact(const gpupy_ir& ir, const GeneratedShader& shader, gpupy_resources& out) {
+    for (auto& s : out.slot) s = 0;
+    out.slot[kTextures] = shader.texture_units;
+    out.slot[kUniforms] = shader.uniform_components;
+    out.slot[kInstructions] = shader.instruction_cost;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        int op = ir.instr[i].op;
+        if (op != GPUPY_OP_LOAD && op != GPUPY_OP_INDEX && op != GPUPY_OP_CONST) ++out.slot[kOps];
+    }
+}
+
+bool resource_fits(const gpupy_resources& r, const ResourceLimits& limits) {
+    for (int s = 0; s < GPUPY_RESOURCE_SLOTS; ++s) {
+        if (r.slot[s] > limits.slot[s]) return false;
+    }
+    return true;
+}
+
+}  // namespace gpupy_gl
