@@ -1,5 +1,6 @@
 #include "block_textures.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "dtype_formats.hpp"
@@ -13,14 +14,15 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
         error = "block_alloc: unknown dtype " + std::to_string(dtype);
         return GPUPY_ERROR;
     }
-    if (nelems < 1 || nelems > max_block_elems()) {
-        error = "block_alloc: " + std::to_string(nelems) + " elements; a block holds 1 to " +
+    if (nelems < 0 || nelems > max_block_elems()) {
+        error = "block_alloc: " + std::to_string(nelems) + " elements; a block holds 0 to " +
                 std::to_string(max_block_elems()) + " (block_width x GL_MAX_TEXTURE_SIZE)";
         return GPUPY_ERROR;
     }
     const DtypeFormat& fmt = dtype_format(dtype);
-    int width = static_cast<int>(nelems < width_ ? nelems : width_);
-    int height = static_cast<int>((nelems + width_ - 1) / width_);
+    // An empty block still gets one texel: GL has no empty textures.
+    int width = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nelems, width_)));
+    int height = static_cast<int>(std::max<int64_t>(1, (nelems + width_ - 1) / width_));
     int64_t bytes = static_cast<int64_t>(width) * height * fmt.itemsize;
     if (budget_bytes_ > 0 && used_bytes_ + bytes > budget_bytes_) {
         error = "block_alloc: memory budget of " + std::to_string(budget_bytes_) + " bytes reached";

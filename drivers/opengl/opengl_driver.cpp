@@ -438,7 +438,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         d->limits.slot[lk.slot] = n;
         return GPUPY_OK;
     }
-    if (k == "memory_budget") {
+    if (k == "max_bytes") {
         int64_t n;
         if (v == "default") n = default_memory_budget(d->gl);
         else if (!parse_int(value, n) || n < 0) return fail("expected bytes >= 0 (0: no budget) or 'default'");
@@ -454,7 +454,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
-                "memory_budget, block_width, debug_glsl_append)");
+                "max_bytes, block_width, debug_glsl_append)");
 }
 
 void drv_get_counters(void* ctx, gpupy_driver_counters* out) {

@@ -1,0 +1,396 @@
+"""Contract tests: every interface function of driver.hpp, on every driver."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from driver_abi import (ABI_VERSION, DTYPE, DTYPES, ERROR, ERROR_NOMEM, NUM_OPS, NUMPY_OF_DTYPE, OK, OP,
+                        OP_CONST, OP_INDEX, OP_LOAD, OP_NONE, Driver, IrBuilder, IrInstr, Resources, find_driver)
+
+F32 = DTYPE["FLOAT32"]
+
+
+def declared_dtypes(driver):
+    return [dt for dt in range(len(DTYPES)) if driver.get_method(OP_LOAD, dt)]
+
+
+def sample_values(dt, n, seed=0):
+    rng = np.random.default_rng(seed)
+    npdt = NUMPY_OF_DTYPE[dt]
+    if npdt == np.bool_:
+        return rng.integers(0, 2, n).astype(np.bool_)
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        return rng.integers(info.min, info.max, n, dtype=npdt, endpoint=True)
+    return (rng.standard_normal(n) * 1e3).astype(npdt)
+
+
+# --- infrastructure -----------------------------------------------------------
+
+def test_entry_table(driver):
+    assert driver.api.abi_version == ABI_VERSION
+    assert driver.name in ("software", "opengl")
+
+
+def test_init_and_cleanup_twice(driver):
+    # A second, independent instance in the same process; cleanup frees its
+    # blocks; the first instance keeps working.
+    other = Driver(driver.path)
+    b = other.upload(np.arange(10, dtype=np.float32))
+    other.alloc(F32, 5)  # left allocated on purpose: cleanup must free it
+    np.testing.assert_array_equal(other.read(b, 0, 10, np.float32), np.arange(10, dtype=np.float32))
+    other.close()
+    b = driver.upload(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(driver.read(b, 0, 3, np.float32), [0, 1, 2])
+    driver.free(b)
+
+
+def test_opengl_init_failure_is_a_one_line_reason():
+    # With glvnd pointed at no EGL vendor there is no display: init must
+    # return GPUPY_ERROR with a reason, not crash. Run in a child process,
+    # since glvnd reads its vendor list once per process.
+    path = find_driver("opengl")
+    if path is None:
+        pytest.skip("OpenGL driver library not found")
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import driver_abi as a\n"
+        "try:\n"
+        "    a.Driver(%r)\n"
+        "    print('INIT OK')\n"
+        "except a.DriverError as e:\n"
+        "    print('REASON', e)\n" % (str(Path(__file__).parent), str(path)))
+    env = dict(os.environ, __EGL_VENDOR_LIBRARY_FILENAMES="/nonexistent/egl_vendor.json")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line]
+    assert len(lines) == 1 and lines[0].startswith("REASON"), out.stdout
+    assert "EGL" in lines[0]
+
+
+def test_get_method(driver):
+    # Every driver stores float32; nonsense ops and dtypes are refused.
+    assert driver.get_method(OP_LOAD, F32) == 1
+    assert driver.get_method(OP["ADD"], F32) == 1
+    assert driver.get_method(NUM_OPS, F32) == 0
+    assert driver.get_method(-5, F32) == 0
+    assert driver.get_method(OP["ADD"], len(DTYPES)) == 0
+    # Whatever a driver can compute on a dtype, it can also store it.
+    for dt in range(len(DTYPES)):
+        if any(driver.get_method(op, dt) for op in range(3, NUM_OPS)):
+            assert driver.get_method(OP_LOAD, dt) == 1, DTYPES[dt]
+
+
+# --- blocks -----------------------------------------------------------------
+
+def test_block_alloc_rejects_bad_requests(driver):
+    rc, _ = driver.alloc_rc(F32, -1)
+    assert rc == ERROR and driver.last_error()
+    rc, empty = driver.alloc_rc(F32, 0)  # empty blocks are allowed
+    assert rc == OK
+    driver.free(empty)
+    rc, _ = driver.alloc_rc(len(DTYPES), 10)
+    assert rc == ERROR and driver.last_error()
+
+
+def test_block_alloc_nomem_under_a_byte_budget(driver):
+    assert driver.set_option("max_bytes", 4096) == OK
+    try:
+        a = driver.alloc(F32, 512)  # 2 KiB
+        rc, _ = driver.alloc_rc(F32, 1024)  # 4 KiB more: over budget
+        assert rc == ERROR_NOMEM
+        driver.free(a)  # evicting makes room: the retry succeeds
+        b = driver.alloc(F32, 1024)
+        driver.free(b)
+    finally:
+        driver.set_option("max_bytes", 0)
+
+
+@pytest.mark.parametrize("n", [1, 5, 4099, 10000])
+def test_block_round_trip_every_dtype(driver, n):
+    for dt in declared_dtypes(driver):
+        values = sample_values(dt, n, seed=n)
+        block = driver.upload(values)
+        back = driver.read(block, 0, n, values.dtype)
+        assert back.tobytes() == values.tobytes(), DTYPES[dt]
+        driver.free(block)
+
+
+def test_block_partial_read_write(driver):
+    n = 9000
+    for dt in declared_dtypes(driver):
+        values = sample_values(dt, n, seed=dt)
+        block = driver.upload(values)
+        patch = sample_values(dt, 4500, seed=99 + dt)
+        driver.write(block, 4000, patch)  # crosses texture rows
+        expected = values.copy()
+        expected[4000:8500] = patch
+        assert driver.read(block, 0, n, values.dtype).tobytes() == expected.tobytes(), DTYPES[dt]
+        assert driver.read(block, 4095, 3, values.dtype).tobytes() == expected[4095:4098].tobytes()
+        assert driver.read(block, 8999, 1, values.dtype).tobytes() == expected[8999:].tobytes()
+        driver.free(block)
+
+
+def test_block_read_out_of_range_fails(driver):
+    b = driver.upload(np.zeros(10, np.float32))
+    out = np.empty(20, np.float32)
+    assert driver.api.block_read(driver.ctx, b, 5, 6, out.ctypes.data) == ERROR
+    assert driver.last_error()
+    assert driver.api.block_write(driver.ctx, b, -1, 2, out.ctypes.data) == ERROR
+    driver.free(b)
+
+
+def test_opengl_small_texture_width_round_trip(opengl):
+    # With a 7-texel-wide layout every transfer splits into partial rows.
+    assert opengl.set_option("block_width", 7) == OK
+    try:
+        values = np.arange(100, dtype=np.int32) * 3 - 50
+        b = opengl.upload(values)
+        opengl.write(b, 10, np.full(23, -1, np.int32))
+        values[10:33] = -1
+        np.testing.assert_array_equal(opengl.read(b, 0, 100, np.int32), values)
+        np.testing.assert_array_equal(opengl.read(b, 3, 12, np.int32), values[3:15])
+        # Code generation follows the width too.
+        ir = IrBuilder((100,))
+        x = ir.load(b, DTYPE["INT32"])
+        ir.op("NEGATIVE", DTYPE["INT32"], x)
+        dst = opengl.alloc(DTYPE["INT32"], 100)
+        opengl.eval(ir.build(), dst)
+        np.testing.assert_array_equal(opengl.read(dst, 0, 100, np.int32), -values)
+        # The width cannot change under live blocks.
+        assert opengl.set_option("block_width", 9) == ERROR
+        opengl.free(b)
+        opengl.free(dst)
+    finally:
+        assert opengl.set_option("block_width", "default") == OK
+
+
+# --- IR ---------------------------------------------------------------------
+
+def two_op_ir(driver, n=16):
+    a = driver.upload(np.arange(n, dtype=np.float32))
+    ir = IrBuilder((n,))
+    x = ir.load(a, F32)
+    c = ir.const(F32, 2.0)
+    m = ir.op("MULTIPLY", F32, x, c)
+    ir.op("ADD", F32, m, x)
+    return ir.build(), a
+
+
+def test_check_ir_fits_and_reports_resources(driver):
+    ir, a = two_op_ir(driver)
+    rc, res = driver.check_ir(ir)
+    assert rc == 1
+    assert driver.api.resource_check(driver.ctx, ctypes.byref(res)) == 1
+    driver.free(a)
+
+
+def test_check_ir_does_not_fit_under_max_ops(driver):
+    ir, a = two_op_ir(driver)
+    assert driver.set_option("max_ops", 1) == OK
+    try:
+        rc, res = driver.check_ir(ir)
+        assert rc == 0
+        assert driver.api.resource_check(driver.ctx, ctypes.byref(res)) == 0
+    finally:
+        driver.set_option("max_ops", "default") if driver.name == "opengl" else driver.set_option("max_ops", 1 << 30)
+    driver.free(a)
+
+
+def test_opengl_check_ir_rejects_malformed_ir(opengl):
+    # (The software driver trusts the core's IR here.)
+    ir = IrBuilder((4,))
+    ir.op("ADD", F32, 0, 1)  # operands that do not exist
+    rc, _ = opengl.check_ir(ir.build())
+    assert rc == ERROR and "operand" in opengl.last_error()
+
+
+def test_eval_ir(driver):
+    ir, a = two_op_ir(driver)
+    dst = driver.alloc(F32, 16)
+    driver.eval(ir, dst)
+    x = np.arange(16, dtype=np.float32)
+    np.testing.assert_array_equal(driver.read(dst, 0, 16, np.float32), x * np.float32(2) + x)
+    driver.free(a)
+    driver.free(dst)
+
+
+def test_eval_ir_errors(driver):
+    ir, a = two_op_ir(driver)
+    assert driver.eval_rc(ir, a) == ERROR  # destination is also a leaf
+    assert driver.last_error()
+    wrong = driver.alloc(DTYPE["INT32"], 16) if driver.get_method(OP_LOAD, DTYPE["INT32"]) else None
+    if wrong is not None:
+        assert driver.eval_rc(ir, wrong) == ERROR  # result dtype != destination's
+        driver.free(wrong)
+    short = driver.alloc(F32, 8)
+    assert driver.eval_rc(ir, short) == ERROR  # output range outside the block
+    driver.free(short)
+    driver.free(a)
+
+
+def test_opengl_calls_from_several_threads(opengl):
+    # One context, calls from different OS threads (never overlapping).
+    n = 1000
+    a = opengl.upload(np.arange(n, dtype=np.float32))
+    dst = opengl.alloc(F32, n)
+    ir = IrBuilder((n,))
+    ir.op("SQUARE", F32, ir.load(a, F32))
+    built = ir.build()
+    results = []
+
+    def worker(k):
+        opengl.eval(built, dst)
+        results.append(opengl.read(dst, 0, n, np.float32))
+
+    for k in range(4):
+        t = threading.Thread(target=worker, args=(k,))
+        t.start()
+        t.join()
+    for r in results:
+        np.testing.assert_array_equal(r, np.arange(n, dtype=np.float32) ** 2)
+    opengl.free(a)
+    opengl.free(dst)
+
+
+def test_opengl_compile_error_reports_numbered_source(opengl):
+    ir, a = two_op_ir(opengl)
+    dst = opengl.alloc(F32, 16)
+    assert opengl.set_option("debug_glsl_append", "this is not glsl;") == OK
+    try:
+        assert opengl.eval_rc(ir, dst) == ERROR
+        msg = opengl.last_error()
+        assert "compile failed" in msg
+        assert ">>" in msg and "this is not glsl;" in msg  # the failing line, numbered and marked
+        assert "error" in msg.lower()
+    finally:
+        opengl.set_option("debug_glsl_append", "")
+    opengl.eval(ir, dst)  # and the driver keeps working
+    opengl.free(a)
+    opengl.free(dst)
+
+
+# --- resources --------------------------------------------------------------
+
+def test_resource_arithmetic(driver):
+    node = IrInstr()
+    node.op, node.dtype, node.nblocks = OP["ADD"], F32, 0
+    one = driver.resource_get(node)
+    acc = Resources()
+    driver.api.resource_zero(driver.ctx, ctypes.byref(acc))
+    assert list(acc.slot) == [0] * 8
+    for _ in range(3):
+        driver.api.resource_add(driver.ctx, ctypes.byref(acc), ctypes.byref(one))
+    assert list(acc.slot) == [3 * s for s in one.slot]
+    driver.api.resource_sub(driver.ctx, ctypes.byref(acc), ctypes.byref(one))
+    assert list(acc.slot) == [2 * s for s in one.slot]
+    assert driver.api.resource_check(driver.ctx, ctypes.byref(acc)) == 1
+
+
+def test_resource_get_bounds_check_ir(driver):
+    # The per-node upper bounds summed over an IR never undercount check_ir.
+    ir, a = two_op_ir(driver)
+    total = Resources()
+    for k in range(ir.struct.ninstr):
+        r = driver.resource_get(ir.struct.instr[k])
+        driver.api.resource_add(driver.ctx, ctypes.byref(total), ctypes.byref(r))
+    rc, exact = driver.check_ir(ir)
+    assert rc == 1
+    assert all(t >= e for t, e in zip(total.slot, exact.slot))
+    driver.free(a)
+
+
+def test_opengl_texture_limit(opengl):
+    # Each LOAD block takes one texture unit; max_textures lowers the limit.
+    blocks = [opengl.upload(np.full(4, k, np.float32)) for k in range(3)]
+    ir = IrBuilder((4,))
+    leaves = [ir.load(b, F32) for b in blocks]
+    s = ir.op("ADD", F32, leaves[0], leaves[1])
+    ir.op("ADD", F32, s, leaves[2])
+    built = ir.build()
+    rc, res = opengl.check_ir(built)
+    assert rc == 1 and res.slot[0] == 3
+    assert opengl.set_option("max_textures", 2) == OK
+    try:
+        assert opengl.check_ir(built)[0] == 0
+        node = built.struct.instr[0]
+        r = opengl.resource_get(node)
+        acc = Resources()
+        for _ in range(3):
+            opengl.api.resource_add(opengl.ctx, ctypes.byref(acc), ctypes.byref(r))
+        assert opengl.api.resource_check(opengl.ctx, ctypes.byref(acc)) == 0
+    finally:
+        opengl.set_option("max_textures", "default")
+    for b in blocks:
+        opengl.free(b)
+
+
+# --- reporting ---------------------------------------------------------------
+
+def test_last_error_after_failure(driver):
+    assert driver.set_option("no_such_option", "1") == ERROR
+    assert driver.last_error()
+
+
+def test_describe(driver):
+    info = driver.describe()
+    assert info
+    if driver.name == "opengl":
+        for key in ("vendor", "renderer", "gl_version", "glsl_version", "block_texture_width",
+                    "max_compute_texture_image_units", "max_compute_uniform_components", "max_texture_size",
+                    "shader_cache_dir"):
+            assert info.get(key), key
+        assert info["gl_version"].startswith("4.")
+        assert "glsl_library_errors" not in info, info.get("glsl_library_errors")
+
+
+def test_set_option(driver):
+    assert driver.set_option("max_ops", "not a number") == ERROR
+    assert driver.set_option("max_ops", "0") == ERROR
+    assert driver.set_option("no_such_option", "1") == ERROR
+
+
+def test_get_counters(driver):
+    before = driver.counters()
+    ir, a = two_op_ir(driver, n=32)
+    dst = driver.alloc(F32, 32)
+    driver.eval(ir, dst)
+    driver.eval(ir, dst)
+    after = driver.counters()
+    for field in ("programs_compiled", "program_cache_hits", "compile_ns", "first_run_ns"):
+        assert getattr(after, field) >= getattr(before, field) >= 0, field
+    if driver.name == "opengl":
+        # Two evaluations of one structure: at most one build, then a hit.
+        built = after.programs_compiled - before.programs_compiled
+        hits = after.program_cache_hits - before.program_cache_hits
+        assert built + hits == 2 and hits >= 1
+        if built:
+            assert after.compile_ns > before.compile_ns and after.first_run_ns > before.first_run_ns
+    driver.free(a)
+    driver.free(dst)
+
+
+def test_opengl_shader_cache_dir_falls_back_to_a_writable_place(opengl, tmp_path):
+    # With no MESA_SHADER_CACHE_DIR and an unwritable default location, the
+    # driver points Mesa at a writable directory before creating the context.
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import driver_abi as a, os\n"
+        "d = a.Driver(%r)\n"
+        "import ctypes; getenv = ctypes.CDLL(None).getenv; getenv.restype = ctypes.c_char_p\n"
+        "print(d.describe()['shader_cache_dir']); print(getenv(b'MESA_SHADER_CACHE_DIR').decode())\n"
+        % (str(Path(__file__).parent), str(opengl.path)))
+    env = {k: v for k, v in os.environ.items() if k not in ("MESA_SHADER_CACHE_DIR", "XDG_CACHE_HOME")}
+    env["HOME"] = "/proc/nonexistent-home"
+    env["TMPDIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    described, exported = out.stdout.split()
+    assert described == exported and described.startswith(str(tmp_path))
+    assert os.access(described, os.W_OK)
