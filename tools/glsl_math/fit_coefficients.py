@@ -122,6 +122,8 @@ def print_constants():
     df("LOG2E", 1 / mp.log(2))
     df("LOG10E", 1 / mp.log(10))
     df("TWO_THIRDS", mp.mpf(2) / 3)
+    df("SIXTH", mp.mpf(1) / 6)
+    df("TWENTYFOURTH", mp.mpf(1) / 24)
     df("PIO2", pi / 2)
     df("PIO4", pi / 4)
     df("PI", pi)
@@ -155,6 +157,11 @@ def main():
                     lambda r: (mp.exp(r) - 1 - r) / r ** 2,
                     lambda r: r ** 2 / mp.exp(r), lambda r: r, 5,
                     exact={0: 0.5}))
+    # accurate expm1 kernel: e^r - 1 = r + r^2/2 + r^3/6 + r^4/24 + r^5 P(r),
+    # the first terms evaluated in double-float (gp__expm1_kernel_df).
+    fits.append(fit("EXPM1_P", cheb(-R, R, NPTS),
+                    lambda r: (mp.exp(r) - 1 - r - r * r / 2 - r ** 3 / 6 - r ** 4 / 24) / r ** 5,
+                    lambda r: r ** 5 / mp.exp(r), lambda r: r, 4))
     # log: log1p(f) = 2s + s z (2/3 + z R(z)), s = f/(2+f), z = s^2,
     # f in [sqrt(1/2)-1, sqrt(2)-1] -> |s| <= 0.17158.
     S = 0.17160

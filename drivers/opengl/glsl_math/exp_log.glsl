@@ -21,6 +21,41 @@ vec2 gp__expm1_kernel(float rh, float rl) {
     return vec2(rh, t);
 }
 
+// @function gp__expm1_kernel_df requires gp__df_mul gp__fast_two_sum
+// Accurate variant of gp__expm1_kernel: e^(rh + rl) - 1 as a normalized
+// double-float with relative error ~2^-40 (the plain kernel's float tail
+// limits it to ~2^-28, enough for exp but not where the result is later
+// cancelled: expm1 with k != 0, sinh, logaddexp near 0).  Horner in
+// double-float for the Taylor coefficients 1, 1/2, 1/6, 1/24 (r^k c_k above
+// 2^-14), float for the rest: e^r - 1 = r + r^2/2 + r^3/6 + r^4/24 + r^5 P(r),
+// P minimax of degree 4 (2^-43).
+vec2 gp__expm1_kernel_df(float rh, float rl) {
+    const float EXPM1_P0 = 8.333332837e-03;
+    const float EXPM1_P1 = 1.388886478e-03;
+    const float EXPM1_P2 = 1.984224364e-04;
+    const float EXPM1_P3 = 2.485430741e-05;
+    const float EXPM1_P4 = 2.711640263e-06;
+    const float SIXTH_H = 1.666666716e-01;
+    const float SIXTH_L = -4.967053879e-09;
+    const float TWENTYFOURTH_H = 4.166666791e-02;
+    const float TWENTYFOURTH_L = -1.241763470e-09;
+    vec2 r = vec2(rh, rl);
+    precise float P = fma(fma(fma(fma(EXPM1_P4, rh, EXPM1_P3), rh, EXPM1_P2), rh, EXPM1_P1),
+                          rh, EXPM1_P0);
+    vec2 v = gp__fast_two_sum(TWENTYFOURTH_H, rh * P);       // 1/24 + r P
+    precise float vl = v.y + TWENTYFOURTH_L;
+    v = gp__df_mul(r, vec2(v.x, vl));                        // r (1/24 + r P)
+    vec2 s = gp__fast_two_sum(SIXTH_H, v.x);                 // 1/6 + ...
+    precise float sl = s.y + (v.y + SIXTH_L);
+    v = gp__df_mul(r, vec2(s.x, sl));
+    s = gp__fast_two_sum(0.5, v.x);                          // 1/2 + ...
+    sl = s.y + v.y;
+    v = gp__df_mul(r, vec2(s.x, sl));                        // r/2 + ...
+    s = gp__fast_two_sum(1.0, v.x);                          // 1 + r/2 + ...
+    sl = s.y + v.y;
+    return gp__df_mul(r, vec2(s.x, sl));
+}
+
 // @function gp__exp_reduce requires gp__two_sum
 // x = k ln2 + (rh + rl), k = rint(x / ln2) (returned in k), |rh| <= 0.347.
 // Cody-Waite: ln2 = LN2_16_HI (16 bits, so k*HI is exact for |k| < 256) + LO;
@@ -71,18 +106,18 @@ float gp_exp2(float x) {
     return gp__ldexp(e, int(kf));
 }
 
-// @function gp_expm1 requires gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__two_sum gp__ldexp gp__isnan gp__inf
-// expm1(x) = 2^k (1 + s) - 1 with s = e^r - 1 from the kernel.  For k = 0 the
-// kernel value is the answer (no cancellation: rh exact, t small).  Otherwise
-// 2^k(1 + s) is kept as an exact double-float and 1 is subtracted with TwoSum,
-// so the only rounding is the final one.
+// @function gp_expm1 requires gp__exp_reduce gp__expm1_kernel_df gp__fast_two_sum gp__two_sum gp__ldexp gp__isnan gp__inf
+// expm1(x) = 2^k (1 + s) - 1 with s = e^r - 1 from the accurate kernel.  For
+// k = 0 the kernel value is the answer.  Otherwise 2^k (1 + s) is kept as an
+// exact double-float and 1 is subtracted with TwoSum, so the only rounding is
+// the final one.  Overflow exactly where exp overflows (x > 88.7228317).
 float gp_expm1(float x) {
     if (gp__isnan(x) || x == 0.0) return x;   // keeps -0
-    if (x > 89.0) return gp__inf();
+    if (x > 88.72283172607422) return gp__inf();
     precise float xc = max(x, -40.0);          // expm1(-40) rounds to -1
     int k;
     vec2 r = gp__exp_reduce(xc, k);
-    vec2 s = gp__expm1_kernel(r.x, r.y);
+    vec2 s = gp__expm1_kernel_df(r.x, r.y);
     if (k == 0) {
         precise float e0 = s.x + s.y;
         return e0;
@@ -258,11 +293,12 @@ float gp_log1p(float x) {
     return y;
 }
 
-// @function gp_logaddexp requires gp__isnan gp__isinf gp__two_sum gp__fast_two_sum gp__exp_reduce gp__expm1_kernel gp__ldexp gp__log1p_df
+// @function gp_logaddexp requires gp__isnan gp__isinf gp__two_sum gp__fast_two_sum gp__exp_reduce gp__expm1_kernel_df gp__ldexp gp__log1p_df
 // log(e^x + e^y) = m + log1p(e^-d), m = max, d = |x - y| >= 0, NumPy's
 // formula, but with d kept exact (TwoSum), e^-d and log1p in double-float and
-// the final sum rounded once, so results near 0 (m ~ -log1p(e^-d)) stay
-// accurate.  x == y gives x + ln2 (also for infinities), NaN propagates.
+// the final sum rounded once: absolute error ~2^-37 max(1, |m|), so results
+// near 0 (e^x + e^y ~ 1, where the float formula cancels catastrophically)
+// keep ~2^-37 absolute accuracy instead of NumPy's ~2^-24.  x == y gives x + ln2 (also for infinities), NaN propagates.
 float gp_logaddexp(float x, float y) {
     const float LN2_H = 6.931471825e-01;
     const float LN2_L = -1.904654212e-09;
@@ -278,14 +314,19 @@ float gp_logaddexp(float x, float y) {
     }
     float m = max(x, y);
     float n = min(x, y);
-    if (gp__isinf(m) || gp__isinf(n)) return m;     // +inf, or n = -inf
+    // n = -inf or e^-d < 2^-150: m + 0 (NumPy: -0 + log1p(0) = +0).
+    if (gp__isinf(m) || gp__isinf(n)) {
+        return (m == 0.0) ? 0.0 : m;   // compilers fold m + 0.0 to m
+    }
     vec2 d = gp__two_sum(m, -n);
-    if (d.x > 104.0) return m;                      // e^-d < 2^-150
+    if (d.x > 104.0) {
+        return (m == 0.0) ? 0.0 : m;   // compilers fold m + 0.0 to m
+    }
     // e^-d: reduce -d.x, fold -d.y into the low part.
     int k;
     vec2 r = gp__exp_reduce(-d.x, k);
     vec2 rr = gp__two_sum(r.x, r.y - d.y);
-    vec2 s = gp__expm1_kernel(rr.x, rr.y);
+    vec2 s = gp__expm1_kernel_df(rr.x, rr.y);
     vec2 h = gp__fast_two_sum(1.0, s.x);
     precise float lo = h.y + s.y;
     precise float Eh = gp__ldexp(h.x, k);
@@ -297,7 +338,7 @@ float gp_logaddexp(float x, float y) {
     return res;
 }
 
-// @function gp_logaddexp2 requires gp__isnan gp__isinf gp__two_sum gp__two_prod gp__fast_two_sum gp__expm1_kernel gp__ldexp gp__log1p_df gp__df_mul
+// @function gp_logaddexp2 requires gp__isnan gp__isinf gp__two_sum gp__two_prod gp__fast_two_sum gp__expm1_kernel_df gp__ldexp gp__log1p_df gp__df_mul
 // log2(2^x + 2^y) = m + log1p(2^-d) log2(e), as gp_logaddexp; x == y gives
 // x + 1 (NumPy).
 float gp_logaddexp2(float x, float y) {
@@ -315,9 +356,13 @@ float gp_logaddexp2(float x, float y) {
     }
     float m = max(x, y);
     float n = min(x, y);
-    if (gp__isinf(m) || gp__isinf(n)) return m;
+    if (gp__isinf(m) || gp__isinf(n)) {
+        return (m == 0.0) ? 0.0 : m;   // compilers fold m + 0.0 to m
+    }
     vec2 d = gp__two_sum(m, -n);
-    if (d.x > 151.0) return m;                      // 2^-d < 2^-150
+    if (d.x > 151.0) {                              // 2^-d < 2^-150
+        return (m == 0.0) ? 0.0 : m;   // compilers fold m + 0.0 to m
+    }
     // 2^-d = 2^k 2^r, k = rint(-d.x), r = (-d.x - k) - d.y (first part exact).
     precise float kf = roundEven(-d.x);
     precise float r0 = -d.x - kf;
@@ -325,7 +370,7 @@ float gp_logaddexp2(float x, float y) {
     vec2 p = gp__two_prod(r.x, LN2_H);
     precise float pl = p.y + (r.x * LN2_L + r.y * LN2_H);
     vec2 u = gp__fast_two_sum(p.x, pl);
-    vec2 s = gp__expm1_kernel(u.x, u.y);
+    vec2 s = gp__expm1_kernel_df(u.x, u.y);
     vec2 h = gp__fast_two_sum(1.0, s.x);
     precise float lo = h.y + s.y;
     int k = int(kf);
@@ -386,7 +431,7 @@ float gp_power(float x, float y) {
     precise float wl = w.y + yc * Ll;
     vec2 W = gp__fast_two_sum(w.x, wl);
     if (W.x > 200.0) return sgn * gp__inf();
-    if (W.x < -200.0) return sgn * 0.0;
+    if (W.x < -200.0) return gp__copysign(0.0, sgn);
     precise float nf = roundEven(W.x);
     precise float r0 = W.x - nf;                    // exact
     vec2 r = gp__two_sum(r0, W.y);
@@ -404,12 +449,16 @@ float gp_power(float x, float y) {
 // cbrt(x): exponent-bits initial guess (error < 4%), three Newton steps in
 // float, then one Newton step whose residual y^3 - a is computed exactly
 // (double-float cube), so the result is rounded once (~0.5 ulp).  Exact
-// cubes give exact results.  Denormals are scaled by 2^24 first.
+// cubes give exact results.  Tiny and huge |x| are scaled by 2^(+-99) first.
 float gp_cbrt(float x) {
     if (gp__isnan(x) || gp__isinf(x) || x == 0.0) return x;
     float a = abs(x);
     float post = 1.0;
-    if (a < 1.17549435e-38) { a *= 16777216.0; post = 3.90625e-03; }  // 2^24, 2^-8
+    // Small (incl. denormal): scale by 2^99 so that the exact cube's error
+    // terms do not underflow.
+    if (a < 7.88860905e-31) { a *= 6.33825300e+29; post = 1.16415322e-10; } // 2^-100, 2^99, 2^-33
+    // Large: scale by 2^-99 so that y^3 (~a) cannot overflow in the exact cube.
+    if (a > 1.2676506e30) { a *= 1.57772181e-30; post = 8.58993459e+09; } // 2^100, 2^-99, 2^33
     float y = uintBitsToFloat(floatBitsToUint(a) / 3u + 0x2a555555u);
     y = y + (a / (y * y) - y) * (1.0 / 3.0);
     y = y + (a / (y * y) - y) * (1.0 / 3.0);
