@@ -407,7 +407,7 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
     out.layout = make_layout(ir);
 
     std::ostringstream key;
-    key << "w" << opt.texture_width << "|d" << ir.ndim << "|x" << out.wide_index << "|r" << ir.reduce_op;
+    key << "w" << opt.texture_width << "|m" << opt.caps.glsl_math << "|d" << ir.ndim << "|x" << out.wide_index << "|r" << ir.reduce_op;
     if (ir.reduce_op != GPUPY_OP_NONE) key << "," << ir.reduce_mode << "," << ir.reduce_ndim;
     key << "|";
     int cost = 0, const_comps = 0;

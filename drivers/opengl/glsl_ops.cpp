@@ -141,7 +141,8 @@ std::string cast_expression(int in, int out, const std::string& a, ShaderFunctio
     return wrap(out, std::string(fo.glsl_type) + "(" + narrow + ")");
 }
 
-std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns) {
+std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns,
+                     const DeviceCaps& caps) {
     const std::string s = suffix(dt);
     const bool f64 = dtype_format(dt).bits == 64;
     const std::string T = dtype_format(dt).glsl_type;
@@ -167,10 +168,13 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
         case GPUPY_OP_RAD2DEG:
             return "(" + a[0] + " * " +
                    (f64 ? exact_double(180.0 / M_PI) : exact_float(180.0f / static_cast<float>(M_PI))) + ")";
-        case GPUPY_OP_FLOOR: return "floor(" + a[0] + ")";
-        case GPUPY_OP_CEIL: return "ceil(" + a[0] + ")";
-        case GPUPY_OP_TRUNC: return "trunc(" + a[0] + ")";
-        case GPUPY_OP_RINT: return "roundEven(" + a[0] + ")";
+        // Rounding never changes the sign, but llvmpipe's double ceil/trunc/
+        // roundEven return +0.0 for small negative inputs (NumPy: -0.0), so
+        // the input's sign is put back.
+        case GPUPY_OP_FLOOR: return call(fns, "gpo_copysign_" + s, {"floor(" + a[0] + ")", a[0]});
+        case GPUPY_OP_CEIL: return call(fns, "gpo_copysign_" + s, {"ceil(" + a[0] + ")", a[0]});
+        case GPUPY_OP_TRUNC: return call(fns, "gpo_copysign_" + s, {"trunc(" + a[0] + ")", a[0]});
+        case GPUPY_OP_RINT: return call(fns, "gpo_copysign_" + s, {"roundEven(" + a[0] + ")", a[0]});
         // NaN propagates from either side (the first NaN wins); on ties
         // (+0 vs -0) the second operand, as NumPy's SIMD loops return.
         case GPUPY_OP_MAXIMUM:
@@ -199,7 +203,7 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
         case GPUPY_OP_COPYSIGN: return call(fns, "gpo_copysign_" + s, {a[0], a[1]});
     }
     if (is_math_op(op) && !f64) {
-        std::string fn = math_function_for(op);
+        std::string fn = math_function_for(op, caps);
         if (!fn.empty()) return call(fns, fn, a);
     }
     (void)T;
@@ -318,11 +322,11 @@ int op_result_dtype(int op, int in_dtype) {
     return in_dtype;
 }
 
-std::string math_function_for(int op) {
+std::string math_function_for(int op, const DeviceCaps& caps) {
     if (!is_math_op(op)) return "";
     const GlslLibrary& lib = GlslLibrary::embedded();
     std::string accurate = std::string("gp_") + info(op).numpy_name;
-    if (lib.has(accurate)) return accurate;
+    if (caps.glsl_math && lib.has(accurate)) return accurate;
     std::string standin = std::string("gpo_") + info(op).numpy_name;
     if (lib.has(standin)) return standin;
     return "";
@@ -346,7 +350,7 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
     }
     if (op == GPUPY_OP_LOGICAL_NOT) return "!(" + truth(in_dtype, args[0]) + ")";
     switch (dtype_format(in_dtype).kind) {
-        case DtypeKind::Float: return float_op(op, in_dtype, args, fns);
+        case DtypeKind::Float: return float_op(op, in_dtype, args, fns, caps);
         case DtypeKind::Bool: return bool_op(op, args);
         default: return integer_op(op, in_dtype, args, fns);
     }

@@ -21,6 +21,9 @@ namespace gpupy_gl {
 struct DeviceCaps {
     bool fp64 = false;
     bool int64 = false;
+    // Use glsl_math's gp_<name> where it exists (the default); false forces
+    // the builtin-based stand-ins (option math_library=standin, for tests).
+    bool glsl_math = true;
 };
 
 // The library functions a shader calls, in inclusion order.
@@ -51,7 +54,7 @@ bool op_supported(int op, int dtype, const DeviceCaps& caps);
 
 // Which GLSL function implements a float32 math op ("gp_exp" from
 // glsl_math, "gpo_exp" stand-in), or "" if the op is not a library op.
-std::string math_function_for(int op);
+std::string math_function_for(int op, const DeviceCaps& caps);
 
 // Extra text-level cost of an op in the instruction estimate (resources).
 int op_cost(int op, int in_dtype);

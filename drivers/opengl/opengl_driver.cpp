@@ -362,7 +362,7 @@ const char* drv_describe(void* ctx) {
         if (kv.first.rfind("gp_", 0) == 0) math += (math.empty() ? "" : " ") + kv.first;
     }
     for (int op = GPUPY_OP_CONST + 1; op < GPUPY_NUM_OPS; ++op) {
-        std::string fn = math_function_for(op);
+        std::string fn = math_function_for(op, d->caps);
         if (fn.rfind("gpo_", 0) == 0) standins += (standins.empty() ? "" : " ") + std::string(op_numpy_name(op));
     }
     auto limit = [](int64_t v) { return v >= kUnlimited ? std::string("unlimited") : std::to_string(v); };
@@ -390,6 +390,7 @@ const char* drv_describe(void* ctx) {
       << "memory_used_bytes: " << d->blocks.used_bytes() << "\n"
       << "shader_cache_dir: " << d->egl.shader_cache_dir << "\n"
       << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n"
+      << "math_library: " << (d->caps.glsl_math ? "glsl_math" : "standin") << "\n"
       << "standin_math_ops: " << (standins.empty() ? "none" : standins) << "\n";
     if (!GlslLibrary::embedded_errors().empty()) {
         std::string errs = GlslLibrary::embedded_errors();
@@ -416,6 +417,11 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         d->last_error = "set_option(" + k + ", " + v + "): " + why;
         return GPUPY_ERROR;
     };
+    if (k == "math_library") {
+        if (v != "glsl_math" && v != "standin" && v != "default") return fail("expected glsl_math or standin");
+        d->caps.glsl_math = v != "standin";
+        return GPUPY_OK;
+    }
     if (k == "debug_glsl_append") {
         d->debug_append = v;
         return GPUPY_OK;
@@ -454,7 +460,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
-                "max_bytes, block_width, debug_glsl_append)");
+                "max_bytes, block_width, math_library, debug_glsl_append)");
 }
 
 void drv_get_counters(void* ctx, gpupy_driver_counters* out) {

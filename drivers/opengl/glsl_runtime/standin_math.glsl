@@ -1,7 +1,9 @@
 // Stand-ins for float32 functions that drivers/opengl/glsl_math/ does not
 // (yet) provide as gp_<numpy_name>. The snippet table prefers gp_<name>;
-// these gpo_<name> run only where it is missing. They are built on GLSL
-// builtins, fixing NumPy's special values (inf, NaN, -0.0, negative bases)
+// these gpo_<name> run only where it is missing. Functions whose builtins
+// are far off NumPy (sin/cos/tan for large arguments, asin/acos/atan) have
+// no stand-in: without glsl_math those ops are not declared. The rest are
+// built on GLSL builtins, fixing NumPy's special values (inf, NaN, -0.0, negative bases)
 // and the worst cancellations (near 0 and 1) with short series; their
 // accuracy is measured by tests/drivers/test_codegen_conformance.py.
 // GLSL's exp/log/pow builtins are themselves only accurate to a few 1e-6
@@ -46,6 +48,9 @@ float gpo_exp(float x) {
     if (gpo_isnan_f32(x)) return x;
     if (x > 88.72284) return uintBitsToFloat(0x7f800000u);
     if (x < -103.97208) return 0.0;
+    // The builtin (and ldexp) flush denormal results; a multiplication by
+    // 2^-25 keeps them.
+    if (x < -87.0) return exp(x + 17.328679513998633) * 2.9802322387695312e-08;
     return exp(x);
 }
 // @function gpo_exp2 requires gpo_isnan_f32
@@ -53,6 +58,7 @@ float gpo_exp2(float x) {
     if (gpo_isnan_f32(x)) return x;
     if (x >= 128.0) return uintBitsToFloat(0x7f800000u);
     if (x < -150.0) return 0.0;
+    if (x < -126.0) return exp2(x + 24.0) * 5.9604644775390625e-08;  // denormal results, * 2^-24
     return exp2(x);
 }
 // @function gpo_expm1 requires gpo_expm1_series gpo_exp
@@ -136,16 +142,17 @@ float gpo_power(float x, float y) {
         float r = y < 0.0 ? inf : 0.0;
         return y_odd ? uintBitsToFloat(floatBitsToUint(r) | (floatBitsToUint(x) & 0x80000000u)) : r;
     }
-    if (x < 0.0 && !y_integral) return uintBitsToFloat(0x7fc00000u);
     float r;
     if (gpo_isinf_f32(x)) {
         r = y < 0.0 ? 0.0 : inf;
+    } else if (x < 0.0 && !y_integral) {
+        return uintBitsToFloat(0x7fc00000u);
     } else {
         // exp2(y * log2(ax)), guarding the builtin's over/underflow and
         // denormal bases (llvmpipe's log2 flushes them).
         precise float l = ax < 1.17549435e-38 ? log2(ax * 16777216.0) - 24.0 : log2(ax);
         precise float e = y * l;
-        r = e >= 128.0 ? inf : (e < -150.0 ? 0.0 : exp2(e));
+        r = e >= 128.0 ? inf : (e < -150.0 ? 0.0 : (e < -126.0 ? exp2(e + 24.0) * 5.9604644775390625e-08 : exp2(e)));
     }
     return (x < 0.0 && y_odd) ? -r : r;
 }
@@ -161,35 +168,6 @@ float gpo_cbrt(float x) {
     return x < 0.0 ? -r : r;
 }
 
-// @function gpo_sin
-float gpo_sin(float x) { return sin(x); }
-// @function gpo_cos
-float gpo_cos(float x) { return cos(x); }
-// @function gpo_tan
-float gpo_tan(float x) { return tan(x); }
-// @function gpo_arcsin
-float gpo_arcsin(float x) { return abs(x) > 1.0 ? uintBitsToFloat(0x7fc00000u) : asin(x); }
-// @function gpo_arccos
-float gpo_arccos(float x) { return abs(x) > 1.0 ? uintBitsToFloat(0x7fc00000u) : acos(x); }
-// @function gpo_arctan requires gpo_isnan_f32
-float gpo_arctan(float x) {
-    if (gpo_isnan_f32(x)) return x;
-    return atan(x);
-}
-// @function gpo_arctan2 requires gpo_isnan_f32 gpo_signbit_f32 gpo_isinf_f32
-// atan2 with C99's signed zeros and infinities; the builtin covers the rest.
-float gpo_arctan2(float y, float x) {
-    if (gpo_isnan_f32(x) || gpo_isnan_f32(y)) return uintBitsToFloat(0x7fc00000u);
-    const float pi = 3.14159265358979;
-    float sy = gpo_signbit_f32(y) ? -1.0 : 1.0;
-    if (y == 0.0) return gpo_signbit_f32(x) ? sy * pi : sy * 0.0;
-    if (gpo_isinf_f32(x)) {
-        if (gpo_isinf_f32(y)) return sy * (x > 0.0 ? 0.25 * pi : 0.75 * pi);
-        return x > 0.0 ? sy * 0.0 : sy * pi;
-    }
-    if (gpo_isinf_f32(y) || x == 0.0) return sy * 0.5 * pi;
-    return atan(y, x);
-}
 // @function gpo_hypot requires gpo_isnan_f32 gpo_isinf_f32
 float gpo_hypot(float x, float y) {
     if (gpo_isinf_f32(x) || gpo_isinf_f32(y)) return uintBitsToFloat(0x7f800000u);

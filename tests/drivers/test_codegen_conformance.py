@@ -1,0 +1,482 @@
+"""Code generation conformance: every (op, dtype) a driver declares, against NumPy.
+
+Exact (bit for bit, any NaN matching any NaN) for integer, bool and
+arithmetic ops; within a measured ulp bound for the float32 math functions
+(ULP_BOUNDS). Also index maps (strided, negative, remapped), multi-block
+leaves, INDEX and CONST leaves, start/count/dst_offset, both reduction
+modes, 64-bit index arithmetic and program-cache reuse.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from driver_abi import (DTYPE, DTYPES, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_INFO, OP_LOAD, OP_NONE,
+                        OPF_INTERNAL, OPF_PREDICATE, REDUCE_CHUNKS, REDUCE_PREFIX, IrBuilder)
+
+F32 = DTYPE["FLOAT32"]
+N_RANDOM = 4500  # with the special-value pairs, more than one 4096-wide texture row
+
+# Max error in float32 ulps against NumPy, measured on this file's inputs
+# (random values over each function's natural range plus special values),
+# on llvmpipe (Mesa 22.3.6, LLVM 15). Two sets: drivers/opengl/glsl_math's
+# gp_<name> functions as they stood when measured, and the OpenGL driver's
+# builtin-based stand-ins (math_library=standin); the test picks the set of
+# the function actually in use. The software driver calls the C library.
+GLSL_MATH_ULP = {
+    "exp": 2, "exp2": 2, "expm1": 2, "log": 1, "log2": 1, "log10": 2, "log1p": 1,
+    "logaddexp": 8, "logaddexp2": 6, "power": 1, "cbrt": 2,
+    "sin": 1, "cos": 1, "tan": 2, "arcsin": 3, "arccos": 2, "arctan": 1, "arctan2": 2, "hypot": 0,
+    "sinh": 1, "cosh": 2, "tanh": 1, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
+    "floor_divide": 0, "remainder": 0, "fmod": 0,
+}
+STANDIN_ULP = {
+    "exp": 62, "exp2": 3, "expm1": 60, "log": 2, "log2": 2, "log10": 3, "log1p": 2,
+    "logaddexp": 12, "logaddexp2": 8, "power": 96, "cbrt": 2, "hypot": 2,
+    "sinh": 56, "cosh": 58, "tanh": 2, "arcsinh": 3, "arccosh": 1, "arctanh": 4,
+}
+SOFTWARE_ULP = {
+    "power": 1, "cbrt": 2, "exp": 2, "exp2": 2, "expm1": 2, "log": 1, "log2": 1, "log10": 2, "log1p": 1,
+    "sin": 1, "cos": 1, "tan": 2, "arcsin": 2, "arccos": 2, "arctan": 1, "arctan2": 2,
+    "sinh": 1, "cosh": 2, "tanh": 2, "arcsinh": 1, "arccosh": 1, "arctanh": 1,
+}
+MATH_OPS = set(GLSL_MATH_ULP)
+
+
+def ulp_bound(driver, numpy_name):
+    if driver.name != "opengl":
+        return SOFTWARE_ULP.get(numpy_name, 0)
+    info = driver.describe()
+    if info.get("math_library") == "glsl_math" and "gp_" + numpy_name in info["glsl_math_functions"].split():
+        return GLSL_MATH_ULP[numpy_name]
+    return STANDIN_ULP[numpy_name]
+
+
+# Ties between +0 and -0 may come back as either zero from NumPy's own
+# loops (SIMD body vs scalar tail), so these compare zeros by value.
+ZERO_SIGN_FREE = {"maximum", "minimum", "fmax", "fmin"}
+
+
+def float_specials(npdt):
+    fi = np.finfo(npdt)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 7.5,
+                     fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal,
+                     fi.tiny / 3, 1e-30, 123456.7, -98765.4, 16777217.0, 1e20, -1e20, np.pi, 0.1, 100.0],
+                    dtype=npdt)
+
+
+def int_specials(npdt):
+    if npdt == np.bool_:
+        return np.array([False, True])
+    info = np.iinfo(npdt)
+    bits = info.bits
+    vals = [0, 1, 2, 3, 7, bits - 1, bits, bits + 1, info.max, info.max - 1, info.min, info.min + 1,
+            -1, -2, -7, -bits, 100]
+    return np.array([v for v in vals if info.min <= v <= info.max], dtype=npdt)
+
+
+def random_values(npdt, n, rng, op_name=""):
+    if npdt == np.bool_:
+        return rng.integers(0, 2, n).astype(np.bool_)
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        if op_name in ("left_shift", "right_shift", "power"):
+            small = rng.integers(max(info.min, -3), min(info.max, info.bits + 3), n, endpoint=True)
+            return small.astype(npdt)
+        return rng.integers(info.min, info.max, n, dtype=npdt, endpoint=True)
+    domain = {"arcsin": 1.0, "arccos": 1.0, "arctanh": 1.0, "exp": 88.0, "exp2": 127.0, "expm1": 88.0,
+              "sinh": 89.0, "cosh": 89.0, "sin": 100.0, "cos": 100.0, "tan": 100.0, "power": 8.0}
+    scale = domain.get(op_name)
+    if scale is not None:
+        return (rng.uniform(-scale, scale, n)).astype(npdt)
+    # magnitudes spread over many binades
+    mag = np.exp(rng.uniform(-30, 30, n))
+    return (mag * rng.choice([-1, 1], n)).astype(npdt)
+
+
+def operand_sets(npdt, arity, op_name, seed):
+    rng = np.random.default_rng(seed)
+    specials = int_specials(npdt) if npdt == np.bool_ or npdt.kind in "iu" else float_specials(npdt)
+    if arity == 1:
+        return [np.concatenate([specials, random_values(npdt, N_RANDOM, rng, op_name)])]
+    # every pair of specials, then random pairs
+    a = np.repeat(specials, len(specials))
+    b = np.tile(specials, len(specials))
+    cols = [a, b] + [specials[:1].repeat(len(a))] * (arity - 2)
+    out = []
+    for k in range(arity):
+        r = random_values(npdt, N_RANDOM, rng, op_name)
+        out.append(np.concatenate([cols[k], r]))
+    return out
+
+
+def run_ir(driver, ir, n, result_dtype, **build_args):
+    dst = driver.alloc(result_dtype, n)
+    try:
+        driver.eval(ir.build(**build_args), dst)
+        return driver.read(dst, 0, n, NUMPY_OF_DTYPE[result_dtype])
+    finally:
+        driver.free(dst)
+
+
+def eval_op(driver, op, in_dtype, out_dtype, operands):
+    n = operands[0].size
+    blocks = [driver.upload(v) for v in operands]
+    try:
+        ir = IrBuilder((n,))
+        leaves = [ir.load(b, DTYPE_OF(v)) for b, v in zip(blocks, operands)]
+        ir.op(OP_INFO[op][0], out_dtype, *leaves)
+        return run_ir(driver, ir, n, out_dtype)
+    finally:
+        for b in blocks:
+            driver.free(b)
+
+
+def DTYPE_OF(values):
+    return {np.dtype(n): i for i, (_, n, _) in enumerate(DTYPES)}[values.dtype]
+
+
+def ordered(x):
+    """float32 bits mapped to integers that order like the floats."""
+    i = x.astype(np.float32).view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(2 ** 31) - i, i)
+
+
+def ulp_error(got, want):
+    got, want = got.astype(np.float32), want.astype(np.float32)
+    both_nan = np.isnan(got) & np.isnan(want)
+    err = np.abs(ordered(got) - ordered(want))
+    err = np.where(both_nan, 0, err)
+    err = np.where(np.isnan(got) != np.isnan(want), 2 ** 40, err)
+    return err
+
+
+def assert_exact(got, want, what, zero_sign_free=False):
+    assert got.dtype == want.dtype, what
+    if want.dtype.kind == "f":
+        same = (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")) | (np.isnan(got) & np.isnan(want))
+        if zero_sign_free:
+            same |= (got == 0) & (want == 0)
+    else:
+        same = got == want
+    bad = np.flatnonzero(~same)
+    assert bad.size == 0, f"{what}: {bad.size} mismatches, first at {bad[:5]}: got {got[bad[:5]]}, want {want[bad[:5]]}"
+
+
+def numpy_op(name, operands):
+    with np.errstate(all="ignore"):
+        return getattr(np, name)(*operands)
+
+
+TABLE_OPS = [op for op, row in OP_INFO.items() if not row[3] & OPF_INTERNAL]
+
+
+@pytest.mark.parametrize("op", TABLE_OPS, ids=[OP_INFO[o][1] for o in TABLE_OPS])
+def test_ufunc_matches_numpy(driver, op):
+    name, numpy_name, arity, flags = OP_INFO[op]
+    ufunc = getattr(np, numpy_name)
+    declared = [dt for dt in range(len(DTYPES)) if driver.get_method(op, dt)]
+    if not declared:
+        pytest.skip(f"{driver.name} declares no dtype for {numpy_name}")
+    for dt in declared:
+        npdt = NUMPY_OF_DTYPE[dt]
+        out_npdt = np.dtype(np.bool_) if flags & OPF_PREDICATE else npdt
+        # The driver may only declare loops NumPy has for this dtype.
+        sig = npdt.char * arity + "->" + out_npdt.char
+        assert sig in ufunc.types, f"{numpy_name} declared for {npdt} but NumPy has no {sig} loop"
+        operands = operand_sets(npdt, arity, numpy_name, seed=op * 31 + dt)
+        got = eval_op(driver, op, dt, DTYPE_OF(np.empty(0, out_npdt)), operands)
+        want = numpy_op(numpy_name, operands)
+        what = f"{driver.name} {numpy_name}({npdt})"
+        if numpy_name in MATH_OPS and npdt.kind == "f":
+            libraries = ["glsl_math", "standin"] if driver.name == "opengl" else [None]
+            for library in libraries:
+                if library is not None:
+                    assert driver.set_option("math_library", library) == OK
+                    if not driver.get_method(op, dt):
+                        continue  # no stand-in for this function
+                    got = eval_op(driver, op, dt, dt, operands)
+                bound = ulp_bound(driver, numpy_name)
+                err = ulp_error(got, want)
+                worst, k = int(err.max()), int(err.argmax())
+                if library is not None:
+                    driver.set_option("math_library", "default")
+                assert worst <= bound, (f"{what} [{library}]: {worst} ulp > {bound} at {[o[k] for o in operands]}: "
+                                        f"got {got[k]!r}, want {want[k]!r}")
+        else:
+            assert_exact(got, want, what, zero_sign_free=numpy_name in ZERO_SIGN_FREE)
+
+
+def test_cast_matches_astype_unsafe(driver):
+    for src in range(len(DTYPES)):
+        if not driver.get_method(OP["CAST"], src):
+            continue
+        npsrc = NUMPY_OF_DTYPE[src]
+        values = operand_sets(npsrc, 1, "cast", seed=src)[0]
+        if npsrc.kind == "f":  # values around every integer range edge
+            edges = [2.0 ** k for k in (7, 8, 15, 16, 31, 32, 63, 64)]
+            extra = np.array([s * (e + d) for e in edges for d in (-1.5, -0.5, 0, 0.5, 1) for s in (1, -1)],
+                             dtype=npsrc)
+            values = np.concatenate([values, extra])
+        block = driver.upload(values)
+        try:
+            for dst in range(len(DTYPES)):
+                if not driver.get_method(OP_LOAD, dst):
+                    continue
+                npdst = NUMPY_OF_DTYPE[dst]
+                ir = IrBuilder((values.size,))
+                ir.op("CAST", dst, ir.load(block, src))
+                got = run_ir(driver, ir, values.size, dst)
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # "invalid value encountered in cast"
+                    want = values.astype(npdst, casting="unsafe")
+                keep = slice(None)
+                if npsrc.kind == "f" and npdst.kind in "iu":
+                    # Float -> int of NaN, inf or a value whose truncation is
+                    # outside the target range is undefined in C; NumPy warns
+                    # and its output then depends on the platform and even on
+                    # the position in the array (x86-64, NumPy 2.4: -1e19 gave
+                    # 0x80000000 but -1.8e19 gave 0 as uint32 in one call).
+                    info = np.iinfo(npdst)
+                    with np.errstate(all="ignore"):
+                        t = np.trunc(values.astype(np.float64))
+                    keep = np.isfinite(t) & (t >= info.min) & (t <= info.max)
+                assert_exact(got[keep], want[keep], f"{driver.name} cast {npsrc} -> {npdst}")
+        finally:
+            driver.free(block)
+
+
+def test_where(driver):
+    rng = np.random.default_rng(5)
+    for dt in range(len(DTYPES)):
+        if not driver.get_method(OP["WHERE"], dt):
+            continue
+        npdt = NUMPY_OF_DTYPE[dt]
+        n = 3000
+        cond = rng.integers(0, 2, n).astype(np.bool_)
+        a, b = (random_values(npdt, n, rng) for _ in range(2))
+        blocks = [driver.upload(cond), driver.upload(a), driver.upload(b)]
+        ir = IrBuilder((n,))
+        c, x, y = ir.load(blocks[0], DTYPE["BOOL"]), ir.load(blocks[1], dt), ir.load(blocks[2], dt)
+        ir.op("WHERE", dt, c, x, y)
+        assert_exact(run_ir(driver, ir, n, dt), np.where(cond, a, b), f"where {npdt}")
+        for blk in blocks:
+            driver.free(blk)
+
+
+def test_no_fma_contraction(driver):
+    # a*b + c rounds twice in NumPy; a fused multiply-add would round once.
+    rng = np.random.default_rng(11)
+    n = 4096
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    blocks = [driver.upload(v) for v in (a, b, c)]
+    ir = IrBuilder((n,))
+    x, y, z = (ir.load(blk, F32) for blk in blocks)
+    ir.op("ADD", F32, ir.op("MULTIPLY", F32, x, y), z)
+    got = run_ir(driver, ir, n, F32)
+    want = a * b + c
+    assert_exact(got, want, "a*b+c")
+    fused = (a.astype(np.float64) * b + c).astype(np.float32)
+    assert (fused != want).any()  # the inputs do tell the two apart
+    for blk in blocks:
+        driver.free(blk)
+
+
+# --- index maps and leaves ------------------------------------------------------
+
+def test_strided_and_negative_strides(driver):
+    src = np.arange(200, dtype=np.float32) * 1.5
+    blk = driver.upload(src)
+    ir = IrBuilder((4, 6))
+    x = ir.load(blk, F32, base=180, strides=[-30, 2])  # rows backwards, every other column
+    ir.op("NEGATIVE", F32, x)
+    got = run_ir(driver, ir, 24, F32)
+    want = -np.array([[src[180 - 30 * i + 2 * j] for j in range(6)] for i in range(4)], np.float32).ravel()
+    assert_exact(got, want, "strided")
+    driver.free(blk)
+
+
+def test_remapped_repeat_and_tile(driver):
+    # index = ((n0 / 2) % 3) * 10 + ((n1 / 1) % 4) * 1, a repeat over rows
+    # and a tile over columns.
+    src = np.arange(40, dtype=np.int32) if driver.get_method(OP_LOAD, DTYPE["INT32"]) else None
+    dt = DTYPE["INT32"] if src is not None else F32
+    if src is None:
+        src = np.arange(40, dtype=np.float32)
+    blk = driver.upload(src)
+    ir = IrBuilder((6, 8))
+    x = ir.load(blk, dt, base=0, strides=[10, 1], div=[2, 1], mod=[3, 4])
+    ir.op("POSITIVE", dt, x)
+    got = run_ir(driver, ir, 48, dt)
+    want = np.array([[src[((i // 2) % 3) * 10 + (j % 4)] for j in range(8)] for i in range(6)]).ravel()
+    assert_exact(got, want.astype(src.dtype), "remapped")
+    # mod 0 means no modulo
+    ir = IrBuilder((6, 8))
+    x = ir.load(blk, dt, base=1, strides=[5, 1], div=[3, 2], mod=[0, 0])
+    ir.op("POSITIVE", dt, x)
+    want = np.array([[src[1 + (i // 3) * 5 + (j // 2)] for j in range(8)] for i in range(6)]).ravel()
+    assert_exact(run_ir(driver, ir, 48, dt), want.astype(src.dtype), "remapped, no modulo")
+    driver.free(blk)
+
+
+def test_multi_block_leaf(driver):
+    # One array of 250 elements in blocks of 100, 100, 50; the leaf starts at
+    # element 100 of the array (block_first) and reads 230 - 100 elements
+    # through blocks 1..3 of a 4-block view.
+    whole = np.arange(350, dtype=np.float32) * 0.25
+    parts = [driver.upload(whole[k:k + 100]) for k in (0, 100, 200)] + [driver.upload(whole[300:350])]
+    ir = IrBuilder((200,))
+    x = ir.load(parts, F32, base=120, block_first=0, block_elems=100)
+    ir.op("SQUARE", F32, x)
+    got = run_ir(driver, ir, 200, F32)
+    assert_exact(got, whole[120:320] ** 2, "multi-block")
+    # strided across blocks, backwards
+    ir = IrBuilder((40,))
+    x = ir.load(parts[1:], F32, base=345, strides=[-6], block_first=100, block_elems=100)
+    ir.op("POSITIVE", F32, x)
+    assert_exact(run_ir(driver, ir, 40, F32), whole[345:105:-6][:40], "multi-block strided")
+    for p in parts:
+        driver.free(p)
+
+
+def test_index_and_const_leaves(driver):
+    # value = (map index / div) % mod: an arange, and a 2-D "indices" row.
+    ir = IrBuilder((5, 7))
+    i = ir.index(F32, base=3, contiguous=True)
+    c = ir.const(F32, 0.5)
+    ir.op("MULTIPLY", F32, i, c)
+    assert_exact(run_ir(driver, ir, 35, F32), (np.arange(3, 38) * np.float32(0.5)).astype(np.float32), "arange")
+    if driver.get_method(OP_LOAD, DTYPE["INT32"]):
+        ir = IrBuilder((5, 7))
+        i = ir.index(DTYPE["INT32"], base=0, strides=[7, 1], div=7, mod=0)
+        ir.op("POSITIVE", DTYPE["INT32"], i)
+        assert_exact(run_ir(driver, ir, 35, DTYPE["INT32"]), np.indices((5, 7))[0].ravel().astype(np.int32), "indices")
+        ir = IrBuilder((5, 7))
+        i = ir.index(DTYPE["INT32"], base=0, strides=[7, 1], div=1, mod=7)
+        ir.op("POSITIVE", DTYPE["INT32"], i)
+        assert_exact(run_ir(driver, ir, 35, DTYPE["INT32"]), np.indices((5, 7))[1].ravel().astype(np.int32), "indices 1")
+    for dt in range(len(DTYPES)):
+        if not driver.get_method(OP_CONST, dt) or not driver.get_method(OP["CAST"], dt):
+            continue
+        npdt = NUMPY_OF_DTYPE[dt]
+        for v in (int_specials(npdt) if npdt.kind in "biu" else float_specials(npdt))[:12]:
+            ir = IrBuilder((3,))
+            ir.op("CAST", dt, ir.const(dt, v))
+            assert_exact(run_ir(driver, ir, 3, dt), np.full(3, v, npdt), f"const {npdt} {v!r}")
+
+
+def test_start_count_dst_offset(driver):
+    src = np.arange(100, dtype=np.float32)
+    blk = driver.upload(src)
+    ir = IrBuilder((10, 10))
+    ir.op("NEGATIVE", F32, ir.load(blk, F32, strides=[1, 10]))  # transpose
+    dst = driver.alloc(F32, 50)
+    driver.write(dst, 0, np.full(50, 7, np.float32))
+    driver.eval(ir.build(start=33, count=20, dst_offset=15), dst)
+    got = driver.read(dst, 0, 50, np.float32)
+    want = np.full(50, 7, np.float32)
+    want[15:35] = -src.reshape(10, 10).T.ravel()[33:53]
+    assert_exact(got, want, "start/count/dst_offset")
+    driver.free(blk)
+    driver.free(dst)
+
+
+def test_wide_index_values(driver):
+    # INDEX values beyond int32 force 64-bit index arithmetic.
+    i64 = DTYPE["INT64"]
+    if not driver.get_method(OP_INDEX, i64):
+        pytest.skip(f"{driver.name} has no int64")
+    ir = IrBuilder((4, 5))
+    ir.op("POSITIVE", i64, ir.index(i64, base=3_000_000_000, strides=[1_000_000_000, 7]))
+    want = np.array([3_000_000_000 + 1_000_000_000 * i + 7 * j for i in range(4) for j in range(5)], np.int64)
+    assert_exact(run_ir(driver, ir, 20, i64), want, "wide INDEX")
+
+
+# --- reductions -----------------------------------------------------------------
+
+def sequential_fold(ufunc, x, identity, dtype):
+    acc = np.array(identity, dtype)
+    out = []
+    with np.errstate(all="ignore"):
+        for v in x:
+            acc = ufunc(acc, v).astype(dtype)
+            out.append(acc)
+    return np.array(out, dtype)
+
+
+@pytest.mark.parametrize("mode", [REDUCE_CHUNKS, REDUCE_PREFIX], ids=["chunks", "prefix"])
+@pytest.mark.parametrize("opname,identity", [("ADD", 0), ("MAXIMUM", -np.inf), ("MULTIPLY", 1)])
+def test_reduction(driver, mode, opname, identity):
+    rng = np.random.default_rng(3)
+    outer, inner_shape, chunk = 3, (4, 5), 6
+    inner = 20
+    x = rng.standard_normal((outer,) + inner_shape).astype(np.float32)
+    blk = driver.upload(x.ravel())
+    ir = IrBuilder((outer,) + inner_shape)
+    # body: x * 1.5 (so the body is more than a leaf)
+    ir.op("MULTIPLY", F32, ir.load(blk, F32), ir.const(F32, 1.5))
+    body = (x * np.float32(1.5)).reshape(outer, inner)
+    ufunc = getattr(np, OP_INFO[OP[opname]][1])
+    nchunks = -(-inner // chunk)
+    if mode == REDUCE_CHUNKS:
+        n = outer * nchunks
+        want = np.array([sequential_fold(ufunc, body[o, c * chunk:(c + 1) * chunk], identity, np.float32)[-1]
+                         for o in range(outer) for c in range(nchunks)], np.float32)
+    else:
+        n = outer * inner
+        want = np.concatenate([sequential_fold(ufunc, body[o, c * chunk:(c + 1) * chunk], identity, np.float32)
+                               for o in range(outer) for c in range(nchunks)])
+    got = run_ir(driver, ir, n, F32, count=n, reduce_op=OP[opname], reduce_mode=mode, reduce_ndim=2,
+                 reduce_chunk=chunk, reduce_identity=identity)
+    assert_exact(got, want, f"{opname} {mode}")
+    driver.free(blk)
+
+
+def test_integer_and_bool_reductions(driver):
+    for dtname, opname, identity in (("INT32", "ADD", 0), ("BOOL", "LOGICAL_AND", 1), ("UINT8", "MAXIMUM", 0)):
+        dt = DTYPE[dtname]
+        if not driver.get_method(OP[opname], dt):
+            continue
+        npdt = NUMPY_OF_DTYPE[dt]
+        x = random_values(npdt, 60, np.random.default_rng(9))
+        blk = driver.upload(x)
+        ir = IrBuilder((60,))
+        ir.op("POSITIVE" if dtname != "BOOL" else "LOGICAL_NOT", dt, ir.load(blk, dt))
+        ir.instrs[-1].op = OP["POSITIVE"] if dtname != "BOOL" else OP["LOGICAL_NOT"]
+        body = x if dtname != "BOOL" else ~x
+        got = run_ir(driver, ir, 2, dt, count=2, reduce_op=OP[opname], reduce_mode=REDUCE_CHUNKS, reduce_ndim=1,
+                     reduce_chunk=30, reduce_identity=identity, identity_dtype=dt)
+        ufunc = getattr(np, OP_INFO[OP[opname]][1])
+        want = np.array([sequential_fold(ufunc, body[c * 30:(c + 1) * 30], identity, npdt)[-1] for c in range(2)],
+                        npdt)
+        assert_exact(got.astype(npdt), want, f"{opname} {dtname}")
+        driver.free(blk)
+
+
+# --- program cache ----------------------------------------------------------------
+
+def test_program_cache_reuses_one_program(driver):
+    # Same structure, new constants, new blocks, new shape, new start/count/
+    # dst_offset and a new map: nothing new is compiled.
+    def build(n, const, base, stride, start):
+        src = np.arange(3 * n + 10, dtype=np.float32)
+        blk = driver.upload(src)
+        ir = IrBuilder((n,))
+        ir.op("ADD", F32, ir.load(blk, F32, base=base, strides=[stride]), ir.const(F32, const))
+        dst = driver.alloc(F32, n + 5)
+        driver.eval(ir.build(start=start, count=n - start, dst_offset=2), dst)
+        got = driver.read(dst, 2, n - start, np.float32)
+        want = src[base + stride * np.arange(start, n)] + np.float32(const)
+        assert_exact(got, want, "cached program")
+        driver.free(blk)
+        driver.free(dst)
+
+    build(50, 1.25, 3, 2, 0)
+    before = driver.counters()
+    build(70, -8.5, 5, 3, 4)
+    build(33, 1e30, 0, 1, 1)
+    after = driver.counters()
+    assert after.programs_compiled == before.programs_compiled
+    if driver.name == "opengl":
+        assert after.program_cache_hits == before.program_cache_hits + 2
