@@ -28,7 +28,7 @@ import glsl_lib
 
 F32 = np.float32
 RNG = np.random.default_rng(12345)
-CHUNK = 1 << 22
+CHUNK = 1 << 21   # 32768 work groups of 64 (GL guarantees 65535 per dispatch)
 
 
 # --------------------------------------------------------------------------

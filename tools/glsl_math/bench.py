@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Throughput of the glsl_math functions versus the GLSL builtins.
+
+Each function runs in a compute shader over N float32 inputs from a typical
+range (the builtin where GLSL has one, else a plain copy for reference);
+reported: Melem/s and time relative to the builtin.  The first dispatch
+(JIT) is excluded; the median of several timed dispatches is reported.
+
+Usage:  python3 tools/glsl_math/bench.py [--n 4194304] [--only exp,sin]
+Needs:  numpy, moderngl, an EGL/OpenGL 4.5 driver.
+"""
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from precision import Runner, F32
+
+RNG = np.random.default_rng(7)
+
+# name: (builtin expression or None, input ranges)
+CASES = {
+    "exp": ("exp(x0[i])", [(-80, 80)]),
+    "exp2": ("exp2(x0[i])", [(-120, 120)]),
+    "expm1": ("exp(x0[i]) - 1.0", [(-5, 5)]),
+    "log": ("log(x0[i])", [(1e-3, 1e3)]),
+    "log2": ("log2(x0[i])", [(1e-3, 1e3)]),
+    "log10": ("log(x0[i]) * 0.4342945", [(1e-3, 1e3)]),
+    "log1p": ("log(1.0 + x0[i])", [(-0.5, 2)]),
+    "logaddexp": ("max(x0[i], x1[i]) + log(1.0 + exp(-abs(x0[i] - x1[i])))", [(-10, 10), (-10, 10)]),
+    "logaddexp2": ("max(x0[i], x1[i]) + log2(1.0 + exp2(-abs(x0[i] - x1[i])))", [(-10, 10), (-10, 10)]),
+    "power": ("pow(x0[i], x1[i])", [(1e-2, 1e2), (-10, 10)]),
+    "sin": ("sin(x0[i])", [(-100, 100)]),
+    "cos": ("cos(x0[i])", [(-100, 100)]),
+    "tan": ("tan(x0[i])", [(-100, 100)]),
+    "arcsin": ("asin(x0[i])", [(-1, 1)]),
+    "arccos": ("acos(x0[i])", [(-1, 1)]),
+    "arctan": ("atan(x0[i])", [(-100, 100)]),
+    "arctan2": ("atan(x0[i], x1[i])", [(-10, 10), (-10, 10)]),
+    "hypot": ("length(vec2(x0[i], x1[i]))", [(-10, 10), (-10, 10)]),
+    "sinh": ("sinh(x0[i])", [(-10, 10)]),
+    "cosh": ("cosh(x0[i])", [(-10, 10)]),
+    "tanh": ("tanh(x0[i])", [(-10, 10)]),
+    "arcsinh": ("asinh(x0[i])", [(-100, 100)]),
+    "arccosh": ("acosh(x0[i])", [(1, 100)]),
+    "arctanh": ("atanh(x0[i])", [(-1, 1)]),
+    "cbrt": ("sign(x0[i]) * pow(abs(x0[i]), 1.0 / 3.0)", [(-1e3, 1e3)]),
+    "fmod": ("x0[i] - x1[i] * trunc(x0[i] / x1[i])", [(-100, 100), (0.5, 10)]),
+    "remainder": ("mod(x0[i], x1[i])", [(-100, 100), (0.5, 10)]),
+    "floor_divide": ("floor(x0[i] / x1[i])", [(-100, 100), (0.5, 10)]),
+}
+
+
+def timed(runner, name, xs, expr, reps):
+    runner.run(name, *xs, expr=expr)                 # compile + JIT
+    ts = [runner.run(name, *xs, expr=expr)[1] for _ in range(reps)]
+    return float(np.median(ts))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1 << 22)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    runner = Runner()
+    n = args.n
+    print(f"{n} elements per dispatch; Melem/s (median of {args.reps})")
+    print("| function | gp_ Melem/s | builtin Melem/s | gp_ time / builtin time |")
+    print("|---|---|---|---|")
+    copy_xs = [RNG.uniform(-1, 1, n).astype(F32)]
+    tcopy = timed(runner, None, copy_xs, "x0[i]", args.reps)
+    print(f"| (copy only) | | {n / tcopy / 1e6:.0f} | |")
+    for name, (builtin, ranges) in CASES.items():
+        if only and name not in only:
+            continue
+        xs = [RNG.uniform(lo, hi, n).astype(F32) for lo, hi in ranges]
+        tg = timed(runner, "gp_" + name, xs, None, args.reps)
+        tb = timed(runner, None, xs, builtin, args.reps)
+        print(f"| {name} | {n / tg / 1e6:.0f} | {n / tb / 1e6:.0f} | {tg / tb:.1f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
