@@ -1,0 +1,429 @@
+#include "interpreter.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace gpupy_sw {
+
+namespace {
+
+// The C++ type of each dtype; bool is one byte holding 0 or 1, as NumPy's.
+template <int D>
+struct CType;
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
+    template <>                                        \
+    struct CType<GPUPY_##NAME> {                       \
+        using type = std::conditional_t<GPUPY_##NAME == GPUPY_BOOL, bool, CTYPE>; \
+    };
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+
+// Calls fn(T{}) with T the C++ type of `dtype`.
+template <class Fn>
+bool with_type(int32_t dtype, Fn&& fn) {
+    switch (dtype) {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
+    case GPUPY_##NAME:                                 \
+        return fn(typename CType<GPUPY_##NAME>::type{});
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    }
+    return false;
+}
+
+int itemsize(int32_t dtype) {
+    switch (dtype) {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
+    case GPUPY_##NAME:                                 \
+        return ITEMSIZE;
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    }
+    return 0;
+}
+
+template <class T>
+T scalar_as(gpupy_scalar s) {
+    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.f);
+    else if constexpr (std::is_same_v<T, bool>) return s.i != 0;
+    else if constexpr (std::is_same_v<T, uint64_t>) return s.u;
+    else return static_cast<T>(s.i);
+}
+
+// Conversion with NumPy's astype(casting="unsafe") results, defined for
+// NaN and out-of-range floats (x86 gives the "integer indefinite" value).
+template <class To, class From>
+To convert(From v) {
+    if constexpr (std::is_same_v<To, bool>) {
+        return v != From(0);
+    } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+        const double d = static_cast<double>(v);
+        if constexpr (sizeof(To) < 4) {
+            return static_cast<To>(convert<int32_t>(v));
+        } else if constexpr (std::is_same_v<To, uint32_t>) {
+            return static_cast<To>(convert<int64_t>(v));
+        } else if constexpr (std::is_same_v<To, uint64_t>) {
+            // x86's conversion sequence: 2^64 and above give 0; NaN and -2^63
+            // and below give the "integer indefinite" value.
+            if (d >= 18446744073709551616.0) return 0;
+            if (std::isnan(d) || d <= -9223372036854775808.0) return static_cast<To>(0x8000000000000000ULL);
+            if (d < 0) return static_cast<To>(static_cast<int64_t>(d));
+            return static_cast<To>(d);
+        } else {
+            constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
+            if (std::isnan(d) || d >= -lo || d < lo) return std::numeric_limits<To>::min();
+            return static_cast<To>(d);
+        }
+    } else {
+        return static_cast<To>(v);
+    }
+}
+
+template <class K, int Arity, class T>
+bool run_kernel(const void* a, const void* b, void* out, int n) {
+    if constexpr (!K::template ok<T>) {
+        return false;
+    } else if constexpr (Arity == 1) {
+        const T* x = static_cast<const T*>(a);
+        using R = decltype(K::template f<T>(T{}));
+        R* o = static_cast<R*>(out);
+        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i]);
+        return true;
+    } else {
+        const T* x = static_cast<const T*>(a);
+        const T* y = static_cast<const T*>(b);
+        using R = decltype(K::template f<T>(T{}, T{}));
+        R* o = static_cast<R*>(out);
+        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i], y[i]);
+        return true;
+    }
+}
+
+template <class K, int Arity>
+bool dispatch_kernel(int32_t dtype, const void* a, const void* b, void* out, int n) {
+    if constexpr (Arity == 3 || std::is_same_v<K, K_CAST>) {
+        return false;  // handled by the interpreter
+    } else {
+        return with_type(dtype, [&](auto t) { return run_kernel<K, Arity, decltype(t)>(a, b, out, n); });
+    }
+}
+
+bool run_op(int32_t op, int32_t dtype, const void* a, const void* b, void* out, int n) {
+    switch (op) {
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+    case GPUPY_OP_##NAME:                        \
+        return dispatch_kernel<K_##NAME, ARITY>(dtype, a, b, out, n);
+#include "ops.def"
+#undef GPUPY_OP
+    }
+    return false;
+}
+
+template <class K>
+int supported_by(int32_t dtype) {
+    return with_type(dtype, [](auto t) { return K::template ok<decltype(t)>; }) ? 1 : 0;
+}
+
+// Folds n values into *acc with a binary op's kernel.
+template <class K, int Arity, class T>
+bool fold_dispatch(T* acc, const T* v, int n) {
+    if constexpr (Arity != 2) {
+        return false;
+    } else if constexpr (!K::template ok<T>) {
+        return false;
+    } else {
+        using R = decltype(K::template f<T>(T{}, T{}));
+        if constexpr (!std::is_same_v<R, T>) {
+            return false;
+        } else {
+            T a = *acc;
+            for (int i = 0; i < n; ++i) a = K::template f<T>(a, v[i]);
+            *acc = a;
+            return true;
+        }
+    }
+}
+
+template <class T>
+bool fold(int32_t op, T* acc, const T* v, int n) {
+    switch (op) {
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+    case GPUPY_OP_##NAME:                        \
+        return fold_dispatch<K_##NAME, ARITY, T>(acc, v, n);
+#include "ops.def"
+#undef GPUPY_OP
+    }
+    return false;
+}
+
+class Interpreter {
+public:
+    Interpreter(const gpupy_ir& ir, std::string* error) : ir_(ir), error_(error) {
+        nd_ = ir.ndim;
+        for (int d = 0; d < nd_; ++d) shape_[d] = ir.shape[d];
+        regs_.resize(static_cast<size_t>(ir.ninstr));
+        for (int i = 0; i < ir.ninstr; ++i) regs_[i].assign(kChunk, 0);
+        // Constants are the same at every point: fill their registers once.
+        for (int i = 0; i < ir.ninstr; ++i) {
+            const gpupy_ir_instr& in = ir.instr[i];
+            if (in.op != GPUPY_OP_CONST) continue;
+            with_type(in.dtype, [&](auto t) {
+                using T = decltype(t);
+                T* r = reg<T>(i);
+                std::fill(r, r + kChunk, scalar_as<T>(in.value));
+                return true;
+            });
+        }
+    }
+
+    bool run(Block* dst);
+
+private:
+    template <class T>
+    T* reg(int i) {
+        return reinterpret_cast<T*>(regs_[i].data());
+    }
+    bool fail(const std::string& msg) {
+        *error_ = msg;
+        return false;
+    }
+    // Evaluates every instruction at domain points [p0, p0 + n).
+    bool eval_points(int64_t p0, int n);
+    // Element index of the map at each of the n points from p0.
+    void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
+    bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
+
+    const gpupy_ir& ir_;
+    std::string* error_;
+    int nd_;
+    int64_t shape_[GPUPY_MAX_DIMS];
+    std::vector<std::vector<uint64_t>> regs_;  // kChunk elements of up to 8 bytes each
+    int64_t idx_[kChunk];
+};
+
+void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out) {
+    const gpupy_index_map& m = in.map;
+    if (in.flags & GPUPY_INSTR_CONTIGUOUS) {
+        for (int k = 0; k < n; ++k) out[k] = m.base + p0 + k;
+        return;
+    }
+    int64_t pt[GPUPY_MAX_DIMS];
+    int64_t rem = p0;
+    for (int d = nd_ - 1; d >= 0; --d) {
+        pt[d] = shape_[d] ? rem % shape_[d] : 0;
+        rem = shape_[d] ? rem / shape_[d] : 0;
+    }
+    const bool remapped = in.flags & GPUPY_INSTR_REMAPPED;
+    for (int k = 0; k < n; ++k) {
+        int64_t idx = m.base;
+        for (int d = 0; d < nd_; ++d) {
+            int64_t c = pt[d];
+            if (remapped) {
+                c /= m.div[d];
+                if (m.mod[d]) c %= m.mod[d];
+            }
+            idx += c * m.stride[d];
+        }
+        out[k] = idx;
+        for (int d = nd_ - 1; d >= 0; --d) {  // odometer step
+            if (++pt[d] < shape_[d]) break;
+            pt[d] = 0;
+        }
+    }
+}
+
+bool Interpreter::load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out) {
+    const int item = itemsize(in.dtype);
+    char* o = static_cast<char*>(out);
+    if (in.nblocks < 1) return fail("LOAD without blocks");
+    const auto* b0 = reinterpret_cast<const Block*>(in.blocks[0]);
+    if (in.nblocks == 1) {
+        const int64_t first = in.block_first;
+        // A run of consecutive indices is one memcpy.
+        if (n > 0 && idx[n - 1] - idx[0] == n - 1 && (in.flags & GPUPY_INSTR_CONTIGUOUS)) {
+            const int64_t off = idx[0] - first;
+            if (off < 0 || off + n > b0->nelems) return fail("LOAD index outside its block");
+            std::memcpy(o, b0->data + off * item, static_cast<size_t>(n) * item);
+            return true;
+        }
+        for (int k = 0; k < n; ++k) {
+            const int64_t off = idx[k] - first;
+            if (off < 0 || off >= b0->nelems) return fail("LOAD index outside its block");
+            std::memcpy(o + k * item, b0->data + off * item, item);
+        }
+        return true;
+    }
+    for (int k = 0; k < n; ++k) {
+        const int64_t local = idx[k] - in.block_first;
+        const int64_t bi = local / in.block_elems, off = local % in.block_elems;
+        if (local < 0 || bi >= in.nblocks) return fail("LOAD index outside its blocks");
+        const auto* b = reinterpret_cast<const Block*>(in.blocks[bi]);
+        if (off >= b->nelems) return fail("LOAD index outside its block");
+        std::memcpy(o + k * item, b->data + off * item, item);
+    }
+    return true;
+}
+
+bool Interpreter::eval_points(int64_t p0, int n) {
+    for (int i = 0; i < ir_.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir_.instr[i];
+        void* out = regs_[i].data();
+        switch (in.op) {
+        case GPUPY_OP_CONST:
+            break;
+        case GPUPY_OP_LOAD:
+            map_indices(in, p0, n, idx_);
+            if (!load(in, idx_, n, out)) return false;
+            break;
+        case GPUPY_OP_INDEX: {
+            map_indices(in, p0, n, idx_);
+            for (int k = 0; k < n; ++k) {
+                int64_t v = in.div > 1 ? idx_[k] / in.div : idx_[k];
+                if (in.mod) v %= in.mod;
+                idx_[k] = v;
+            }
+            with_type(in.dtype, [&](auto t) {
+                using T = decltype(t);
+                T* r = static_cast<T*>(out);
+                for (int k = 0; k < n; ++k) r[k] = convert<T>(idx_[k]);
+                return true;
+            });
+            break;
+        }
+        case GPUPY_OP_CAST: {
+            const int32_t from = ir_.instr[in.arg[0]].dtype;
+            const void* a = regs_[in.arg[0]].data();
+            bool ok = with_type(from, [&](auto f) {
+                using F = decltype(f);
+                return with_type(in.dtype, [&](auto t) {
+                    using T = decltype(t);
+                    const F* x = static_cast<const F*>(a);
+                    T* r = static_cast<T*>(out);
+                    for (int k = 0; k < n; ++k) r[k] = convert<T>(x[k]);
+                    return true;
+                });
+            });
+            if (!ok) return fail("bad CAST dtypes");
+            break;
+        }
+        case GPUPY_OP_WHERE: {
+            const bool* c = reinterpret_cast<const bool*>(regs_[in.arg[0]].data());
+            const int item = itemsize(in.dtype);
+            const char* x = reinterpret_cast<const char*>(regs_[in.arg[1]].data());
+            const char* y = reinterpret_cast<const char*>(regs_[in.arg[2]].data());
+            char* r = static_cast<char*>(out);
+            for (int k = 0; k < n; ++k) std::memcpy(r + k * item, (c[k] ? x : y) + k * item, item);
+            break;
+        }
+        default: {
+            const int32_t dt = ir_.instr[in.arg[0]].dtype;
+            const void* a = regs_[in.arg[0]].data();
+            const void* b = in.arg[1] >= 0 ? regs_[in.arg[1]].data() : nullptr;
+            if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
+        }
+        }
+    }
+    return true;
+}
+
+bool Interpreter::run(Block* dst) {
+    const int last = ir_.ninstr - 1;
+    const int item = itemsize(dst->dtype);
+    if (ir_.instr[last].dtype != dst->dtype) return fail("result dtype differs from the destination block");
+    if (ir_.dst_offset < 0 || ir_.dst_offset + ir_.count > dst->nelems) return fail("output range outside the destination");
+    char* out = dst->data + ir_.dst_offset * item;
+    if (ir_.reduce_op == GPUPY_OP_NONE) {
+        for (int64_t done = 0; done < ir_.count; done += kChunk) {
+            const int n = static_cast<int>(std::min<int64_t>(kChunk, ir_.count - done));
+            if (!eval_points(ir_.start + done, n)) return false;
+            std::memcpy(out + done * item, regs_[last].data(), static_cast<size_t>(n) * item);
+        }
+        return true;
+    }
+    int64_t inner = 1;
+    for (int d = nd_ - ir_.reduce_ndim; d < nd_; ++d) inner *= shape_[d];
+    const int64_t chunk = ir_.reduce_chunk;
+    if (chunk <= 0 || inner <= 0) return fail("bad reduction geometry");
+    return with_type(dst->dtype, [&](auto t) {
+        using T = decltype(t);
+        T* o = reinterpret_cast<T*>(out);
+        const T identity = scalar_as<T>(ir_.reduce_identity);
+        // Folds body values at domain points [p, q) into acc; when `each`
+        // is set, stores the running value after each point (scan).
+        auto fold_range = [&](T* acc, int64_t p, int64_t q, T* each) -> bool {
+            while (p < q) {
+                const int n = static_cast<int>(std::min<int64_t>(kChunk, q - p));
+                if (!eval_points(p, n)) return false;
+                const T* v = reinterpret_cast<const T*>(regs_[last].data());
+                if (each) {
+                    for (int k = 0; k < n; ++k) {
+                        if (!fold(ir_.reduce_op, acc, v + k, 1)) return fail("fold op not supported");
+                        each[k] = *acc;
+                    }
+                    each += n;
+                } else if (!fold(ir_.reduce_op, acc, v, n)) {
+                    return fail("fold op not supported");
+                }
+                p += n;
+            }
+            return true;
+        };
+        if (ir_.reduce_mode == GPUPY_REDUCE_CHUNKS) {
+            const int64_t nchunks = (inner + chunk - 1) / chunk;
+            for (int64_t f = ir_.start; f < ir_.start + ir_.count; ++f) {
+                const int64_t row = f / nchunks, c = f % nchunks;
+                const int64_t r0 = c * chunk, r1 = std::min(inner, r0 + chunk);
+                T acc = identity;
+                if (!fold_range(&acc, row * inner + r0, row * inner + r1, nullptr)) return false;
+                o[f - ir_.start] = acc;
+            }
+            return true;
+        }
+        // PREFIX: runs of outputs in one chunk of one row share a running value.
+        int64_t f = ir_.start;
+        const int64_t end = ir_.start + ir_.count;
+        while (f < end) {
+            const int64_t row = f / inner, r = f % inner;
+            const int64_t cs = (r / chunk) * chunk;
+            const int64_t run_end = std::min(end, row * inner + std::min(inner, cs + chunk));
+            T acc = identity;
+            // Values before f within the chunk only feed the running value.
+            if (!fold_range(&acc, row * inner + cs, f, nullptr)) return false;
+            if (!fold_range(&acc, f, run_end, o + (f - ir_.start))) return false;
+            f = run_end;
+        }
+        return true;
+    });
+}
+
+}  // namespace
+
+int supports(int32_t op, int32_t dtype) {
+    if (dtype < 0 || dtype >= GPUPY_NUM_DTYPES) return 0;
+    switch (op) {
+    case GPUPY_OP_LOAD:
+    case GPUPY_OP_INDEX:
+    case GPUPY_OP_CONST:
+        return 1;
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+    case GPUPY_OP_##NAME:                        \
+        return supported_by<K_##NAME>(dtype);
+#include "ops.def"
+#undef GPUPY_OP
+    }
+    return 0;
+}
+
+bool interpret(const gpupy_ir& ir, Block* dst, std::string* error) {
+    if (ir.ninstr <= 0 || ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) {
+        *error = "malformed IR";
+        return false;
+    }
+    Interpreter in(ir, error);
+    return in.run(dst);
+}
+
+}  // namespace gpupy_sw

@@ -1,0 +1,456 @@
+// Scalar kernels of the software driver: one functor per row of ops.def,
+// each computing exactly what NumPy's ufunc loop computes for one element.
+//
+// Every functor has
+//   template <class T> static constexpr bool ok;   which operand dtypes it runs
+//   template <class T> static R f(T a[, T b]);     the element operation
+// where R is T, or bool (stored as uint8_t) for predicates. The interpreter
+// instantiates loops from them with the X-macro over ops.def, so a row
+// without a functor fails to compile.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace gpupy_sw {
+
+using u8 = uint8_t;
+
+template <class T>
+constexpr bool is_bool = std::is_same_v<T, bool>;
+template <class T>
+constexpr bool is_float = std::is_floating_point_v<T>;
+template <class T>
+constexpr bool is_int = std::is_integral_v<T> && !is_bool<T>;
+template <class T>
+constexpr bool is_sint = is_int<T> && std::is_signed_v<T>;
+template <class T>
+constexpr bool is_num = is_float<T> || is_int<T>;
+template <class T>
+constexpr bool any_type = true;
+
+// Wrapping integer arithmetic (NumPy wraps; signed overflow is UB in C++).
+template <class T>
+T wrap_add(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+T wrap_sub(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+T wrap_mul(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    // Promote small types to unsigned int to avoid int promotion overflow.
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+}
+
+// NumPy's float divmod (npymath npy_divmod): floor division and a
+// remainder with the divisor's sign, exact where C's fmod is.
+template <class T>
+T py_divmod(T a, T b, T* modulus) {
+    T mod = std::fmod(a, b);
+    if (b == 0) {
+        *modulus = mod;
+        return a / b;
+    }
+    T div = (a - mod) / b;
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) {
+            mod += b;
+            div -= T(1);
+        }
+    } else {
+        mod = std::copysign(T(0), b);
+    }
+    T floordiv;
+    if (div != 0) {
+        floordiv = std::floor(div);
+        if (div - floordiv > T(0.5)) floordiv += T(1);
+    } else {
+        floordiv = std::copysign(T(0), a / b);
+    }
+    *modulus = mod;
+    return floordiv;
+}
+
+#define GPUPY_SW_UNARY(NAME, COND, EXPR)          \
+    struct K_##NAME {                             \
+        template <class T>                        \
+        static constexpr bool ok = COND;          \
+        template <class T>                        \
+        static auto f(T a) {                      \
+            return EXPR;                          \
+        }                                         \
+    };
+#define GPUPY_SW_BINARY(NAME, COND, EXPR)         \
+    struct K_##NAME {                             \
+        template <class T>                        \
+        static constexpr bool ok = COND;          \
+        template <class T>                        \
+        static auto f(T a, T b) {                 \
+            return EXPR;                          \
+        }                                         \
+    };
+
+// --- arithmetic ---------------------------------------------------------------
+struct K_ADD {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_bool<T>) return a || b;
+        else if constexpr (is_int<T>) return wrap_add(a, b);
+        else return a + b;
+    }
+};
+struct K_SUBTRACT {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_int<T>) return wrap_sub(a, b);
+        else return a - b;
+    }
+};
+struct K_MULTIPLY {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_bool<T>) return a && b;
+        else if constexpr (is_int<T>) return wrap_mul(a, b);
+        else return a * b;
+    }
+};
+GPUPY_SW_BINARY(DIVIDE, is_float<T>, a / b)
+struct K_FLOOR_DIVIDE {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) {
+            if (b == 0) return a / b;
+            T mod;
+            return py_divmod(a, b, &mod);
+        } else {
+            if (b == 0) return 0;
+            if constexpr (is_sint<T>) {
+                if (a == std::numeric_limits<T>::min() && b == -1) return a;
+                T q = static_cast<T>(a / b);
+                if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+                return q;
+            } else {
+                return static_cast<T>(a / b);
+            }
+        }
+    }
+};
+struct K_REMAINDER {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) {
+            if (b == 0) return std::fmod(a, b);
+            T mod;
+            py_divmod(a, b, &mod);
+            return mod;
+        } else {
+            if (b == 0) return 0;
+            if constexpr (is_sint<T>) {
+                if (b == -1) return 0;
+                T r = static_cast<T>(a % b);
+                if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+                return r;
+            } else {
+                return static_cast<T>(a % b);
+            }
+        }
+    }
+};
+struct K_FMOD {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) {
+            return std::fmod(a, b);
+        } else {
+            if (b == 0) return 0;
+            if constexpr (is_sint<T>) {
+                if (b == -1) return 0;
+            }
+            return static_cast<T>(a % b);
+        }
+    }
+};
+// The core sends integer powers here only with exponents >= 0 (NumPy
+// raises for negative ones, so those run in NumPy).
+struct K_POWER {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) {
+            return std::pow(a, b);
+        } else {
+            T result = 1;
+            for (uint64_t e = b < 0 ? 0 : static_cast<uint64_t>(b); e; e >>= 1) {
+                if (e & 1) result = wrap_mul(result, a);
+                a = wrap_mul(a, a);
+            }
+            return result;
+        }
+    }
+};
+struct K_NEGATIVE {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_int<T>) return wrap_sub(T(0), a);
+        else return -a;
+    }
+};
+GPUPY_SW_UNARY(POSITIVE, is_num<T>, a)
+struct K_ABSOLUTE {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_float<T>) return std::fabs(a);
+        else if constexpr (is_sint<T>) return a < 0 ? wrap_sub(T(0), a) : a;
+        else return a;
+    }
+};
+GPUPY_SW_UNARY(FABS, is_float<T>, std::fabs(a))
+struct K_SIGN {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_float<T>) {
+            if (std::isnan(a)) return a;
+            return a > 0 ? T(1) : (a < 0 ? T(-1) : T(0));
+        } else {
+            return static_cast<T>((a > 0) - (a < T(0)));
+        }
+    }
+};
+struct K_SQUARE {
+    template <class T>
+    static constexpr bool ok = is_num<T>;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_int<T>) return wrap_mul(a, a);
+        else return a * a;
+    }
+};
+GPUPY_SW_UNARY(RECIPROCAL, is_float<T>, T(1) / a)
+GPUPY_SW_UNARY(SQRT, is_float<T>, std::sqrt(a))
+GPUPY_SW_UNARY(CBRT, is_float<T>, std::cbrt(a))
+
+// --- exponentials and logarithms ---------------------------------------------------
+GPUPY_SW_UNARY(EXP, is_float<T>, std::exp(a))
+GPUPY_SW_UNARY(EXP2, is_float<T>, std::exp2(a))
+GPUPY_SW_UNARY(EXPM1, is_float<T>, std::expm1(a))
+GPUPY_SW_UNARY(LOG, is_float<T>, std::log(a))
+GPUPY_SW_UNARY(LOG2, is_float<T>, std::log2(a))
+GPUPY_SW_UNARY(LOG10, is_float<T>, std::log10(a))
+GPUPY_SW_UNARY(LOG1P, is_float<T>, std::log1p(a))
+struct K_LOGADDEXP {
+    template <class T>
+    static constexpr bool ok = is_float<T>;
+    template <class T>
+    static T f(T x, T y) {
+        if (x == y) return x + T(0.693147180559945309417232121458176568);  // also inf + inf
+        const T d = x - y;
+        if (d > 0) return x + std::log1p(std::exp(-d));
+        if (d <= 0) return y + std::log1p(std::exp(d));
+        return d;  // NaN
+    }
+};
+struct K_LOGADDEXP2 {
+    template <class T>
+    static constexpr bool ok = is_float<T>;
+    template <class T>
+    static T f(T x, T y) {
+        const T log2e = T(1.442695040888963407359924681001892137);
+        if (x == y) return x + T(1);
+        const T d = x - y;
+        if (d > 0) return x + log2e * std::log1p(std::exp2(-d));
+        if (d <= 0) return y + log2e * std::log1p(std::exp2(d));
+        return d;
+    }
+};
+
+// --- trigonometric and hyperbolic ------------------------------------------------
+GPUPY_SW_UNARY(SIN, is_float<T>, std::sin(a))
+GPUPY_SW_UNARY(COS, is_float<T>, std::cos(a))
+GPUPY_SW_UNARY(TAN, is_float<T>, std::tan(a))
+GPUPY_SW_UNARY(ARCSIN, is_float<T>, std::asin(a))
+GPUPY_SW_UNARY(ARCCOS, is_float<T>, std::acos(a))
+GPUPY_SW_UNARY(ARCTAN, is_float<T>, std::atan(a))
+GPUPY_SW_BINARY(ARCTAN2, is_float<T>, std::atan2(a, b))
+GPUPY_SW_BINARY(HYPOT, is_float<T>, std::hypot(a, b))
+GPUPY_SW_UNARY(SINH, is_float<T>, std::sinh(a))
+GPUPY_SW_UNARY(COSH, is_float<T>, std::cosh(a))
+GPUPY_SW_UNARY(TANH, is_float<T>, std::tanh(a))
+GPUPY_SW_UNARY(ARCSINH, is_float<T>, std::asinh(a))
+GPUPY_SW_UNARY(ARCCOSH, is_float<T>, std::acosh(a))
+GPUPY_SW_UNARY(ARCTANH, is_float<T>, std::atanh(a))
+// NumPy multiplies by a constant computed in the dtype: pi/180 with pi
+// rounded to the dtype first.
+template <class T>
+constexpr T kPi = static_cast<T>(3.14159265358979323846264338327950288);
+GPUPY_SW_UNARY(DEG2RAD, is_float<T>, a * (kPi<T> / T(180)))
+GPUPY_SW_UNARY(RAD2DEG, is_float<T>, a * (T(180) / kPi<T>))
+
+// --- rounding ------------------------------------------------------------------
+GPUPY_SW_UNARY(FLOOR, is_float<T>, std::floor(a))
+GPUPY_SW_UNARY(CEIL, is_float<T>, std::ceil(a))
+GPUPY_SW_UNARY(TRUNC, is_float<T>, std::trunc(a))
+GPUPY_SW_UNARY(RINT, is_float<T>, std::nearbyint(a))
+
+// --- extrema -------------------------------------------------------------------
+struct K_MAXIMUM {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) return (a >= b || std::isnan(a)) ? a : b;
+        else return a >= b ? a : b;
+    }
+};
+struct K_MINIMUM {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) return (a <= b || std::isnan(a)) ? a : b;
+        else return a <= b ? a : b;
+    }
+};
+struct K_FMAX {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) return (a >= b || std::isnan(b)) ? a : b;
+        else return a >= b ? a : b;
+    }
+};
+struct K_FMIN {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a, T b) {
+        if constexpr (is_float<T>) return (a <= b || std::isnan(b)) ? a : b;
+        else return a <= b ? a : b;
+    }
+};
+
+// --- comparisons and logic -------------------------------------------------------
+GPUPY_SW_BINARY(EQUAL, any_type<T>, static_cast<bool>(a == b))
+GPUPY_SW_BINARY(NOT_EQUAL, any_type<T>, static_cast<bool>(a != b))
+GPUPY_SW_BINARY(LESS, any_type<T>, static_cast<bool>(a < b))
+GPUPY_SW_BINARY(LESS_EQUAL, any_type<T>, static_cast<bool>(a <= b))
+GPUPY_SW_BINARY(GREATER, any_type<T>, static_cast<bool>(a > b))
+GPUPY_SW_BINARY(GREATER_EQUAL, any_type<T>, static_cast<bool>(a >= b))
+GPUPY_SW_BINARY(LOGICAL_AND, any_type<T>, static_cast<bool>(a != T(0) && b != T(0)))
+GPUPY_SW_BINARY(LOGICAL_OR, any_type<T>, static_cast<bool>(a != T(0) || b != T(0)))
+GPUPY_SW_BINARY(LOGICAL_XOR, any_type<T>, static_cast<bool>((a != T(0)) != (b != T(0))))
+GPUPY_SW_UNARY(LOGICAL_NOT, any_type<T>, static_cast<bool>(a == T(0)))
+
+// --- bits ------------------------------------------------------------------------
+GPUPY_SW_BINARY(BITWISE_AND, !is_float<T>, static_cast<T>(a & b))
+GPUPY_SW_BINARY(BITWISE_OR, !is_float<T>, static_cast<T>(a | b))
+GPUPY_SW_BINARY(BITWISE_XOR, !is_float<T>, static_cast<T>(a ^ b))
+struct K_INVERT {
+    template <class T>
+    static constexpr bool ok = !is_float<T>;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_bool<T>) return !a;
+        else return static_cast<T>(~a);
+    }
+};
+// NumPy compares the shift count as a size_t, so negative counts are huge.
+template <class T>
+uint64_t shift_count(T b) {
+    if constexpr (is_sint<T>) return static_cast<uint64_t>(static_cast<int64_t>(b));
+    else return static_cast<uint64_t>(b);
+}
+struct K_LEFT_SHIFT {
+    template <class T>
+    static constexpr bool ok = is_int<T>;
+    template <class T>
+    static T f(T a, T b) {
+        using U = std::make_unsigned_t<T>;
+        if (shift_count(b) < sizeof(T) * 8) return static_cast<T>(static_cast<U>(static_cast<U>(a) << shift_count(b)));
+        return 0;
+    }
+};
+struct K_RIGHT_SHIFT {
+    template <class T>
+    static constexpr bool ok = is_int<T>;
+    template <class T>
+    static T f(T a, T b) {
+        if (shift_count(b) < sizeof(T) * 8) return static_cast<T>(a >> shift_count(b));
+        if constexpr (is_sint<T>) return a < 0 ? T(-1) : T(0);
+        else return 0;
+    }
+};
+
+// --- floating-point classification ------------------------------------------------
+struct K_ISNAN {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static bool f(T a) {
+        if constexpr (is_float<T>) return std::isnan(a);
+        else return false;
+    }
+};
+struct K_ISINF {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static bool f(T a) {
+        if constexpr (is_float<T>) return std::isinf(a);
+        else return false;
+    }
+};
+struct K_ISFINITE {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static bool f(T a) {
+        if constexpr (is_float<T>) return std::isfinite(a);
+        else return true;
+    }
+};
+GPUPY_SW_UNARY(SIGNBIT, is_float<T>, static_cast<bool>(std::signbit(a)))
+GPUPY_SW_BINARY(COPYSIGN, is_float<T>, std::copysign(a, b))
+
+// CAST and WHERE are handled by the interpreter itself (their operand and
+// result dtypes differ); these entries only say which dtypes they accept.
+struct K_CAST {
+    template <class T>
+    static constexpr bool ok = true;
+};
+struct K_WHERE {
+    template <class T>
+    static constexpr bool ok = true;
+};
+
+#undef GPUPY_SW_UNARY
+#undef GPUPY_SW_BINARY
+
+}  // namespace gpupy_sw

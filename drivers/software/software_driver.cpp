@@ -1,0 +1,271 @@
+// The software driver: the thesis's 14 driver functions on the CPU, with no
+// dependencies. It is the reference for semantics, the default where no GL
+// exists, and the test driver: its limits can be made tiny (one operation
+// per evaluation, a few bytes of "device" memory) so that partitioning and
+// eviction are exercised by small programs (thesis 4.11).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+
+#include "driver.hpp"
+#include "interpreter.hpp"
+
+namespace gpupy_sw {
+namespace {
+
+struct Context {
+    int64_t max_ops;    // IR operations one evaluation may hold
+    int64_t max_bytes;  // simulated device memory; 0 = unlimited
+    int64_t used_bytes = 0;
+    std::string error;
+    std::string description;
+};
+
+int64_t env_limit(const char* name, int64_t fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    long long x = std::strtoll(v, &end, 10);
+    return (*end == '\0' && x > 0) ? x : fallback;
+}
+
+Context* ctx_of(void* p) { return static_cast<Context*>(p); }
+
+// No limit on fusion unless asked for (tests set 1 to force partitioning).
+constexpr int64_t kDefaultMaxOps = std::numeric_limits<int32_t>::max();
+
+int item_size(int32_t dtype) {
+    switch (dtype) {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
+    case GPUPY_##NAME:                                 \
+        return ITEMSIZE;
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    }
+    return 0;
+}
+
+// Resource slots: 0 = operations (non-leaf instructions, and the fold of a
+// reduction), 1 = leaves. Only operations are limited.
+int64_t count_ops(const gpupy_ir& ir) {
+    int64_t ops = ir.reduce_op == GPUPY_OP_NONE ? 0 : 1;
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const int op = ir.instr[i].op;
+        if (op != GPUPY_OP_LOAD && op != GPUPY_OP_INDEX && op != GPUPY_OP_CONST) ++ops;
+    }
+    return ops;
+}
+
+// Structural checks shared by check_ir and eval_ir: a malformed IR is an
+// error, never a crash. (Leaf blocks may be null in check_ir: the core
+// checks IR before it has uploaded anything.)
+bool validate(Context* c, const gpupy_ir& ir, bool need_blocks) {
+    auto bad = [&](int i, const std::string& what) {
+        c->error = "malformed IR: instruction " + std::to_string(i) + ": " + what;
+        return false;
+    };
+    if (ir.ninstr <= 0 || !ir.instr) return bad(-1, "empty instruction list");
+    if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return bad(-1, "bad domain ndim");
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        if (in.op < 0 || in.op >= GPUPY_NUM_OPS) return bad(i, "unknown opcode");
+        if (in.dtype < 0 || in.dtype >= GPUPY_NUM_DTYPES) return bad(i, "unknown dtype");
+        int arity = 0;
+        switch (in.op) {
+        case GPUPY_OP_LOAD:
+            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return bad(i, "LOAD with a bad block count");
+            for (int b = 0; need_blocks && b < in.nblocks; ++b) {
+                if (!in.blocks[b]) return bad(i, "LOAD without a block");
+            }
+            if (in.nblocks > 1 && in.block_elems <= 0) return bad(i, "LOAD with a bad block size");
+            break;
+        case GPUPY_OP_INDEX:
+        case GPUPY_OP_CONST:
+            break;
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+    case GPUPY_OP_##NAME:                        \
+        arity = ARITY;                           \
+        break;
+#include "ops.def"
+#undef GPUPY_OP
+        }
+        for (int a = 0; a < 3; ++a) {
+            if (a < arity && (in.arg[a] < 0 || in.arg[a] >= i)) return bad(i, "operand " + std::to_string(a) + " is not an earlier instruction");
+        }
+    }
+    return true;
+}
+
+int sw_init(void** ctx, char* errbuf, size_t errlen) {
+    auto* c = new (std::nothrow) Context();
+    if (!c) {
+        std::snprintf(errbuf, errlen, "out of memory");
+        return GPUPY_ERROR;
+    }
+    c->max_ops = env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps);
+    c->max_bytes = env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0);
+    *ctx = c;
+    return GPUPY_OK;
+}
+
+void sw_cleanup(void* ctx) { delete ctx_of(ctx); }
+
+int sw_get_method(void*, int32_t op, int32_t dtype) { return supports(op, dtype); }
+
+int sw_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out) {
+    Context* c = ctx_of(ctx);
+    const int item = item_size(dtype);
+    if (item == 0 || nelems < 0) {
+        c->error = "block_alloc: bad dtype or size";
+        return GPUPY_ERROR;
+    }
+    const int64_t bytes = nelems * item;
+    if (c->max_bytes && c->used_bytes + bytes > c->max_bytes) {
+        c->error = "block_alloc: " + std::to_string(bytes) + " bytes would exceed max_bytes (" +
+                   std::to_string(c->max_bytes) + ")";
+        return GPUPY_ERROR_NOMEM;
+    }
+    auto* b = new (std::nothrow) Block{dtype, nelems, static_cast<char*>(std::malloc(static_cast<size_t>(bytes ? bytes : 1)))};
+    if (!b || !b->data) {
+        if (b) std::free(b->data);
+        delete b;
+        c->error = "block_alloc: out of host memory";
+        return GPUPY_ERROR_NOMEM;
+    }
+    c->used_bytes += bytes;
+    *out = reinterpret_cast<gpupy_block*>(b);
+    return GPUPY_OK;
+}
+
+void sw_block_free(void* ctx, gpupy_block* block) {
+    auto* b = reinterpret_cast<Block*>(block);
+    if (!b) return;
+    ctx_of(ctx)->used_bytes -= b->nelems * item_size(b->dtype);
+    std::free(b->data);
+    delete b;
+}
+
+bool in_range(Context* c, const Block* b, int64_t offset, int64_t count) {
+    if (offset < 0 || count < 0 || offset + count > b->nelems) {
+        c->error = "element range [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+                   ") outside a block of " + std::to_string(b->nelems);
+        return false;
+    }
+    return true;
+}
+
+int sw_block_read(void* ctx, gpupy_block* block, int64_t offset, int64_t count, void* dst) {
+    auto* b = reinterpret_cast<Block*>(block);
+    if (!in_range(ctx_of(ctx), b, offset, count)) return GPUPY_ERROR;
+    const int item = item_size(b->dtype);
+    std::memcpy(dst, b->data + offset * item, static_cast<size_t>(count * item));
+    return GPUPY_OK;
+}
+
+int sw_block_write(void* ctx, gpupy_block* block, int64_t offset, int64_t count, const void* src) {
+    auto* b = reinterpret_cast<Block*>(block);
+    if (!in_range(ctx_of(ctx), b, offset, count)) return GPUPY_ERROR;
+    const int item = item_size(b->dtype);
+    std::memcpy(b->data + offset * item, src, static_cast<size_t>(count * item));
+    return GPUPY_OK;
+}
+
+int sw_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
+    std::memset(out, 0, sizeof *out);
+    if (!validate(ctx_of(ctx), *ir, false)) return GPUPY_ERROR;
+    out->slot[0] = count_ops(*ir);
+    out->slot[1] = ir->ninstr - out->slot[0];
+    return out->slot[0] <= ctx_of(ctx)->max_ops ? 1 : 0;
+}
+
+int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
+    Context* c = ctx_of(ctx);
+    if (!validate(c, *ir, true)) return GPUPY_ERROR;
+    const int64_t ops = count_ops(*ir);
+    if (ops > c->max_ops) {
+        // The core's partitioner must never send more than check_ir allows.
+        c->error = "IR holds " + std::to_string(ops) + " operations, max_ops is " + std::to_string(c->max_ops);
+        return GPUPY_ERROR;
+    }
+    for (int i = 0; i < ir->ninstr; ++i) {
+        const gpupy_ir_instr& in = ir->instr[i];
+        for (int b = 0; b < in.nblocks && in.op == GPUPY_OP_LOAD; ++b) {
+            if (in.blocks[b] == dst) {
+                c->error = "destination block is also an operand";
+                return GPUPY_ERROR;
+            }
+        }
+    }
+    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error)) return GPUPY_ERROR;
+    return GPUPY_OK;
+}
+
+void sw_resource_get(void*, const gpupy_ir_instr* node, gpupy_resources* out) {
+    std::memset(out, 0, sizeof *out);
+    const int op = node->op;
+    if (op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST) out->slot[1] = 1;
+    else out->slot[0] = 1;
+}
+
+void sw_resource_zero(void*, gpupy_resources* r) { std::memset(r, 0, sizeof *r); }
+
+void sw_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) {
+    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] += r->slot[i];
+}
+
+void sw_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) {
+    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] -= r->slot[i];
+}
+
+int sw_resource_check(void* ctx, const gpupy_resources* r) { return r->slot[0] <= ctx_of(ctx)->max_ops ? 1 : 0; }
+
+const char* sw_last_error(void* ctx) { return ctx_of(ctx)->error.c_str(); }
+
+const char* sw_describe(void* ctx) {
+    Context* c = ctx_of(ctx);
+    c->description = "device: CPU (software driver)\n";
+    c->description += "max_ops: " + std::to_string(c->max_ops) + "\n";
+    c->description += "max_bytes: " + (c->max_bytes ? std::to_string(c->max_bytes) : std::string("unlimited")) + "\n";
+    c->description += "chunk: " + std::to_string(kChunk) + " elements\n";
+    return c->description.c_str();
+}
+
+int sw_set_option(void* ctx, const char* key, const char* value) {
+    Context* c = ctx_of(ctx);
+    char* end = nullptr;
+    long long v = std::strtoll(value, &end, 10);
+    const bool number = end && *end == '\0' && end != value;
+    const bool reset = std::strcmp(value, "default") == 0;
+    if (std::strcmp(key, "max_ops") == 0 && (reset || (number && v >= 1))) {
+        c->max_ops = reset ? env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps) : v;
+        return GPUPY_OK;
+    }
+    if (std::strcmp(key, "max_bytes") == 0 && (reset || (number && v >= 0))) {
+        c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0) : v;
+        return GPUPY_OK;
+    }
+    c->error = std::string("unknown option or bad value; options: max_ops (>= 1), max_bytes (>= 0, 0 = unlimited), "
+                           "or \"default\" for either");
+    return GPUPY_ERROR;
+}
+
+void sw_get_counters(void*, gpupy_driver_counters* out) { std::memset(out, 0, sizeof *out); }
+
+const gpupy_driver_api kApi = {
+    GPUPY_DRIVER_ABI_VERSION, "software",
+    sw_init, sw_cleanup, sw_get_method,
+    sw_block_alloc, sw_block_free, sw_block_read, sw_block_write,
+    sw_check_ir, sw_eval_ir,
+    sw_resource_get, sw_resource_zero, sw_resource_add, sw_resource_sub, sw_resource_check,
+    sw_last_error, sw_describe, sw_set_option, sw_get_counters,
+};
+
+}  // namespace
+}  // namespace gpupy_sw
+
+extern "C" __attribute__((visibility("default"))) const gpupy_driver_api* gpupy_driver_entry(void) {
+    return &gpupy_sw::kApi;
+}

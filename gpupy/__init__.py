@@ -1,0 +1,74 @@
+"""gpupy: a NumPy-compatible array evaluated lazily on the GPU.
+
+Replace ``import numpy as np`` with ``import gpupy as np``: operations build
+expressions that are fused into shaders and run through OpenGL (or the
+software driver); whatever gpupy cannot run falls back to NumPy, visibly
+(see set_fallback and stats).
+"""
+
+from ._version import __version__
+from . import _core
+from ._core import DriverError, GpuArray
+from ._fallback import FallbackError, GpupyFallbackWarning, get_fallback, set_fallback
+from ._runtime import (
+    block_size,
+    cache_bytes,
+    driver,
+    reset_stats,
+    set_block_size,
+    set_cache_bytes,
+    set_driver_option,
+    show_config,
+    stats,
+    use_driver,
+)
+from . import _array
+
+_array.install()
+
+from ._runtime import select_driver as _select_driver
+
+_select_driver()
+
+from ._creation import (
+    arange,
+    array,
+    asanyarray,
+    asarray,
+    ascontiguousarray,
+    copy,
+    empty,
+    empty_like,
+    fromfunction,
+    full,
+    full_like,
+    gpufloat32,
+    indices,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._shape import (
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    ndim,
+    ravel,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+    where,
+)
+
+ndarray = GpuArray
+
+from ._namespace import populate as _populate
+
+_populate(globals())
+del _populate

@@ -1,0 +1,203 @@
+"""Array creation. Index-based arrays (arange, linspace, indices,
+fromfunction) are index expressions computed on the device: nothing is
+uploaded for them."""
+
+import math
+import operator
+
+import numpy as np
+
+from . import _core
+from ._core import GpuArray
+from ._fallback import call_numpy, from_numpy
+
+gpufloat32 = np.float32  # the thesis's name for the device's float type
+
+
+def _is_supported(dtype):
+    try:
+        np.dtype(dtype)
+    except TypeError:
+        return False
+    return np.dtype(dtype).kind in "biuf" and np.dtype(dtype).itemsize in (1, 2, 4, 8) and np.dtype(dtype) != np.float16
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """Like numpy.array; returns a GpuArray for dtypes the device can hold."""
+    if isinstance(object, GpuArray):
+        result = object.astype(object.dtype if dtype is None else dtype, copy=bool(copy))
+    else:
+        host = np.array(object, dtype=dtype, copy=copy if copy is not None else None, order=order, ndmin=ndmin)
+        if not _is_supported(host.dtype):
+            return host
+        return _core.array_from_numpy(host)
+    if isinstance(result, GpuArray) and result.ndim < ndmin:
+        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None):
+    """Like numpy.asarray: a GpuArray argument comes back as is."""
+    if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
+        return a
+    return array(a, dtype=dtype, copy=True if copy is None else copy)
+
+
+asanyarray = asarray
+ascontiguousarray = asarray
+
+
+def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
+    if isinstance(fill_value, GpuArray) or np.ndim(fill_value) != 0:
+        return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="non-scalar fill value")
+    dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
+    if not _is_supported(dtype):
+        return np.full(shape, fill_value, dtype=dtype)
+    return _core.full(shape, fill_value, dtype)
+
+
+def zeros(shape, dtype=float, order="C", *, like=None, device=None):
+    return full(shape, 0, dtype)
+
+
+def ones(shape, dtype=None, order="C", *, like=None, device=None):
+    return full(shape, 1, float if dtype is None else dtype)
+
+
+def empty(shape, dtype=float, order="C", *, like=None, device=None):
+    # Lazy zeros: as cheap as uninitialised memory, and deterministic.
+    return full(shape, 0, dtype)
+
+
+def _like_shape(a, shape):
+    return np.shape(a) if shape is None else shape
+
+
+def _like_dtype(a, dtype):
+    if dtype is not None:
+        return dtype
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return full_like(a, 0, dtype, shape=shape)
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return full_like(a, 1, dtype, shape=shape)
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return full_like(prototype, 0, dtype, shape=shape)
+
+
+def _index(shape, axis, dtype):
+    return _core.index_array(shape, axis, dtype)
+
+
+def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, device=None):
+    """Like numpy.arange, as an index expression: start + i * step."""
+    if stop is None:
+        start, stop = 0, start_or_stop
+    else:
+        start = start_or_stop
+    if step is None:
+        step = 1
+    args = [a for a in (start, stop, step) if a is not None]
+    if any(isinstance(a, (complex, np.complexfloating)) or np.ndim(a) != 0 for a in args):
+        return call_numpy("arange", (start, stop, step), {"dtype": dtype}, reason="non-real or array arguments")
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    result_dtype = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    if result_dtype.kind in "biu" and dtype is None:
+        result_dtype = np.result_type(result_dtype, np.int64) if result_dtype.kind == "b" else result_dtype
+    length = max(0, math.ceil((float(stop) - float(start)) / float(step)))
+    if not _is_supported(result_dtype):
+        return np.arange(start, stop, step, dtype=result_dtype)
+    i = _index((length,), 0, result_dtype)
+    if length == 0:
+        return i
+    if result_dtype.kind in "iub":
+        return i * step + start if (step != 1 or start != 0) else i
+    # NumPy fills float ranges as v0 + i*delta in the dtype, where v0 and
+    # v1 = dtype(start + step) are stored first and delta = v1 - v0.
+    t = result_dtype.type
+    v0 = t(start)
+    v1 = t(start + step)
+    delta = t(v1 - v0)
+    values = i * delta + v0
+    if length > 1 and t(v0 + delta) != v1:
+        values = _core.where(i == 1, v1, values)
+    return values
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """Like numpy.linspace, computed as an index expression."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if np.ndim(start) != 0 or np.ndim(stop) != 0 or isinstance(start, GpuArray) or isinstance(stop, GpuArray):
+        return call_numpy("linspace", (start, stop, num, endpoint, retstep, dtype, axis), {},
+                          reason="array endpoints")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(start, stop, 1.0)
+    if not _is_supported(dt):
+        return call_numpy("linspace", (start, stop, num, endpoint, retstep, dtype, axis), {},
+                          reason=f"dtype {dt}")
+    start_a = np.asarray(start, dtype=dt)
+    stop_a = np.asarray(stop, dtype=dt)
+    delta = np.subtract(stop_a, start_a, dtype=dt.type)
+    y = _index((num,), 0, dt)
+    if div > 0:
+        step = delta / div
+        if step == 0:
+            y = (y / div) * delta
+        else:
+            y = y * step
+    else:
+        step = np.nan
+        y = y * delta
+    y = y + start_a[()]
+    if endpoint and num > 1:
+        y = _core.where(_index((num,), 0, np.int64) == num - 1, stop_a[()], y)
+    if dtype is not None:
+        if np.issubdtype(dtype, np.integer):
+            y = _core.ufunc("floor", y)
+        y = y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    dimensions = tuple(dimensions)
+    if sparse:
+        result = []
+        for axis, n in enumerate(dimensions):
+            shape = [1] * len(dimensions)
+            shape[axis] = n
+            result.append(_index(tuple(shape), axis, dtype))
+        return tuple(result)
+    from ._shape import stack
+
+    return stack([_index(dimensions, axis, dtype) for axis in range(len(dimensions))])
+
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """Calls function with one index expression per axis (as NumPy does
+    with numpy.indices), so the result is computed on the device."""
+    shape = tuple(shape)
+    args = [_index(shape, axis, dtype) for axis in range(len(shape))]
+    return function(*args, **kwargs)
+
+
+def copy(a, order="K", subok=False):
+    if isinstance(a, GpuArray):
+        return a.copy()
+    return array(a, copy=True)
+
+
+def frombuffer(*args, **kwargs):
+    return from_numpy(np.frombuffer(*args, **kwargs).copy())

@@ -1,0 +1,112 @@
+"""Driver selection at import, settings, counters and show_config()."""
+
+import os
+import sys
+
+from . import _core
+from ._core import DriverError
+
+#: Why the OpenGL driver is not in use when it was not asked for; None if it is.
+fallback_reason = None
+
+
+def _first_line(text):
+    return str(text).strip().splitlines()[0] if str(text).strip() else "no reason given"
+
+
+def select_driver():
+    """Loads the driver named by GPUPY_DRIVER, else OpenGL, else software.
+
+    An explicitly requested driver that fails raises DriverError; the
+    default falls back to the software driver with one line on stderr.
+    """
+    global fallback_reason
+    requested = os.environ.get("GPUPY_DRIVER", "").strip().lower()
+    if requested:
+        _core.use_driver(requested)
+        return
+    try:
+        _core.use_driver("opengl")
+    except DriverError as exc:
+        fallback_reason = _first_line(exc)
+        sys.stderr.write(f"gpupy: OpenGL driver unavailable ({fallback_reason}); using the software driver\n")
+        _core.use_driver("software")
+
+
+def use_driver(name):
+    """Switches the active driver ("opengl" or "software") at run time.
+
+    Values already computed stay valid; blocks on the old device are read
+    back to the host first.
+    """
+    _core.use_driver(name)
+
+
+def driver():
+    """Name of the active driver."""
+    return _core.driver_name()
+
+
+def set_block_size(elements):
+    """Sets the number of elements per block (empties the device cache)."""
+    _core.set_block_size(int(elements))
+
+
+def block_size():
+    return _core.block_size()
+
+
+def set_cache_bytes(nbytes):
+    """Sets the device cache budget in bytes (evicting down to it)."""
+    _core.set_cache_budget(int(nbytes))
+
+
+def cache_bytes():
+    return _core.cache_budget()
+
+
+def set_driver_option(key, value):
+    """Sets a driver-specific option, e.g. ("max_ops", 1) on the software driver."""
+    _core.set_driver_option(key, value)
+
+
+def stats():
+    """Counters since the last reset_stats(): evaluations, blocks moved, ..."""
+    from ._fallback import fallback_counts
+
+    d = _core.stats()
+    counts = fallback_counts()
+    d["fallbacks"] = sum(counts.values())
+    d["fallbacks_by_function"] = dict(counts)
+    return d
+
+
+def reset_stats():
+    from ._fallback import reset_fallback_counts
+
+    _core.reset_stats()
+    reset_fallback_counts()
+
+
+def config_text():
+    from ._version import __version__
+    from ._fallback import get_fallback
+
+    lines = [
+        f"gpupy {__version__}",
+        f"driver: {driver()}",
+    ]
+    if fallback_reason:
+        lines.append(f"opengl unavailable: {fallback_reason}")
+    for line in _core.driver_describe().strip().splitlines():
+        lines.append(f"  {line}")
+    lines.append(f"block size: {block_size()} elements")
+    lines.append(f"cache budget: {cache_bytes()} bytes")
+    lines.append(f"fallback mode: {get_fallback()}")
+    lines.append(f"driver libraries: {_core.driver_library_dir()}")
+    return "\n".join(lines)
+
+
+def show_config():
+    """Prints the driver, device, limits, block size and cache budget."""
+    print(config_text())

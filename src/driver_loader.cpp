@@ -1,0 +1,146 @@
+#include "driver_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "errors.hpp"
+
+namespace gpupy {
+
+namespace {
+
+std::string dir_of_this_module() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&dir_of_this_module), &info) && info.dli_fname) {
+        std::string path = info.dli_fname;
+        auto slash = path.rfind('/');
+        if (slash != std::string::npos) return path.substr(0, slash);
+    }
+    return ".";
+}
+
+}  // namespace
+
+std::string Driver::library_dir() {
+    if (const char* env = std::getenv("GPUPY_DRIVER_DIR"); env && *env) return env;
+    return dir_of_this_module() + "/_drivers";
+}
+
+std::unique_ptr<Driver> Driver::load(const std::string& name) {
+    for (char c : name) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+            throw DriverError("invalid driver name '" + name + "'");
+    }
+    const std::string path = library_dir() + "/libgpupy_driver_" + name + ".so";
+    // RTLD_LOCAL keeps a driver's dependencies (libGLEW, libEGL) out of the
+    // global namespace; the library is never unloaded (GL libraries do not
+    // survive dlclose reliably).
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* err = dlerror();
+        throw DriverError("cannot load the " + name + " driver: " + (err ? err : path));
+    }
+    auto entry = reinterpret_cast<gpupy_driver_entry_fn>(dlsym(lib, GPUPY_DRIVER_ENTRY_SYMBOL));
+    if (!entry) throw DriverError(path + " does not export " GPUPY_DRIVER_ENTRY_SYMBOL);
+    const gpupy_driver_api* api = entry();
+    if (!api || api->abi_version != GPUPY_DRIVER_ABI_VERSION) {
+        throw DriverError(path + ": driver ABI version " + std::to_string(api ? api->abi_version : -1) +
+                          ", core expects " + std::to_string(GPUPY_DRIVER_ABI_VERSION));
+    }
+    std::unique_ptr<Driver> d(new Driver());
+    d->name_ = name;
+    d->library_ = lib;
+    d->api_ = api;
+    char err[512] = {0};
+    if (api->init(&d->ctx_, err, sizeof err) != GPUPY_OK) {
+        d->api_ = nullptr;  // nothing to clean up
+        throw DriverError("the " + name + " driver failed to initialise: " +
+                          (err[0] ? std::string(err) : std::string("no reason given")));
+    }
+    d->supported_.assign(static_cast<size_t>(GPUPY_NUM_OPS) * GPUPY_NUM_DTYPES, 0);
+    for (int op = 0; op < GPUPY_NUM_OPS; ++op) {
+        for (int t = 0; t < GPUPY_NUM_DTYPES; ++t)
+            d->supported_[op * GPUPY_NUM_DTYPES + t] = api->get_method(d->ctx_, op, t) ? 1 : 0;
+    }
+    return d;
+}
+
+Driver::~Driver() {
+    if (api_ && ctx_) api_->cleanup(ctx_);
+}
+
+bool Driver::supports(OpCode op, DType dtype) const {
+    if (op < 0 || op >= GPUPY_NUM_OPS || !dtype_valid(dtype)) return false;
+    return supported_[op * GPUPY_NUM_DTYPES + dtype] != 0;
+}
+
+void Driver::fail(const char* what) {
+    const char* msg = api_->last_error(ctx_);
+    throw DriverError(name_ + " driver: " + what + " failed: " + (msg && *msg ? msg : "no message"));
+}
+
+gpupy_block* Driver::alloc(DType dtype, int64_t nelems) {
+    gpupy_block* b = nullptr;
+    int rc = api_->block_alloc(ctx_, dtype, nelems, &b);
+    if (rc == GPUPY_ERROR_NOMEM) return nullptr;
+    if (rc != GPUPY_OK || !b) fail("block_alloc");
+    return b;
+}
+
+void Driver::free(gpupy_block* b) { api_->block_free(ctx_, b); }
+
+void Driver::read(gpupy_block* b, int64_t offset, int64_t count, void* dst) {
+    if (api_->block_read(ctx_, b, offset, count, dst) != GPUPY_OK) fail("block_read");
+}
+
+void Driver::write(gpupy_block* b, int64_t offset, int64_t count, const void* src) {
+    if (api_->block_write(ctx_, b, offset, count, src) != GPUPY_OK) fail("block_write");
+}
+
+bool Driver::check_ir(const gpupy_ir& ir, gpupy_resources* out) {
+    int rc = api_->check_ir(ctx_, &ir, out);
+    if (rc < 0) fail("check_ir");
+    return rc > 0;
+}
+
+void Driver::eval_ir(const gpupy_ir& ir, gpupy_block* dst) {
+    if (api_->eval_ir(ctx_, &ir, dst) != GPUPY_OK) fail("eval_ir");
+}
+
+gpupy_resources Driver::resource_get(const gpupy_ir_instr& node) {
+    gpupy_resources r{};
+    api_->resource_get(ctx_, &node, &r);
+    return r;
+}
+
+gpupy_resources Driver::resource_zero() {
+    gpupy_resources r{};
+    api_->resource_zero(ctx_, &r);
+    return r;
+}
+
+void Driver::resource_add(gpupy_resources* acc, const gpupy_resources& r) { api_->resource_add(ctx_, acc, &r); }
+void Driver::resource_sub(gpupy_resources* acc, const gpupy_resources& r) { api_->resource_sub(ctx_, acc, &r); }
+bool Driver::resource_check(const gpupy_resources& r) { return api_->resource_check(ctx_, &r) != 0; }
+
+std::string Driver::describe() {
+    const char* s = api_->describe(ctx_);
+    return s ? s : "";
+}
+
+void Driver::set_option(const std::string& key, const std::string& value) {
+    if (api_->set_option(ctx_, key.c_str(), value.c_str()) != GPUPY_OK) {
+        const char* msg = api_->last_error(ctx_);
+        throw ValueError(name_ + " driver: cannot set option '" + key + "' to '" + value +
+                         "': " + (msg && *msg ? msg : "not understood"));
+    }
+}
+
+gpupy_driver_counters Driver::counters() {
+    gpupy_driver_counters c{};
+    api_->get_counters(ctx_, &c);
+    return c;
+}
+
+}  // namespace gpupy

@@ -1,0 +1,62 @@
+// Loading drivers (drivers/<name> built as libgpupy_driver_<name>.so) and
+// calling them through thin wrappers that turn status codes into C++
+// exceptions carrying the driver's own message.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "driver.hpp"
+#include "dtype.hpp"
+#include "op_table.hpp"
+
+namespace gpupy {
+
+class Driver {
+public:
+    // Loads and initialises driver `name`; throws DriverError saying why not.
+    static std::unique_ptr<Driver> load(const std::string& name);
+    // Where driver libraries are looked for: $GPUPY_DRIVER_DIR, else the
+    // _drivers folder next to the core module.
+    static std::string library_dir();
+
+    ~Driver();
+    Driver(const Driver&) = delete;
+    Driver& operator=(const Driver&) = delete;
+
+    const std::string& name() const { return name_; }
+    // Capability table, filled once at load (get_method).
+    bool supports(OpCode op, DType dtype) const;
+    bool stores(DType dtype) const { return supports(GPUPY_OP_LOAD, dtype); }
+
+    // nullptr when the device is out of memory (the cache evicts and retries).
+    gpupy_block* alloc(DType dtype, int64_t nelems);
+    void free(gpupy_block* b);
+    void read(gpupy_block* b, int64_t offset, int64_t count, void* dst);
+    void write(gpupy_block* b, int64_t offset, int64_t count, const void* src);
+    bool check_ir(const gpupy_ir& ir, gpupy_resources* out);
+    void eval_ir(const gpupy_ir& ir, gpupy_block* dst);
+
+    gpupy_resources resource_get(const gpupy_ir_instr& node);
+    gpupy_resources resource_zero();
+    void resource_add(gpupy_resources* acc, const gpupy_resources& r);
+    void resource_sub(gpupy_resources* acc, const gpupy_resources& r);
+    bool resource_check(const gpupy_resources& r);
+
+    std::string describe();
+    void set_option(const std::string& key, const std::string& value);
+    gpupy_driver_counters counters();
+
+private:
+    Driver() = default;
+    [[noreturn]] void fail(const char* what);
+
+    std::string name_;
+    void* library_ = nullptr;
+    const gpupy_driver_api* api_ = nullptr;
+    void* ctx_ = nullptr;
+    std::vector<uint8_t> supported_;  // [op * GPUPY_NUM_DTYPES + dtype]
+};
+
+}  // namespace gpupy

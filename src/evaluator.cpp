@@ -1,0 +1,186 @@
+#include "evaluator.hpp"
+
+#include <algorithm>
+
+#include "errors.hpp"
+#include "planner.hpp"
+#include "runtime.hpp"
+#include "stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// Counts steps that did real work; a task retried with nothing done since
+// its last attempt would loop forever, which is a bug, not a user error.
+int64_t g_work_epoch = 0;
+
+// Nodes that may have become complete during a run; their operands are
+// released once no plan can still be looking at them.
+std::vector<NodeRef>& completed_candidates() {
+    static auto* v = new std::vector<NodeRef>();
+    return *v;
+}
+
+int64_t view_block_count(const NodeView& v, int64_t B) { return (v.geom.size() + B - 1) / B; }
+
+bool bits_set_in_view(const Node& x, const ViewGeometry& g, int64_t f0, int64_t f1) {
+    if (x.complete()) return true;
+    if (!x.host()) return false;
+    if (is_c_contiguous(g.shape, g.strides)) return x.bits().all_in_range(g.offset + f0, g.offset + f1);
+    bool all = true;
+    for_each_element(g, f0, f1, [&](int64_t, int64_t idx) { all = all && x.bits().test(idx); });
+    return all;
+}
+
+void note_progress(Node* x) {
+    ++g_work_epoch;
+    if (x->kind() == NodeKind::Expression && x->complete()) completed_candidates().push_back(NodeRef(x));
+}
+
+bool step_host_block(const Task& t, std::vector<Task>* pre) {
+    Runtime& rt = Runtime::get();
+    BlockCache& cache = rt.cache();
+    Node* x = t.view.node.get();
+    if (x->complete()) return true;
+    const int64_t B = cache.block_size();
+    const int64_t f0 = t.block * B;
+    const int64_t f1 = std::min(f0 + B, t.view.geom.size());
+    if (bits_set_in_view(*x, t.view.geom, f0, f1)) return true;
+    if (needs_host_evaluation(*x)) {
+        pre->push_back(Task{Task::HostEval, t.view, 0});
+        return false;
+    }
+    const ViewGeometry id = identity_view(x->shape());
+    const Span span = view_span(t.view.geom, f0, f1);
+    if (t.view.geom.shape.size() > GPUPY_MAX_DIMS) {
+        // Too many dimensions for a device domain: evaluate the node's
+        // storage (its own shape) and read the view from there.
+        for (int64_t j = span.lo / B; j <= span.hi / B; ++j) pre->push_back(Task{Task::HostBlock, {t.view.node, id}, j});
+        return false;
+    }
+    if (CachedBlock* b = cache.find(x, t.view.geom, t.block)) {
+        cache.download(b);
+        note_progress(x);
+        return true;
+    }
+    // The node's storage blocks may be on the device already.
+    std::vector<CachedBlock*> storage;
+    for (int64_t j = span.lo / B; j <= span.hi / B; ++j) {
+        CachedBlock* b = cache.find(x, id, j);
+        if (!b) break;
+        storage.push_back(b);
+    }
+    if (static_cast<int64_t>(storage.size()) == span.hi / B - span.lo / B + 1) {
+        for (CachedBlock* b : storage) {
+            if (b->dirty) cache.download(b);
+        }
+        note_progress(x);
+        if (bits_set_in_view(*x, t.view.geom, f0, f1)) return true;
+    }
+    pre->push_back(Task{Task::EvalBlock, t.view, t.block});
+    return false;
+}
+
+bool step_eval_block(const Task& t, std::vector<Task>* pre) {
+    if (Runtime::get().cache().find(t.view.node.get(), t.view.geom, t.block)) return true;
+    if (!plan_and_evaluate(t.view, t.block, pre)) return false;
+    ++g_work_epoch;
+    return true;
+}
+
+bool step_host_eval(const Task& t, std::vector<Task>* pre) {
+    Runtime& rt = Runtime::get();
+    Node* x = t.view.node.get();
+    if (x->complete()) return true;
+    const int64_t B = rt.cache().block_size();
+    for (const NodeView& c : x->children()) {
+        if (c.node->complete()) continue;
+        const int64_t nb = view_block_count(c, B);
+        for (int64_t j = 0; j < nb; ++j) pre->push_back(Task{Task::HostBlock, c, j});
+    }
+    if (!pre->empty()) return false;
+    if (!rt.host_evaluator) throw InternalError("no host evaluator installed");
+    x->ensure_host_buffer();
+    rt.host_evaluator(*x);
+    x->bits().set_range(0, x->size());
+    ++stats().host_evaluations;
+    note_progress(x);
+    return true;
+}
+
+bool step(const Task& t, std::vector<Task>* pre) {
+    switch (t.kind) {
+    case Task::HostBlock: return step_host_block(t, pre);
+    case Task::EvalBlock: return step_eval_block(t, pre);
+    case Task::HostEval: return step_host_eval(t, pre);
+    }
+    return true;
+}
+
+void release_completed_operands() {
+    auto& v = completed_candidates();
+    std::vector<NodeRef> list;
+    list.swap(v);
+    for (NodeRef& n : list) {
+        if (n->complete()) n->drop_children();
+    }
+}
+
+struct StackEntry {
+    Task task;
+    int64_t epoch_at_last_try = -1;
+};
+
+}  // namespace
+
+bool needs_host_evaluation(const Node& x) {
+    if (x.kind() != NodeKind::Expression) return false;
+    Driver& d = Runtime::get().driver();
+    if (x.shape().size() > GPUPY_MAX_DIMS || !d.stores(x.dtype())) return true;
+    switch (x.op()) {
+    case GPUPY_OP_INDEX: return !d.supports(GPUPY_OP_INDEX, x.dtype());
+    case CORE_OP_REDUCE: {
+        const NodeView& operand = x.children().at(0);
+        return operand.geom.shape.size() > GPUPY_MAX_DIMS || !d.supports(x.reduce_params().fold, x.dtype());
+    }
+    case GPUPY_OP_WHERE: return !d.supports(GPUPY_OP_WHERE, x.children().at(1).node->dtype());
+    default: return !d.supports(x.op(), x.children().at(0).node->dtype());
+    }
+}
+
+void run_tasks(std::vector<Task> tasks) {
+    std::vector<StackEntry> stack;
+    for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) stack.push_back({std::move(*it), -1});
+    struct Cleanup {
+        ~Cleanup() { release_completed_operands(); }
+    } cleanup;
+    while (!stack.empty()) {
+        std::vector<Task> pre;
+        const Task task = stack.back().task;
+        if (step(task, &pre)) {
+            stack.pop_back();
+            continue;
+        }
+        if (pre.empty()) throw InternalError("evaluation step neither finished nor asked for anything");
+        StackEntry& top = stack.back();
+        if (top.epoch_at_last_try == g_work_epoch) throw InternalError("evaluation made no progress");
+        top.epoch_at_last_try = g_work_epoch;
+        for (auto it = pre.rbegin(); it != pre.rend(); ++it) stack.push_back({std::move(*it), -1});
+    }
+}
+
+void ensure_host(const NodeView& view, int64_t f0, int64_t f1) {
+    Node* x = view.node.get();
+    if (x->complete() || f0 >= f1) return;
+    const int64_t B = Runtime::get().cache().block_size();
+    std::vector<Task> tasks;
+    for (int64_t k = f0 / B; k <= (f1 - 1) / B; ++k) tasks.push_back(Task{Task::HostBlock, view, k});
+    run_tasks(std::move(tasks));
+}
+
+void ensure_device_block(const NodeView& view, int64_t block) {
+    run_tasks({Task{Task::EvalBlock, view, block}});
+}
+
+}  // namespace gpupy

@@ -1,0 +1,41 @@
+// gpupy._core: the C++ core layer's Python module.
+#define GPUPY_NUMPY_IMPORT
+#include "numpy_api.hpp"
+
+#include <pybind11/pybind11.h>
+
+#include "errors.hpp"
+#include "py_array.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "gpupy core layer: lazy GPU arrays, blocks, cache, IR and partitioning";
+    if (_import_array() < 0) throw py::error_already_set();
+
+    using namespace gpupy;
+    py::register_exception<DriverError>(m, "DriverError", PyExc_RuntimeError);
+    static py::object axis_error = py::module_::import("numpy").attr("exceptions").attr("AxisError");
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const ValueError& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const IndexError& e) {
+            PyErr_SetString(PyExc_IndexError, e.what());
+        } catch (const TypeError& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const OverflowError& e) {
+            PyErr_SetString(PyExc_OverflowError, e.what());
+        } catch (const AxisError& e) {
+            PyErr_SetString(axis_error.ptr(), e.what());
+        } catch (const DeviceMemoryError& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const InternalError& e) {
+            PyErr_SetString(PyExc_RuntimeError, (std::string("gpupy internal error: ") + e.what()).c_str());
+        }
+    });
+    register_array(m);
+    register_ops(m);
+    register_runtime(m);
+}

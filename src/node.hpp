@@ -1,0 +1,206 @@
+// The expression graph (thesis 4.1, 4.4, 4.6).
+//
+// A Node is an immutable value: an ARRAY (host data), a CONSTANT (a scalar)
+// or an EXPRESSION (an opcode over operand views, evaluated lazily, with one
+// evaluated bit per element). Because nodes never change, equal expressions
+// can be shared (hash-consing) and unevaluated expressions keep the values
+// they were built from even when the user writes to an array later.
+//
+// An Owner is the mutable identity the user sees: every Python view of one
+// array points at the same Owner, and the Owner points at the Node holding
+// the array's current value. A write makes the Owner point at a new Node
+// (copy-on-write) unless nothing else refers to the old one, in which case
+// the write is destructive (thesis 2.6).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "driver.hpp"
+#include "dtype.hpp"
+#include "geometry.hpp"
+#include "op_table.hpp"
+
+namespace gpupy {
+
+class Node;
+
+// Intrusive reference to a Node. Releasing the last reference frees the
+// node iteratively, so a chain of 100,000 nodes does not recurse 100,000
+// destructor frames deep.
+class NodeRef {
+public:
+    NodeRef() = default;
+    explicit NodeRef(Node* n);
+    NodeRef(const NodeRef& o);
+    NodeRef(NodeRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+    NodeRef& operator=(NodeRef o) noexcept {
+        std::swap(p_, o.p_);
+        return *this;
+    }
+    ~NodeRef();
+    Node* get() const { return p_; }
+    Node* operator->() const { return p_; }
+    Node& operator*() const { return *p_; }
+    explicit operator bool() const { return p_ != nullptr; }
+    bool operator==(const NodeRef& o) const { return p_ == o.p_; }
+
+private:
+    Node* p_ = nullptr;
+};
+
+// A view of a node: which of its elements, in which arrangement.
+struct NodeView {
+    NodeRef node;
+    ViewGeometry geom;
+};
+
+// Host storage of one node's elements, C order. Shared with the ndarrays
+// handed to Python, which keep it alive.
+class HostBuffer {
+public:
+    explicit HostBuffer(size_t nbytes);
+    ~HostBuffer();
+    HostBuffer(const HostBuffer&) = delete;
+    HostBuffer& operator=(const HostBuffer&) = delete;
+    char* data() const { return data_; }
+    size_t nbytes() const { return nbytes_; }
+
+private:
+    char* data_;
+    size_t nbytes_;
+};
+
+// One bit per element: which elements of an expression are on the host.
+class EvaluatedBits {
+public:
+    void resize(int64_t n);
+    bool test(int64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+    void set(int64_t i) {
+        uint64_t& w = words_[i >> 6];
+        const uint64_t m = uint64_t{1} << (i & 63);
+        if (!(w & m)) {
+            w |= m;
+            ++count_;
+        }
+    }
+    void set_range(int64_t i0, int64_t i1);
+    bool all_in_range(int64_t i0, int64_t i1) const;
+    int64_t count() const { return count_; }
+
+private:
+    std::vector<uint64_t> words_;
+    int64_t count_ = 0;
+};
+
+enum class NodeKind : uint8_t { Array, Constant, Expression };
+
+// Parameters of the special expression opcodes.
+struct IndexParams {
+    int32_t axis = 0;  // INDEX: value = the element's index along this axis
+};
+struct ReduceParams {
+    OpCode fold = GPUPY_OP_NONE;  // binary op folding values (ADD, MAXIMUM, ...)
+    int32_t mode = GPUPY_REDUCE_CHUNKS;
+    int32_t ndim = 0;             // trailing operand dims that are reduced
+    int64_t chunk = 0;
+    gpupy_scalar identity{};
+};
+
+class Node {
+public:
+    ~Node();
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    uint64_t id() const { return id_; }
+    NodeKind kind() const { return kind_; }
+    DType dtype() const { return dtype_; }
+    const Dims& shape() const { return shape_; }
+    int64_t size() const { return size_; }
+    int64_t nbytes() const { return size_ * dtype_itemsize(dtype_); }
+    int refcount() const { return refs_; }
+
+    // EXPRESSION
+    OpCode op() const { return op_; }
+    const std::vector<NodeView>& children() const { return children_; }
+    const IndexParams& index_params() const { return index_; }
+    const ReduceParams& reduce_params() const { return reduce_; }
+    // CONSTANT
+    gpupy_scalar value() const { return value_; }
+
+    // Host data. ARRAY and CONSTANT nodes always have it; an EXPRESSION gets
+    // its buffer when its first element is evaluated.
+    const std::shared_ptr<HostBuffer>& host() const { return host_; }
+    char* host_data() const { return host_ ? host_->data() : nullptr; }
+    // Allocates the host buffer of an EXPRESSION on first need.
+    char* ensure_host_buffer();
+    // Every element is on the host.
+    bool complete() const { return kind_ != NodeKind::Expression || bits_.count() == size_; }
+    EvaluatedBits& bits() { return bits_; }
+    const EvaluatedBits& bits() const { return bits_; }
+    // Called once an expression became complete: its operands are no longer
+    // needed, so release them (and everything only they kept alive).
+    void drop_children();
+
+    // Remove from the hash-consing table, e.g. before a destructive write.
+    void unhash();
+
+    // Evaluation bookkeeping owned by the block cache.
+    int32_t cached_blocks = 0;
+
+private:
+    friend class NodeRef;
+    friend class NodeFactory;
+    Node() = default;
+
+    uint64_t id_ = 0;
+    int32_t refs_ = 0;
+    NodeKind kind_ = NodeKind::Array;
+    DType dtype_ = GPUPY_FLOAT32;
+    Dims shape_;
+    int64_t size_ = 0;
+    OpCode op_ = GPUPY_OP_NONE;
+    std::vector<NodeView> children_;
+    IndexParams index_;
+    ReduceParams reduce_;
+    gpupy_scalar value_{};
+    std::shared_ptr<HostBuffer> host_;
+    EvaluatedBits bits_;
+    bool hashed_ = false;
+    std::string hash_key_;
+};
+
+// Creates nodes; expressions and constants are hash-consed (thesis 4.6):
+// constants by dtype and value, expressions by opcode, dtype, parameters
+// and operand views, with the operands of commutative ops sorted first.
+class NodeFactory {
+public:
+    static NodeRef array(DType dtype, const Dims& shape, std::shared_ptr<HostBuffer> host);
+    static NodeRef array_uninitialized(DType dtype, const Dims& shape);
+    static NodeRef constant(DType dtype, gpupy_scalar value);
+    static NodeRef expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children);
+    // INDEX node: element value = its index along `axis`, as dtype.
+    static NodeRef index(DType dtype, const Dims& shape, int axis);
+    static NodeRef reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& params);
+
+    // Nodes created / found again by hash-consing, for stats().
+    static int64_t created();
+    static int64_t shared_hits();
+    static int64_t live_hashed();
+
+private:
+    static NodeRef intern(Node* fresh);
+};
+
+// The mutable identity behind user-visible arrays.
+struct Owner {
+    NodeRef node;
+};
+
+// A NodeView broadcasting a constant to `shape`.
+NodeView constant_view(NodeRef constant, const Dims& shape);
+
+}  // namespace gpupy

@@ -1,0 +1,650 @@
+#include "planner.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "block_cache.hpp"
+#include "errors.hpp"
+#include "runtime.hpp"
+#include "stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// Splitting an output block into more evaluations than this to keep every
+// leaf inside one device block costs more than gathering the leaf on the
+// host instead.
+constexpr size_t kMaxPieces = 64;
+
+
+// One distinct (node, view) met while walking the expression: the unit of
+// common-subexpression elimination.
+struct Item {
+    enum Class {
+        Const,     // a scalar
+        Index,     // an index expression computed in the shader
+        Exact,     // this very view's blocks are cached on the device
+        Storage,   // read from the node's storage blocks (host or device)
+        Interior,  // an operation to fuse into this evaluation
+        Pending,   // needs a prerequisite first; a leaf for resource purposes
+    };
+    NodeView view;
+    Class cls = Interior;
+    std::vector<int32_t> kids;
+    gpupy_resources bound{};
+    bool visited = false;
+};
+
+struct Leaf {
+    int32_t item;
+    int32_t instr;
+};
+
+struct Piece {
+    int64_t a, b;  // output positions [a, b)
+};
+
+class Planner {
+public:
+    Planner(const NodeView& root, int64_t block, std::vector<Task>* prereqs);
+    ~Planner();
+
+    // Walks and partitions; false if prerequisites were found.
+    bool partition();
+    bool execute();
+    std::vector<gpupy_ir_instr> final_ir();
+
+private:
+    int32_t add_item(const NodeView& v);
+    void classify(int32_t i);
+    void compute_bound(int32_t i);
+    bool check_subtree(int32_t i, gpupy_resources* exact);
+    void collapse(int32_t i);
+    void collapse_to_storage(Node* x, const Span& span);
+    void require(Task t) { pre_->push_back(std::move(t)); }
+
+    // IR emission for the subtree at `top`; leaves' blocks left unbound.
+    std::vector<gpupy_ir_instr> emit(int32_t top, std::vector<Leaf>* leaves);
+    gpupy_ir make_ir(const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b) const;
+
+    // Domain positions an output range reads.
+    void domain_range(int64_t a, int64_t b, int64_t* da, int64_t* db) const;
+    int64_t blocks_needed(const Leaf& l, int64_t da, int64_t db) const;
+    bool split(const std::vector<Leaf>& leaves, std::vector<Piece>* pieces, std::vector<int32_t>* to_pack);
+    bool pack(int32_t item);
+    void bind(gpupy_ir_instr* in, const Item& it, int64_t da, int64_t db);
+    CachedBlock* storage_block(Node* x, int64_t j);
+    bool host_available(const Node* x, int64_t lo, int64_t hi) const;
+    // True if a map with these strides reads base + flat domain position.
+    bool contiguous_map(const Dims& strides) const {
+        for (size_t d = 0; d < dshape_.size(); ++d) {
+            if (dshape_[d] != 1 && strides[d] != dstride_[d]) return false;
+        }
+        return true;
+    }
+    void pin(CachedBlock* b) {
+        cache_.pin(b);
+        pinned_.push_back(b);
+    }
+
+    Runtime& rt_;
+    Driver& drv_;
+    BlockCache& cache_;
+    const int64_t B_;
+    NodeView root_;
+    int64_t block_;
+    std::vector<Task>* pre_;
+
+    bool reduction_ = false;
+    ReduceParams rp_;
+    Dims dshape_;   // domain: the index space leaves are read over
+    Dims dstride_;  // its C-order strides
+    int64_t inner_ = 1;  // reduction: product of the reduced dims
+    int64_t o0_ = 0, o1_ = 0;  // output positions of this block
+    int64_t d0_ = 0, d1_ = 0;  // domain positions they read
+
+    std::vector<Item> items_;
+    std::unordered_map<std::string, int32_t> memo_;
+    int32_t top_ = -1;
+    std::vector<CachedBlock*> pinned_;
+};
+
+std::string item_key(const NodeView& v) {
+    std::string k;
+    const uint64_t id = v.node->id();
+    k.append(reinterpret_cast<const char*>(&id), sizeof id);
+    k.append(reinterpret_cast<const char*>(&v.geom.offset), sizeof v.geom.offset);
+    k.append(reinterpret_cast<const char*>(v.geom.strides.data()), v.geom.strides.size() * sizeof(int64_t));
+    return k;
+}
+
+gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
+    gpupy_ir_instr in;
+    std::memset(&in, 0, sizeof in);
+    in.op = op;
+    in.dtype = dtype;
+    in.arg[0] = in.arg[1] = in.arg[2] = -1;
+    for (int d = 0; d < GPUPY_MAX_DIMS; ++d) in.map.div[d] = 1;
+    return in;
+}
+
+Planner::Planner(const NodeView& root, int64_t block, std::vector<Task>* prereqs)
+    : rt_(Runtime::get()),
+      drv_(rt_.driver()),
+      cache_(rt_.cache()),
+      B_(cache_.block_size()),
+      root_(root),
+      block_(block),
+      pre_(prereqs) {
+    Node* x = root.node.get();
+    o0_ = block * B_;
+    if (x->op() == CORE_OP_REDUCE && !x->complete() && is_identity_view(root.geom, x->shape())) {
+        reduction_ = true;
+        rp_ = x->reduce_params();
+        const NodeView& operand = x->children().at(0);
+        dshape_ = operand.geom.shape;
+        for (size_t d = dshape_.size() - rp_.ndim; d < dshape_.size(); ++d) inner_ *= dshape_[d];
+        o1_ = std::min(o0_ + B_, x->size());
+        domain_range(o0_, o1_, &d0_, &d1_);
+        dstride_ = c_strides(dshape_);
+        top_ = add_item(operand);
+    } else {
+        dshape_ = root.geom.shape;
+        o1_ = std::min(o0_ + B_, root.geom.size());
+        d0_ = o0_;
+        d1_ = o1_;
+        dstride_ = c_strides(dshape_);
+        top_ = add_item(root);
+    }
+}
+
+Planner::~Planner() {
+    for (CachedBlock* b : pinned_) cache_.unpin(b);
+}
+
+void Planner::domain_range(int64_t a, int64_t b, int64_t* da, int64_t* db) const {
+    if (!reduction_) {
+        *da = a;
+        *db = b;
+        return;
+    }
+    if (rp_.mode == GPUPY_REDUCE_CHUNKS) {
+        const int64_t nchunks = root_.node->shape().back();
+        const int64_t of = a / nchunks, cf = a % nchunks;
+        const int64_t ol = (b - 1) / nchunks, cl = (b - 1) % nchunks;
+        *da = of * inner_ + cf * rp_.chunk;
+        *db = ol * inner_ + std::min(inner_, (cl + 1) * rp_.chunk);
+    } else {
+        const int64_t o = a / inner_, r = a % inner_;
+        *da = o * inner_ + (r / rp_.chunk) * rp_.chunk;
+        *db = b;
+    }
+}
+
+bool Planner::host_available(const Node* x, int64_t lo, int64_t hi) const {
+    if (x->complete()) return true;
+    if (!x->host()) return false;
+    return x->bits().all_in_range(lo, hi + 1);
+}
+
+int32_t Planner::add_item(const NodeView& v) {
+    std::string key = item_key(v);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    const int32_t i = static_cast<int32_t>(items_.size());
+    items_.push_back(Item{});
+    items_[i].view = v;
+    memo_.emplace(std::move(key), i);
+    classify(i);
+    return i;
+}
+
+void Planner::collapse_to_storage(Node* x, const Span& span) {
+    const ViewGeometry id = identity_view(x->shape());
+    for (int64_t j = span.lo / B_; j <= span.hi / B_; ++j) {
+        if (!cache_.find(x, id, j)) require(Task{Task::EvalBlock, NodeView{NodeRef(x), id}, j});
+    }
+}
+
+void Planner::classify(int32_t i) {
+    // Copy what we need: add_item below may grow items_.
+    NodeView v = items_[i].view;
+    Node* x = v.node.get();
+    auto set = [&](Item::Class c) { items_[i].cls = c; };
+
+    if (x->kind() == NodeKind::Constant) return set(Item::Const);
+    if (x->complete()) return set(Item::Storage);
+    if (x->op() == GPUPY_OP_INDEX) {
+        if (drv_.supports(GPUPY_OP_INDEX, x->dtype())) return set(Item::Index);
+        require(Task{Task::HostEval, v, 0});
+        return set(Item::Pending);
+    }
+    // The exact blocks of this view, already evaluated?
+    {
+        bool all = true;
+        std::vector<CachedBlock*> hits;
+        for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_ && all; ++k) {
+            CachedBlock* b = cache_.find(x, v.geom, k);
+            if (b) hits.push_back(b);
+            else all = false;
+        }
+        if (all) {
+            for (CachedBlock* b : hits) pin(b);
+            return set(Item::Exact);
+        }
+    }
+    // Its storage, on the host or on the device?
+    const Span span = view_span(v.geom, d0_, d1_);
+    const int64_t j0 = span.lo / B_, j1 = span.hi / B_;
+    if (host_available(x, j0 * B_, std::min((j1 + 1) * B_, x->size()) - 1)) return set(Item::Storage);
+    {
+        const ViewGeometry id = identity_view(x->shape());
+        bool all = true;
+        for (int64_t j = j0; j <= j1 && all; ++j) all = cache_.find(x, id, j) != nullptr;
+        if (all) return set(Item::Storage);
+    }
+    if (needs_host_evaluation(*x)) {
+        require(Task{Task::HostEval, v, 0});
+        return set(Item::Pending);
+    }
+    if (x->op() == CORE_OP_REDUCE) {
+        // A reduction is never fused into its consumer: evaluate it into
+        // its own storage and read that.
+        collapse_to_storage(x, span);
+        return set(Item::Pending);
+    }
+    std::vector<NodeView> kids;
+    kids.reserve(x->children().size());
+    for (const NodeView& c : x->children()) {
+        NodeView k{c.node, {}};
+        if (!compose_views(x->shape(), v.geom, c.geom, &k.geom)) {
+            collapse_to_storage(x, span);
+            return set(Item::Pending);
+        }
+        kids.push_back(std::move(k));
+    }
+    set(Item::Interior);
+    std::vector<int32_t> kid_items;
+    kid_items.reserve(kids.size());
+    for (const NodeView& k : kids) kid_items.push_back(add_item(k));
+    items_[i].kids = std::move(kid_items);
+}
+
+gpupy_ir_instr describe_node(const Item& it) {
+    const Node* x = it.view.node.get();
+    switch (it.cls) {
+    case Item::Const: return blank_instr(GPUPY_OP_CONST, x->dtype());
+    case Item::Index: return blank_instr(GPUPY_OP_INDEX, x->dtype());
+    case Item::Interior: return blank_instr(x->op(), x->dtype());
+    default: {
+        gpupy_ir_instr in = blank_instr(GPUPY_OP_LOAD, x->dtype());
+        in.nblocks = 1;
+        return in;
+    }
+    }
+}
+
+void Planner::compute_bound(int32_t i) {
+    Item& it = items_[i];
+    gpupy_resources b = drv_.resource_get(describe_node(it));
+    if (it.cls != Item::Interior) {
+        it.bound = b;
+        return;
+    }
+    for (int32_t c : it.kids) drv_.resource_add(&b, items_[c].bound);
+    if (!drv_.resource_check(b)) {
+        gpupy_resources exact{};
+        if (check_subtree(i, &exact)) {
+            b = exact;
+        } else {
+            // Collapse operands, costliest first, until the rest fits.
+            std::vector<int32_t> order;
+            for (int32_t c : items_[i].kids) {
+                if (items_[c].cls == Item::Interior &&
+                    std::find(order.begin(), order.end(), c) == order.end())
+                    order.push_back(c);
+            }
+            std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t c) {
+                for (int s = 0; s < GPUPY_RESOURCE_SLOTS; ++s) {
+                    if (items_[a].bound.slot[s] != items_[c].bound.slot[s])
+                        return items_[a].bound.slot[s] > items_[c].bound.slot[s];
+                }
+                return false;
+            });
+            bool fits = false;
+            for (int32_t c : order) {
+                collapse(c);
+                if (check_subtree(i, &exact)) {
+                    fits = true;
+                    break;
+                }
+            }
+            if (!fits) {
+                throw DriverError("the " + drv_.name() + " driver cannot evaluate '" +
+                                  op_info(it.view.node->op()).numpy_name +
+                                  "' even with every operand evaluated separately (its limits are too small)");
+            }
+            b = exact;
+        }
+    }
+    items_[i].bound = b;
+}
+
+void Planner::collapse(int32_t c) {
+    Item& it = items_[c];
+    ++stats().collapses;
+    for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_; ++k) {
+        if (!cache_.find(it.view.node.get(), it.view.geom, k)) require(Task{Task::EvalBlock, it.view, k});
+    }
+    it.cls = Item::Pending;
+    it.kids.clear();
+    it.bound = drv_.resource_get(describe_node(it));
+}
+
+bool Planner::check_subtree(int32_t i, gpupy_resources* exact) {
+    ++stats().check_ir_calls;
+    std::vector<Leaf> leaves;
+    std::vector<gpupy_ir_instr> instrs = emit(i, &leaves);
+    for (const Leaf& l : leaves) instrs[l.instr].nblocks = 1;
+    gpupy_ir ir = make_ir(instrs, o0_, o1_);
+    if (reduction_ && i != top_) {
+        // An operand inside a reduction is collapsed as an elementwise
+        // evaluation over the domain, so check it as one.
+        ir.reduce_op = GPUPY_OP_NONE;
+        ir.start = d0_;
+        ir.count = d1_ - d0_;
+        ir.dst_offset = 0;
+    }
+    *exact = drv_.resource_zero();
+    return drv_.check_ir(ir, exact);
+}
+
+bool Planner::partition() {
+    if (reduction_ && needs_host_evaluation(*root_.node)) {
+        require(Task{Task::HostEval, root_, 0});
+        return false;
+    }
+    // Iterative post-order walk computing resource bounds.
+    std::vector<std::pair<int32_t, size_t>> stack;
+    stack.emplace_back(top_, 0);
+    items_[top_].visited = true;
+    while (!stack.empty()) {
+        auto& [i, pos] = stack.back();
+        Item& it = items_[i];
+        if (it.cls == Item::Interior && pos < it.kids.size()) {
+            const int32_t c = it.kids[pos++];
+            if (!items_[c].visited) {
+                items_[c].visited = true;
+                stack.emplace_back(c, 0);
+            }
+            continue;
+        }
+        const int32_t done = i;
+        stack.pop_back();
+        compute_bound(done);
+    }
+    return pre_->empty();
+}
+
+std::vector<gpupy_ir_instr> Planner::emit(int32_t top, std::vector<Leaf>* leaves) {
+    std::vector<gpupy_ir_instr> out;
+    std::unordered_map<int32_t, int32_t> emitted;
+    std::vector<std::pair<int32_t, size_t>> stack;
+    stack.emplace_back(top, 0);
+    while (!stack.empty()) {
+        auto& [i, pos] = stack.back();
+        const Item& it = items_[i];
+        if (it.cls == Item::Interior && pos < it.kids.size()) {
+            const int32_t c = it.kids[pos++];
+            if (!emitted.count(c)) stack.emplace_back(c, 0);
+            continue;
+        }
+        const int32_t cur = i;
+        stack.pop_back();
+        if (emitted.count(cur)) continue;
+        const Item& item = items_[cur];
+        const Node* x = item.view.node.get();
+        gpupy_ir_instr in = describe_node(item);
+        const int nd = static_cast<int>(dshape_.size());
+        switch (item.cls) {
+        case Item::Const:
+            in.value = x->value();
+            break;
+        case Item::Index: {
+            in.map.base = item.view.geom.offset;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            const int axis = x->index_params().axis;
+            in.div = c_strides(x->shape())[axis];
+            in.mod = axis == 0 ? 0 : x->shape()[axis];
+            if (contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            break;
+        }
+        case Item::Exact:
+            in.map.base = 0;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = dstride_[d];
+            in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        case Item::Storage:
+        case Item::Pending:
+            in.map.base = item.view.geom.offset;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            if (contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        case Item::Interior:
+            for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted.at(item.kids[a]);
+            break;
+        }
+        emitted.emplace(cur, static_cast<int32_t>(out.size()));
+        out.push_back(in);
+    }
+    return out;
+}
+
+gpupy_ir Planner::make_ir(const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b) const {
+    gpupy_ir ir;
+    std::memset(&ir, 0, sizeof ir);
+    ir.ninstr = static_cast<int32_t>(instrs.size());
+    ir.instr = instrs.data();
+    ir.ndim = static_cast<int32_t>(dshape_.size());
+    for (size_t d = 0; d < dshape_.size(); ++d) ir.shape[d] = dshape_[d];
+    ir.start = a;
+    ir.count = b - a;
+    ir.dst_offset = a - o0_;
+    ir.reduce_op = GPUPY_OP_NONE;
+    if (reduction_) {
+        ir.reduce_op = rp_.fold;
+        ir.reduce_mode = rp_.mode;
+        ir.reduce_ndim = rp_.ndim;
+        ir.reduce_chunk = rp_.chunk;
+        ir.reduce_identity = rp_.identity;
+    }
+    return ir;
+}
+
+int64_t Planner::blocks_needed(const Leaf& l, int64_t da, int64_t db) const {
+    const Item& it = items_[l.item];
+    if (it.cls == Item::Exact) return (db - 1) / B_ - da / B_ + 1;
+    const Span s = view_span(it.view.geom, da, db);
+    return s.hi / B_ - s.lo / B_ + 1;
+}
+
+bool Planner::split(const std::vector<Leaf>& leaves, std::vector<Piece>* pieces, std::vector<int32_t>* to_pack) {
+    pieces->clear();
+    std::vector<Piece> todo{{o0_, o1_}};
+    while (!todo.empty()) {
+        Piece p = todo.back();
+        todo.pop_back();
+        int64_t da, db;
+        domain_range(p.a, p.b, &da, &db);
+        int64_t worst = 0;
+        for (const Leaf& l : leaves) worst = std::max(worst, blocks_needed(l, da, db));
+        const bool can_split = p.b - p.a > 1 && todo.size() + pieces->size() + 2 <= kMaxPieces;
+        if (worst > 1 && can_split) {
+            const int64_t mid = p.a + (p.b - p.a) / 2;
+            todo.push_back({mid, p.b});
+            todo.push_back({p.a, mid});
+            continue;
+        }
+        if (worst > GPUPY_MAX_LEAF_BLOCKS) {
+            for (const Leaf& l : leaves) {
+                if (blocks_needed(l, da, db) > GPUPY_MAX_LEAF_BLOCKS) to_pack->push_back(l.item);
+            }
+            return false;
+        }
+        pieces->push_back(p);
+    }
+    std::sort(pieces->begin(), pieces->end(), [](const Piece& x, const Piece& y) { return x.a < y.a; });
+    return true;
+}
+
+bool Planner::pack(int32_t i) {
+    // Gather this leaf's view of the domain on the host and upload it as
+    // the view's own blocks: for strided reads that would touch too many
+    // storage blocks (e.g. a large transpose).
+    Item& it = items_[i];
+    Node* x = it.view.node.get();
+    const Span span = view_span(it.view.geom, d0_, d1_);
+    if (!host_available(x, span.lo, span.hi)) {
+        // The values exist only on the device: read the storage back first.
+        const ViewGeometry id = identity_view(x->shape());
+        for (int64_t j = span.lo / B_; j <= span.hi / B_; ++j)
+            require(Task{Task::HostBlock, NodeView{it.view.node, id}, j});
+        return false;
+    }
+    const int64_t total = shape_size(dshape_);
+    const int item_size = dtype_itemsize(x->dtype());
+    for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_; ++k) {
+        if (CachedBlock* hit = cache_.find(x, it.view.geom, k)) {
+            pin(hit);
+            continue;
+        }
+        const int64_t first = k * B_;
+        const int64_t n = std::min(B_, total - first);
+        std::vector<char> tmp(static_cast<size_t>(n * item_size));
+        gather_from_host(x, it.view.geom, first, n, tmp.data());
+        gpupy_block* h = cache_.allocate(x->dtype(), n);
+        try {
+            drv_.write(h, 0, n, tmp.data());
+        } catch (...) {
+            cache_.release_unregistered(h);
+            throw;
+        }
+        ++stats().blocks_packed;
+        ++stats().blocks_uploaded;
+        stats().bytes_uploaded += n * item_size;
+        pin(cache_.insert(x, it.view.geom, k, h, x->dtype(), n, false));
+    }
+    it.cls = Item::Exact;
+    return true;
+}
+
+CachedBlock* Planner::storage_block(Node* x, int64_t j) {
+    const ViewGeometry id = identity_view(x->shape());
+    if (CachedBlock* hit = cache_.find(x, id, j)) {
+        pin(hit);
+        return hit;
+    }
+    const int64_t n = std::min(B_, x->size() - j * B_);
+    const int item_size = dtype_itemsize(x->dtype());
+    gpupy_block* h = cache_.allocate(x->dtype(), n);
+    try {
+        drv_.write(h, 0, n, x->host_data() + j * B_ * item_size);
+    } catch (...) {
+        cache_.release_unregistered(h);
+        throw;
+    }
+    ++stats().blocks_uploaded;
+    stats().bytes_uploaded += n * item_size;
+    CachedBlock* b = cache_.insert(x, id, j, h, x->dtype(), n, false);
+    pin(b);
+    return b;
+}
+
+void Planner::bind(gpupy_ir_instr* in, const Item& it, int64_t da, int64_t db) {
+    Node* x = it.view.node.get();
+    int64_t k0, k1;
+    if (it.cls == Item::Exact) {
+        k0 = da / B_;
+        k1 = (db - 1) / B_;
+    } else {
+        const Span s = view_span(it.view.geom, da, db);
+        k0 = s.lo / B_;
+        k1 = s.hi / B_;
+    }
+    in->nblocks = static_cast<int32_t>(k1 - k0 + 1);
+    in->block_first = k0 * B_;
+    in->block_elems = B_;
+    for (int64_t k = k0; k <= k1; ++k) {
+        CachedBlock* b = it.cls == Item::Exact ? cache_.find(x, it.view.geom, k) : storage_block(x, k);
+        if (!b) throw InternalError("planned block vanished from the cache");
+        if (it.cls == Item::Exact) pin(b);
+        in->blocks[k - k0] = b->handle;
+    }
+}
+
+bool Planner::execute() {
+    std::vector<Leaf> leaves;
+    std::vector<gpupy_ir_instr> instrs = emit(top_, &leaves);
+    for (const Leaf& l : leaves) {
+        if (items_[l.item].cls == Item::Pending) throw InternalError("planner executed with a pending operand");
+    }
+    std::vector<Piece> pieces;
+    for (;;) {
+        std::vector<int32_t> to_pack;
+        if (split(leaves, &pieces, &to_pack)) break;
+        for (int32_t i : to_pack) {
+            if (!pack(i)) return false;
+        }
+        leaves.clear();
+        instrs = emit(top_, &leaves);
+    }
+    Node* x = root_.node.get();
+    const DType out_dtype = x->dtype();
+    const int64_t n_out = o1_ - o0_;
+    gpupy_block* dst = cache_.allocate(out_dtype, n_out);
+    try {
+        for (const Piece& p : pieces) {
+            int64_t da, db;
+            domain_range(p.a, p.b, &da, &db);
+            std::vector<gpupy_ir_instr> bound = instrs;
+            for (const Leaf& l : leaves) bind(&bound[l.instr], items_[l.item], da, db);
+            gpupy_ir ir = make_ir(bound, p.a, p.b);
+            drv_.eval_ir(ir, dst);
+            ++stats().evaluations;
+        }
+    } catch (...) {
+        cache_.release_unregistered(dst);
+        throw;
+    }
+    cache_.insert(x, root_.geom, block_, dst, out_dtype, n_out, true);
+    return true;
+}
+
+std::vector<gpupy_ir_instr> Planner::final_ir() {
+    std::vector<Leaf> leaves;
+    return emit(top_, &leaves);
+}
+
+}  // namespace
+
+bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs) {
+    Planner p(root, block, prereqs);
+    if (!p.partition()) return false;
+    if (!p.execute()) return false;
+    Runtime::get().cache().trim();
+    return true;
+}
+
+std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
+    std::vector<Task> prereqs;
+    Planner p(root, block, &prereqs);
+    if (!p.partition()) return {};
+    return p.final_ir();
+}
+
+}  // namespace gpupy

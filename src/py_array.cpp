@@ -1,0 +1,309 @@
+// The GpuArray Python class: attributes, indexing, operators, conversion
+// protocols. Anything NumPy-namespace shaped (repr, __array_ufunc__,
+// __array_function__, pickling, iteration) is added by the gpupy package.
+#include "errors.hpp"
+#include "evaluator.hpp"
+#include "numpy_api.hpp"
+#include "py_array.hpp"
+#include "runtime.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// The package's handlers for advanced (fancy) indexing, which gpupy runs
+// in NumPy: getitem(array, key) and setitem(array, key, value).
+py::object& advanced_getitem() {
+    static auto* f = new py::object();
+    return *f;
+}
+py::object& advanced_setitem() {
+    static auto* f = new py::object();
+    return *f;
+}
+
+py::tuple dims_tuple(const Dims& d) {
+    py::tuple t(d.size());
+    for (size_t i = 0; i < d.size(); ++i) t[i] = d[i];
+    return t;
+}
+
+// The value of the single element of a size-1 array, as a NumPy scalar.
+py::object single_element(const GpuArray& a, const char* what) {
+    if (a.size() != 1) {
+        throw TypeError(std::string("only length-1 arrays can be converted to Python ") + what);
+    }
+    ensure_host(a.node_view());
+    return numpy_scalar(a.node(), a.geom.offset);
+}
+
+py::object getitem(py::object self, py::handle key) {
+    const GpuArray& a = self.cast<const GpuArray&>();
+    ViewGeometry g;
+    bool scalar = false;
+    if (!basic_index(a, key, &g, &scalar)) {
+        if (!advanced_getitem()) throw IndexError("advanced indexing is not available");
+        return advanced_getitem()(self, key);
+    }
+    if (scalar) {
+        // Evaluate just the block holding this element (thesis 4.4).
+        NodeView v{a.owner->node, ViewGeometry{g.offset, {}, {}}};
+        ensure_host(v);
+        return numpy_scalar(a.node(), g.offset);
+    }
+    return py::cast(a.view(std::move(g)));
+}
+
+void setitem(py::object self, py::handle key, py::handle value) {
+    const GpuArray& a = self.cast<const GpuArray&>();
+    ViewGeometry g;
+    bool scalar = false;
+    if (!basic_index(a, key, &g, &scalar)) {
+        if (!a.writeable) throw ValueError("assignment destination is read-only");
+        if (!advanced_setitem()) throw IndexError("advanced indexing is not available");
+        advanced_setitem()(self, key, value);
+        return;
+    }
+    assign(a.view(std::move(g)), value);
+}
+
+int getbuffer(PyObject* self, Py_buffer* view, int flags) {
+    try {
+        const GpuArray& a = py::handle(self).cast<const GpuArray&>();
+        py::object arr = to_ndarray(a);
+        if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
+            // Consumers such as PIL.Image.frombuffer want contiguous bytes.
+            arr = py::reinterpret_steal<py::object>(
+                PyArray_NewCopy(reinterpret_cast<PyArrayObject*>(arr.ptr()), NPY_CORDER));
+            if (!arr) throw py::error_already_set();
+        }
+        return PyObject_GetBuffer(arr.ptr(), view, flags);
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_BufferError, e.what());
+    }
+    view->obj = nullptr;
+    return -1;
+}
+
+py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op, {a, b}, py::handle()); }
+
+}  // namespace
+
+void register_array(py::module_& m) {
+    auto cls = py::class_<GpuArray>(m, "GpuArray", py::buffer_protocol(), py::dynamic_attr());
+    auto* tp = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    tp->tp_as_buffer->bf_getbuffer = getbuffer;
+    tp->tp_as_buffer->bf_releasebuffer = nullptr;
+
+    cls.def(py::init([](py::handle obj) {
+           GpuArray a;
+           if (!as_gpuarray(obj, &a)) throw TypeError("cannot make a GpuArray from this object");
+           return lazy_copy(a);
+       }),
+       py::arg("object"))
+        .def_property_readonly("shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); })
+        .def_property_readonly("ndim", &GpuArray::ndim)
+        .def_property_readonly("size", &GpuArray::size)
+        .def_property_readonly("dtype", [](const GpuArray& a) { return numpy_dtype(a.dtype()); })
+        .def_property_readonly("itemsize", [](const GpuArray& a) { return dtype_itemsize(a.dtype()); })
+        .def_property_readonly("nbytes", [](const GpuArray& a) { return a.size() * dtype_itemsize(a.dtype()); })
+        .def_property_readonly("strides",
+                               [](const GpuArray& a) {
+                                   Dims s = a.geom.strides;
+                                   for (int64_t& x : s) x *= dtype_itemsize(a.dtype());
+                                   return dims_tuple(s);
+                               })
+        .def_property_readonly("T", [](const GpuArray& a) { return transpose(a, {}); })
+        .def_property_readonly("_writeable", [](const GpuArray& a) { return a.writeable; })
+        .def_property_readonly("_node_id", [](const GpuArray& a) { return a.node()->id(); })
+        .def_property_readonly("_owner_id", [](const GpuArray& a) { return reinterpret_cast<uintptr_t>(a.owner.get()); })
+        .def_property_readonly("_view",
+                               [](const GpuArray& a) {
+                                   return py::make_tuple(a.geom.offset, dims_tuple(a.geom.shape), dims_tuple(a.geom.strides));
+                               })
+        .def("_evaluated_count", [](const GpuArray& a) { return a.node()->kind() == NodeKind::Expression ? a.node()->bits().count() : a.node()->size(); })
+        .def("_is_complete", [](const GpuArray& a) { return a.node()->complete(); })
+        .def("_flush", [](const GpuArray& a) { ensure_host(a.node_view()); })
+        .def("__len__",
+             [](const GpuArray& a) {
+                 if (a.ndim() == 0) throw TypeError("len() of unsized object");
+                 return a.geom.shape[0];
+             })
+        .def("__getitem__", &getitem)
+        .def("__setitem__", &setitem)
+        .def("_reshape", [](const GpuArray& a, py::handle shape) { return reshape(a, shape_from_python(shape)); })
+        .def("transpose",
+             [](const GpuArray& a, py::args args) {
+                 std::vector<int> axes;
+                 py::handle src = args;
+                 if (args.size() == 1 && !args[0].is_none() && PySequence_Check(args[0].ptr())) src = args[0];
+                 if (!(args.size() == 1 && args[0].is_none())) {
+                     for (py::handle x : py::reinterpret_borrow<py::iterable>(src)) axes.push_back(py::cast<int>(x));
+                 }
+                 return transpose(a, axes);
+             })
+        .def("_broadcast_to", [](const GpuArray& a, py::handle shape) { return broadcast_to(a, shape_from_python(shape)); })
+        .def(
+            "astype",
+            [](const GpuArray& a, py::handle dtype, bool copy) -> py::object {
+                const DType t = dtype_from_object(dtype);
+                if (t < 0) {
+                    // A dtype gpupy cannot hold (float16, complex, ...): NumPy's.
+                    return to_ndarray(a).attr("astype")(dtype);
+                }
+                if (!copy && t == a.dtype()) return py::cast(a);
+                return py::cast(astype(a, t));
+            },
+            py::arg("dtype"), py::arg("copy") = true)
+        .def("copy", [](const GpuArray& a) { return lazy_copy(a); })
+        .def("fill",
+             [](const GpuArray& a, py::handle value) {
+                 const DType t = a.dtype();
+                 assign(a, py::cast(GpuArray::of(NodeFactory::constant(t, scalar_from_python(value, t)))));
+             })
+        .def(
+            "__array__",
+            [](const GpuArray& a, py::object dtype, py::object copy) -> py::object {
+                py::object arr = to_ndarray(a);
+                const bool want_copy = !copy.is_none() && py::cast<bool>(copy);
+                if (!dtype.is_none()) {
+                    if (!copy.is_none() && !py::cast<bool>(copy) && dtype_from_object(dtype) != a.dtype())
+                        throw ValueError("Unable to avoid copy while creating an array as requested.");
+                    return arr.attr("astype")(dtype);
+                }
+                if (want_copy) return arr.attr("copy")();
+                return arr;
+            },
+            py::arg("dtype") = py::none(), py::kw_only(), py::arg("copy") = py::none())
+        .def("__bool__",
+             [](const GpuArray& a) {
+                 if (a.size() == 0) {
+                     throw ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty.");
+                 }
+                 if (a.size() != 1) {
+                     throw ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()");
+                 }
+                 return py::bool_(single_element(a, "scalars"));
+             })
+        .def("__float__", [](const GpuArray& a) { return py::float_(single_element(a, "scalars")); })
+        .def("__int__", [](const GpuArray& a) { return py::int_(single_element(a, "scalars")); })
+        .def("__complex__", [](const GpuArray& a) { return single_element(a, "scalars").attr("__complex__")(); })
+        .def("__index__",
+             [](const GpuArray& a) -> py::object {
+                 if (a.ndim() != 0 || !(dtype_is_integer(a.dtype()) || a.dtype() == GPUPY_BOOL) || a.dtype() == GPUPY_BOOL)
+                     throw TypeError("only integer scalar arrays can be converted to a scalar index");
+                 return single_element(a, "scalars").attr("__index__")();
+             })
+        .def("item",
+             [](const GpuArray& a, py::args args) -> py::object {
+                 py::object arr = to_ndarray(a);
+                 return arr.attr("item")(*args);
+             });
+
+    // Operators. Each builds one lazy node and returns at once.
+    struct Bin {
+        const char* name;
+        const char* rname;
+        const char* iname;
+        OpCode op;
+    };
+    static const Bin bins[] = {
+        {"__add__", "__radd__", "__iadd__", GPUPY_OP_ADD},
+        {"__sub__", "__rsub__", "__isub__", GPUPY_OP_SUBTRACT},
+        {"__mul__", "__rmul__", "__imul__", GPUPY_OP_MULTIPLY},
+        {"__truediv__", "__rtruediv__", "__itruediv__", GPUPY_OP_DIVIDE},
+        {"__floordiv__", "__rfloordiv__", "__ifloordiv__", GPUPY_OP_FLOOR_DIVIDE},
+        {"__mod__", "__rmod__", "__imod__", GPUPY_OP_REMAINDER},
+        {"__pow__", "__rpow__", "__ipow__", GPUPY_OP_POWER},
+        {"__and__", "__rand__", "__iand__", GPUPY_OP_BITWISE_AND},
+        {"__or__", "__ror__", "__ior__", GPUPY_OP_BITWISE_OR},
+        {"__xor__", "__rxor__", "__ixor__", GPUPY_OP_BITWISE_XOR},
+        {"__lshift__", "__rlshift__", "__ilshift__", GPUPY_OP_LEFT_SHIFT},
+        {"__rshift__", "__rrshift__", "__irshift__", GPUPY_OP_RIGHT_SHIFT},
+    };
+    for (const Bin& b : bins) {
+        const OpCode op = b.op;
+        cls.def(b.name, [op](py::object self, py::handle other) { return binary(op, self, other); }, py::is_operator());
+        cls.def(b.rname, [op](py::object self, py::handle other) { return binary(op, other, self); }, py::is_operator());
+        cls.def(b.iname, [op](py::object self, py::handle other) { return inplace(op, self, other); }, py::is_operator());
+    }
+    struct Cmp {
+        const char* name;
+        OpCode op;
+    };
+    static const Cmp cmps[] = {
+        {"__eq__", GPUPY_OP_EQUAL}, {"__ne__", GPUPY_OP_NOT_EQUAL},    {"__lt__", GPUPY_OP_LESS},
+        {"__le__", GPUPY_OP_LESS_EQUAL}, {"__gt__", GPUPY_OP_GREATER}, {"__ge__", GPUPY_OP_GREATER_EQUAL},
+    };
+    for (const Cmp& c : cmps) {
+        const OpCode op = c.op;
+        cls.def(c.name, [op](py::object self, py::handle other) { return binary(op, self, other); }, py::is_operator());
+    }
+    struct Un {
+        const char* name;
+        OpCode op;
+    };
+    static const Un uns[] = {
+        {"__neg__", GPUPY_OP_NEGATIVE}, {"__pos__", GPUPY_OP_POSITIVE},
+        {"__abs__", GPUPY_OP_ABSOLUTE}, {"__invert__", GPUPY_OP_INVERT},
+    };
+    for (const Un& u : uns) {
+        const OpCode op = u.op;
+        cls.def(u.name, [op](py::object self) { return apply_ufunc(op, {self}, py::handle()); });
+    }
+    // Arrays are mutable: unhashable, as NumPy's.
+    cls.attr("__hash__") = py::none();
+
+    m.def("_set_advanced_indexing", [](py::object get, py::object set) {
+        advanced_getitem() = std::move(get);
+        advanced_setitem() = std::move(set);
+    });
+    m.def("array_from_numpy", [](py::handle arr) {
+        GpuArray a;
+        if (!as_gpuarray(arr, &a)) throw TypeError("cannot convert to a gpupy array");
+        return a;
+    });
+    m.def("astype", [](const GpuArray& a, py::handle dtype) {
+        const DType t = dtype_from_object(dtype);
+        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
+        return astype(a, t);
+    });
+    m.def("full", [](py::handle shape, py::handle value, py::handle dtype) {
+        const DType t = dtype_from_object(dtype);
+        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
+        const Dims s = shape_from_python(shape);
+        for (int64_t d : s) {
+            if (d < 0) throw ValueError("negative dimensions are not allowed");
+        }
+        // An expression node per call, so that every full()/zeros() array is
+        // its own value (views of a shared constant could not be written).
+        NodeView c = constant_view(NodeFactory::constant(t, scalar_from_python(value, t)), s);
+        return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, s, {c}));
+    });
+    m.def("index_array", [](py::handle shape, int axis, py::handle dtype) {
+        const DType t = dtype_from_object(dtype);
+        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
+        const Dims s = shape_from_python(shape);
+        for (int64_t d : s) {
+            if (d < 0) throw ValueError("negative dimensions are not allowed");
+        }
+        const int a = normalize_axis(axis, static_cast<int>(s.size()));
+        return GpuArray::of(NodeFactory::index(t, s, a));
+    });
+    m.def("view_as", [](const GpuArray& a, int64_t offset, py::handle shape, py::handle strides) {
+        // A view with explicit element geometry (used by the package for
+        // view-only functions); validated against the owner.
+        ViewGeometry g{offset, shape_from_python(shape), shape_from_python(strides)};
+        if (g.shape.size() != g.strides.size()) throw ValueError("shape and strides differ in length");
+        if (g.size() > 0) {
+            const Span s = view_span(g, 0, g.size());
+            if (s.lo < 0 || s.hi >= a.owner->node->size()) throw ValueError("view outside its array");
+        }
+        GpuArray r = a.view(std::move(g));
+        return r;
+    });
+}
+
+}  // namespace gpupy

@@ -1,0 +1,160 @@
+// Conversions between NumPy objects and the core: dtypes, ndarrays that
+// become ARRAY nodes, host data handed back as ndarrays and scalars.
+#include <cstring>
+
+#include "errors.hpp"
+#include "evaluator.hpp"
+#include "numpy_api.hpp"
+#include "py_array.hpp"
+
+namespace gpupy {
+
+GpuArray GpuArray::of(NodeRef node) {
+    ViewGeometry g = identity_view(node->shape());
+    return GpuArray{std::make_shared<Owner>(Owner{std::move(node)}), std::move(g), true};
+}
+
+DType dtype_from_numpy(PyArray_Descr* d) {
+    if (!d || PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d)) return -1;
+    if (d->byteorder == '>') return -1;  // non-native byte order
+    const npy_intp size = PyDataType_ELSIZE(d);
+    switch (d->kind) {
+    case 'b': return size == 1 ? GPUPY_BOOL : -1;
+    case 'i':
+        switch (size) {
+        case 1: return GPUPY_INT8;
+        case 2: return GPUPY_INT16;
+        case 4: return GPUPY_INT32;
+        case 8: return GPUPY_INT64;
+        }
+        return -1;
+    case 'u':
+        switch (size) {
+        case 1: return GPUPY_UINT8;
+        case 2: return GPUPY_UINT16;
+        case 4: return GPUPY_UINT32;
+        case 8: return GPUPY_UINT64;
+        }
+        return -1;
+    case 'f':
+        switch (size) {
+        case 4: return GPUPY_FLOAT32;
+        case 8: return GPUPY_FLOAT64;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+DType dtype_from_object(py::handle obj) {
+    PyArray_Descr* d = nullptr;
+    if (!PyArray_DescrConverter(obj.ptr(), &d)) throw py::error_already_set();
+    DType t = dtype_from_numpy(d);
+    Py_XDECREF(d);
+    return t;
+}
+
+py::object numpy_dtype(DType t) {
+    static py::object cache[GPUPY_NUM_DTYPES];
+    if (!cache[t]) cache[t] = py::module_::import("numpy").attr("dtype")(dtype_name(t));
+    return cache[t];
+}
+
+namespace {
+
+int typenum_of(DType t) {
+    switch (t) {
+    case GPUPY_BOOL: return NPY_BOOL;
+    case GPUPY_INT8: return NPY_INT8;
+    case GPUPY_UINT8: return NPY_UINT8;
+    case GPUPY_INT16: return NPY_INT16;
+    case GPUPY_UINT16: return NPY_UINT16;
+    case GPUPY_INT32: return NPY_INT32;
+    case GPUPY_UINT32: return NPY_UINT32;
+    case GPUPY_INT64: return NPY_INT64;
+    case GPUPY_UINT64: return NPY_UINT64;
+    case GPUPY_FLOAT32: return NPY_FLOAT32;
+    case GPUPY_FLOAT64: return NPY_FLOAT64;
+    }
+    return NPY_NOTYPE;
+}
+
+void release_host_capsule(PyObject* capsule) {
+    delete static_cast<std::shared_ptr<HostBuffer>*>(PyCapsule_GetPointer(capsule, "gpupy.HostBuffer"));
+}
+
+}  // namespace
+
+NodeRef node_from_ndarray(py::handle obj) {
+    PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
+    const DType t = dtype_from_numpy(PyArray_DESCR(arr));
+    if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(arr))))));
+    const int nd = PyArray_NDIM(arr);
+    Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + nd);
+    const size_t nbytes = static_cast<size_t>(shape_size(shape) * dtype_itemsize(t));
+    auto buf = std::make_shared<HostBuffer>(nbytes);
+    if (PyArray_IS_C_CONTIGUOUS(arr)) {
+        if (nbytes) std::memcpy(buf->data(), PyArray_DATA(arr), nbytes);
+    } else {
+        // Let NumPy do the strided copy into our buffer.
+        py::object dst = py::reinterpret_steal<py::object>(PyArray_New(&PyArray_Type, nd, PyArray_DIMS(arr), typenum_of(t),
+                                                                       nullptr, buf->data(), 0, NPY_ARRAY_CARRAY, nullptr));
+        if (!dst) throw py::error_already_set();
+        if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(dst.ptr()), arr) < 0) throw py::error_already_set();
+    }
+    return NodeFactory::array(t, shape, std::move(buf));
+}
+
+py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) {
+    const int item = dtype_itemsize(node->dtype());
+    const int nd = static_cast<int>(g.shape.size());
+    std::vector<npy_intp> dims(g.shape.begin(), g.shape.end());
+    std::vector<npy_intp> strides(nd);
+    for (int d = 0; d < nd; ++d) strides[d] = g.strides[d] * item;
+    PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(node->dtype()));
+    char* data = node->host_data() + g.offset * item;
+    int flags = NPY_ARRAY_ALIGNED | (writeable ? NPY_ARRAY_WRITEABLE : 0);
+    PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims.data(), strides.data(), data, flags, nullptr);
+    if (!arr) throw py::error_already_set();
+    // The ndarray keeps the host buffer alive, not the node (which may be
+    // large and hold its operands).
+    auto* keep = new std::shared_ptr<HostBuffer>(node->host());
+    PyObject* capsule = PyCapsule_New(keep, "gpupy.HostBuffer", release_host_capsule);
+    if (!capsule) {
+        delete keep;
+        Py_DECREF(arr);
+        throw py::error_already_set();
+    }
+    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr), capsule) < 0) {
+        Py_DECREF(arr);
+        throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(arr);
+}
+
+py::object to_ndarray(const GpuArray& a) {
+    ensure_host(a.node_view());
+    return host_ndarray(a.node(), a.geom, false);
+}
+
+py::object numpy_scalar(Node* node, int64_t idx) {
+    PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(node->dtype()));
+    PyObject* s = PyArray_Scalar(node->host_data() + idx * dtype_itemsize(node->dtype()), descr, nullptr);
+    Py_DECREF(descr);
+    if (!s) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(s);
+}
+
+gpupy_scalar scalar_from_python(py::handle value, DType t) {
+    // Assigning into a 0-d array gives exactly NumPy's conversion rules
+    // (truncation, OverflowError for out-of-range Python ints, ...).
+    npy_intp none = 0;
+    py::object cell = py::reinterpret_steal<py::object>(PyArray_SimpleNew(0, &none, typenum_of(t)));
+    if (!cell) throw py::error_already_set();
+    if (PyArray_SETITEM(reinterpret_cast<PyArrayObject*>(cell.ptr()),
+                        static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr()))), value.ptr()) < 0)
+        throw py::error_already_set();
+    return scalar_load(t, PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr())));
+}
+
+}  // namespace gpupy

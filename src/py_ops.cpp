@@ -1,0 +1,515 @@
+// Building lazy expressions from Python operands: operand coercion, NumPy's
+// dtype resolution (asked once per signature, then cached), broadcasting,
+// hash-consed node creation, and writes (setitem, in-place ops, out=).
+#include <cstring>
+#include <unordered_map>
+
+#include "errors.hpp"
+#include "evaluator.hpp"
+#include "numpy_api.hpp"
+#include "py_array.hpp"
+#include "runtime.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// The package installs the function that runs anything gpupy cannot
+// represent (complex operands, float16 results, ...) through NumPy, with
+// fallback accounting: fallback(name, args_tuple, kwargs_dict).
+py::object& numpy_fallback() {
+    static auto* f = new py::object();
+    return *f;
+}
+
+struct Operand {
+    enum Kind { Array, PyInt, PyFloat, Unsupported, Unknown };
+    Kind kind = Unknown;
+    GpuArray arr;
+    py::handle obj;
+};
+
+bool is_gpuarray(py::handle obj) { return py::isinstance<GpuArray>(obj); }
+
+Operand classify(py::handle obj) {
+    Operand o;
+    o.obj = obj;
+    PyObject* p = obj.ptr();
+    if (is_gpuarray(obj)) {
+        o.kind = Operand::Array;
+        o.arr = obj.cast<const GpuArray&>();
+        return o;
+    }
+    if (PyBool_Check(p)) {
+        o.kind = Operand::Array;
+        o.arr = GpuArray::of(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, p == Py_True)));
+        return o;
+    }
+    if (PyLong_Check(p)) {
+        o.kind = Operand::PyInt;
+        return o;
+    }
+    if (PyFloat_Check(p)) {
+        o.kind = Operand::PyFloat;
+        return o;
+    }
+    if (PyComplex_Check(p)) {
+        o.kind = Operand::Unsupported;
+        return o;
+    }
+    if (PyArray_IsScalar(p, Generic)) {
+        PyArray_Descr* d = PyArray_DescrFromScalar(p);
+        const DType t = dtype_from_numpy(d);
+        if (t >= 0) {
+            char buf[16] = {0};
+            PyArray_ScalarAsCtype(p, buf);
+            o.kind = Operand::Array;
+            o.arr = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
+        } else {
+            o.kind = Operand::Unsupported;
+        }
+        Py_DECREF(d);
+        return o;
+    }
+    py::object arr;
+    if (PyArray_Check(p)) {
+        arr = py::reinterpret_borrow<py::object>(obj);
+    } else if (PyList_Check(p) || PyTuple_Check(p) || PyObject_HasAttrString(p, "__array__") ||
+               PyObject_HasAttrString(p, "__array_interface__")) {
+        arr = py::reinterpret_steal<py::object>(PyArray_FromAny(p, nullptr, 0, 0, 0, nullptr));
+        if (!arr) throw py::error_already_set();
+    } else {
+        return o;  // Unknown: the caller returns NotImplemented
+    }
+    if (dtype_from_numpy(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(arr.ptr()))) < 0) {
+        o.kind = Operand::Unsupported;
+        return o;
+    }
+    o.kind = Operand::Array;
+    o.arr = GpuArray::of(node_from_ndarray(arr));
+    return o;
+}
+
+// --- dtype resolution --------------------------------------------------------------
+
+struct Loop {
+    DType in[3];
+    DType out;
+    bool representable;  // all loop dtypes are gpupy dtypes
+};
+
+constexpr int kWeakInt = 30, kWeakFloat = 31;
+
+int operand_code(const Operand& o) {
+    switch (o.kind) {
+    case Operand::Array: return o.arr.dtype();
+    case Operand::PyInt: return kWeakInt;
+    case Operand::PyFloat: return kWeakFloat;
+    default: return -1;
+    }
+}
+
+std::unordered_map<uint64_t, Loop>& loop_cache() {
+    static auto* m = new std::unordered_map<uint64_t, Loop>();
+    return *m;
+}
+
+// Asks NumPy which loop `op` uses for these operands (NEP 50: Python int
+// and float operands are "weak"), remembering the answer per signature.
+Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
+    uint64_t key = static_cast<uint64_t>(op);
+    for (const Operand& o : ops) key = key * 64 + static_cast<uint64_t>(operand_code(o) + 1);
+    auto& cache = loop_cache();
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    py::module_ np = py::module_::import("numpy");
+    py::object ufunc = np.attr(op_info(op).numpy_name);
+    py::tuple sig(ops.size() + 1);
+    py::object builtins = py::module_::import("builtins");
+    for (size_t i = 0; i < ops.size(); ++i) {
+        switch (ops[i].kind) {
+        case Operand::PyInt: sig[i] = builtins.attr("int"); break;
+        case Operand::PyFloat: sig[i] = builtins.attr("float"); break;
+        default: sig[i] = numpy_dtype(ops[i].arr.dtype()); break;
+        }
+    }
+    sig[ops.size()] = py::none();
+    py::tuple res = ufunc.attr("resolve_dtypes")(sig);
+    Loop loop{};
+    loop.representable = true;
+    for (size_t i = 0; i <= ops.size(); ++i) {
+        const DType t = dtype_from_object(res[i]);
+        if (t < 0) loop.representable = false;
+        if (i < ops.size()) loop.in[i] = t;
+        else loop.out = t;
+    }
+    cache.emplace(key, loop);
+    return loop;
+}
+
+// A weak Python scalar converted to the loop dtype; OverflowError as NumPy.
+gpupy_scalar weak_value(const Operand& o, DType t) {
+    PyObject* p = o.obj.ptr();
+    if (o.kind == Operand::PyFloat) return scalar_from_double(t, PyFloat_AS_DOUBLE(p));
+    if (dtype_is_float(t)) {
+        const double d = PyLong_AsDouble(p);
+        if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+        return scalar_from_double(t, d);
+    }
+    // Integer loop: the value must fit.
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    bool fits;
+    gpupy_scalar s{};
+    if (overflow == 0) {
+        if (t == GPUPY_UINT64) {
+            fits = v >= 0;
+            s.u = static_cast<uint64_t>(v);
+        } else {
+            const int bits = dtype_itemsize(t) * 8;
+            if (dtype_is_unsigned_int(t)) fits = v >= 0 && (bits >= 64 || v < (1LL << bits));
+            else fits = bits >= 64 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)));
+            s = scalar_from_int(t, v);
+        }
+    } else if (overflow > 0 && t == GPUPY_UINT64) {
+        const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+        fits = !(u == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+        PyErr_Clear();
+        s.u = u;
+    } else {
+        fits = false;
+    }
+    if (!fits) {
+        throw OverflowError("Python integer " + std::string(py::str(o.obj)) + " out of bounds for " + dtype_name(t));
+    }
+    return s;
+}
+
+// A constant node converted to dtype t with NumPy's unsafe cast rules.
+NodeRef cast_constant(const Node* c, DType t) {
+    const DType from = c->dtype();
+    gpupy_scalar v = c->value();
+    if (dtype_is_float(from)) return NodeFactory::constant(t, scalar_from_double(t, v.f));
+    if (from == GPUPY_UINT64) return NodeFactory::constant(t, scalar_from_uint(t, v.u));
+    return NodeFactory::constant(t, scalar_from_int(t, v.i));
+}
+
+// The operand's view as a child of an expression of shape `shape`,
+// converted to dtype t.
+NodeView child_view(const Operand& o, DType t, const Dims& shape) {
+    if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
+        return constant_view(NodeFactory::constant(t, weak_value(o, t)), shape);
+    NodeView v = o.arr.node_view();
+    if (v.node->dtype() != t) {
+        if (v.node->kind() == NodeKind::Constant) {
+            v.node = cast_constant(v.node.get(), t);
+        } else {
+            NodeRef c = NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v});
+            v = NodeView{c, identity_view(v.geom.shape)};
+        }
+    }
+    v.geom.strides = broadcast_strides(v.geom.shape, v.geom.strides, shape);
+    v.geom.shape = shape;
+    return v;
+}
+
+// The value of an exponent that is a scalar known now (a Python number or
+// a constant), as a double.
+bool constant_exponent(const Operand& o, double* e) {
+    if (o.kind == Operand::PyInt) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o.obj.ptr(), &overflow);
+        if (overflow) return false;
+        *e = static_cast<double>(v);
+        return true;
+    }
+    if (o.kind == Operand::PyFloat) {
+        *e = PyFloat_AS_DOUBLE(o.obj.ptr());
+        return true;
+    }
+    if (o.kind == Operand::Array && o.arr.node()->kind() == NodeKind::Constant) {
+        const Node* c = o.arr.node();
+        const gpupy_scalar v = c->value();
+        if (dtype_is_float(c->dtype())) *e = v.f;
+        else if (c->dtype() == GPUPY_UINT64) *e = static_cast<double>(v.u);
+        else *e = static_cast<double>(v.i);
+        return true;
+    }
+    return false;
+}
+
+Dims operand_shape(const Operand& o) { return o.kind == Operand::Array ? o.arr.geom.shape : Dims{}; }
+
+py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out) {
+    if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
+    py::tuple t(args.size());
+    for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
+    py::dict kw;
+    if (out && !out.is_none()) kw["out"] = out;
+    return numpy_fallback()(name, t, kw);
+}
+
+bool can_cast_same_kind(DType from, DType to) {
+    static int table[GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES];
+    static bool filled = false;
+    if (!filled) {
+        for (int a = 0; a < GPUPY_NUM_DTYPES; ++a) {
+            for (int b = 0; b < GPUPY_NUM_DTYPES; ++b) {
+                PyArray_Descr* da = reinterpret_cast<PyArray_Descr*>(numpy_dtype(a).ptr());
+                PyArray_Descr* db = reinterpret_cast<PyArray_Descr*>(numpy_dtype(b).ptr());
+                table[a][b] = PyArray_CanCastTypeTo(da, db, NPY_SAME_KIND_CASTING);
+            }
+        }
+        filled = true;
+    }
+    return table[from][to] != 0;
+}
+
+std::string dtype_repr(DType t) { return std::string("dtype('") + dtype_name(t) + "')"; }
+
+// Writes `value` (already a GpuArray of `target`'s shape after
+// broadcasting) into target, following NumPy's rules for `out=`.
+void write_output(const GpuArray& target, const GpuArray& result, const char* ufunc_name) {
+    if (!can_cast_same_kind(result.dtype(), target.dtype())) {
+        throw TypeError(std::string("Cannot cast ufunc '") + ufunc_name + "' output from " + dtype_repr(result.dtype()) +
+                        " to " + dtype_repr(target.dtype()) + " with casting rule 'same_kind'");
+    }
+    if (result.geom.shape != target.geom.shape) {
+        if (broadcast_shapes({result.geom.shape, target.geom.shape}) != target.geom.shape) {
+            throw ValueError("non-broadcastable output operand with shape " + shape_str(target.geom.shape) +
+                             " doesn't match the broadcast shape " + shape_str(broadcast_shapes({result.geom.shape, target.geom.shape})));
+        }
+    }
+    assign(target, py::cast(result));
+}
+
+}  // namespace
+
+bool as_gpuarray(py::handle obj, GpuArray* out) {
+    Operand o = classify(obj);
+    if (o.kind == Operand::Array) {
+        *out = o.arr;
+        return true;
+    }
+    if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
+        py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(obj.ptr(), nullptr, 0, 0, 0, nullptr));
+        if (!arr) throw py::error_already_set();
+        *out = GpuArray::of(node_from_ndarray(arr));
+        return true;
+    }
+    return false;
+}
+
+py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
+    std::vector<Operand> ops;
+    ops.reserve(args.size());
+    bool unsupported = false;
+    for (py::handle a : args) {
+        ops.push_back(classify(a));
+        if (ops.back().kind == Operand::Unknown) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        if (ops.back().kind == Operand::Unsupported) unsupported = true;
+    }
+    const char* name = op_info(op).numpy_name;
+    GpuArray out_arr;
+    const bool has_out = out && !out.is_none();
+    if (has_out && !(is_gpuarray(out) && (out_arr = out.cast<const GpuArray&>(), true))) unsupported = true;
+    if (unsupported) return call_numpy(name, args, out);
+    Loop loop = resolve_loop(op, ops);
+    if (!loop.representable) return call_numpy(name, args, out);
+    std::vector<Dims> shapes;
+    for (const Operand& o : ops) shapes.push_back(operand_shape(o));
+    const Dims shape = broadcast_shapes(shapes);
+    std::vector<NodeView> children;
+    children.reserve(ops.size());
+    try {
+        for (size_t i = 0; i < ops.size(); ++i) children.push_back(child_view(ops[i], loop.in[i], shape));
+    } catch (const OverflowError&) {
+        // NumPy compares out-of-range Python integers correctly rather than
+        // raising; let it.
+        if (op_is_predicate(op)) return call_numpy(name, args, out);
+        throw;
+    }
+    OpCode node_op = op;
+    if (op == GPUPY_OP_POWER) {
+        // NumPy's ndarray.__pow__ computes x**2, x**0.5 and x**-1 as
+        // square, sqrt and reciprocal; np.power gives the same values. Other
+        // integer powers run in NumPy, which raises for negative exponents.
+        double e;
+        const bool known = constant_exponent(ops[1], &e);
+        const bool flt = dtype_is_float(loop.out);
+        if (known && e == 2.0) {
+            node_op = GPUPY_OP_SQUARE;
+        } else if (known && flt && e == 0.5) {
+            node_op = GPUPY_OP_SQRT;
+        } else if (known && flt && e == -1.0) {
+            node_op = GPUPY_OP_RECIPROCAL;
+        } else if (!flt && !(known && e >= 0)) {
+            return call_numpy(name, args, out);
+        }
+        if (node_op != GPUPY_OP_POWER) children.pop_back();
+    }
+    GpuArray result = GpuArray::of(NodeFactory::expression(node_op, loop.out, shape, std::move(children)));
+    if (has_out) {
+        write_output(out_arr, result, name);
+        return py::reinterpret_borrow<py::object>(out);
+    }
+    return py::cast(std::move(result));
+}
+
+py::object apply_where(py::handle cond, py::handle x, py::handle y) {
+    Operand oc = classify(cond), ox = classify(x), oy = classify(y);
+    for (const Operand* o : {&oc, &ox, &oy}) {
+        if (o->kind == Operand::Unknown || o->kind == Operand::Unsupported)
+            return call_numpy("where", {cond, x, y}, py::handle());
+    }
+    // NumPy's promotion of the two value operands, weak scalars included.
+    auto rt_arg = [](const Operand& o) -> py::object {
+        if (o.kind == Operand::Array) return numpy_dtype(o.arr.dtype());
+        return py::reinterpret_borrow<py::object>(o.obj);
+    };
+    const DType t = dtype_from_object(py::module_::import("numpy").attr("result_type")(rt_arg(ox), rt_arg(oy)));
+    if (t < 0) return call_numpy("where", {cond, x, y}, py::handle());
+    const Dims shape = broadcast_shapes({operand_shape(oc), operand_shape(ox), operand_shape(oy)});
+    std::vector<NodeView> children;
+    if (oc.kind != Operand::Array) {
+        // A Python int/float condition: its truth value.
+        const bool truth = PyObject_IsTrue(oc.obj.ptr()) == 1;
+        children.push_back(constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, truth)), shape));
+    } else {
+        children.push_back(child_view(oc, GPUPY_BOOL, shape));
+    }
+    children.push_back(child_view(ox, t, shape));
+    children.push_back(child_view(oy, t, shape));
+    return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_WHERE, t, shape, std::move(children))));
+}
+
+GpuArray astype(const GpuArray& a, DType t) {
+    NodeView v = a.node_view();
+    return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v}));
+}
+
+GpuArray lazy_copy(const GpuArray& a) { return astype(a, a.dtype()); }
+
+void assign(const GpuArray& target, py::handle value) {
+    if (!target.writeable) throw ValueError("assignment destination is read-only");
+    const DType t = target.dtype();
+    GpuArray v;
+    PyObject* p = value.ptr();
+    if (PyLong_Check(p) || PyFloat_Check(p) || PyBool_Check(p) ||
+        (PyArray_IsScalar(p, Generic) && !is_gpuarray(value))) {
+        v = GpuArray::of(NodeFactory::constant(t, scalar_from_python(value, t)));
+    } else {
+        Operand o = classify(value);
+        if (o.kind != Operand::Array) {
+            // Something NumPy can convert (or reject with its own message).
+            py::object arr = py::module_::import("numpy").attr("asarray")(value, numpy_dtype(t));
+            o = classify(arr);
+            if (o.kind != Operand::Array) throw TypeError("cannot assign this value to a gpupy array");
+        }
+        v = o.arr;
+    }
+    // NumPy drops leading length-1 dimensions of the value, then broadcasts.
+    Dims vs = v.geom.shape;
+    Dims vstr = v.geom.strides;
+    while (vs.size() > target.geom.shape.size() && vs.front() == 1) {
+        vs.erase(vs.begin());
+        vstr.erase(vstr.begin());
+    }
+    bool ok = vs.size() <= target.geom.shape.size();
+    for (size_t i = 0; ok && i < vs.size(); ++i) {
+        const int64_t want = target.geom.shape[target.geom.shape.size() - vs.size() + i];
+        ok = vs[i] == want || vs[i] == 1;
+    }
+    if (!ok) {
+        throw ValueError("could not broadcast input array from shape " + shape_str(v.geom.shape) + " into shape " +
+                         shape_str(target.geom.shape));
+    }
+    NodeView src = v.node_view();
+    src.geom.shape = vs;
+    src.geom.strides = vstr;
+    if (src.node->dtype() != t) {
+        if (src.node->kind() == NodeKind::Constant) {
+            src.node = cast_constant(src.node.get(), t);
+        } else {
+            NodeRef c = NodeFactory::expression(GPUPY_OP_CAST, t, src.geom.shape, {src});
+            src = NodeView{c, identity_view(src.geom.shape)};
+        }
+    }
+    src.geom.strides = broadcast_strides(src.geom.shape, src.geom.strides, target.geom.shape);
+    src.geom.shape = target.geom.shape;
+    if (target.is_whole()) {
+        // Replacing every element: the owner simply takes a new value; any
+        // expression built from the old one keeps it (copy-on-write, lazily).
+        target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
+        return;
+    }
+    // A partial write is done on the host, now.
+    const int64_t n = target.size();
+    if (n == 0) return;
+    ensure_host(src);
+    std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(t)));
+    gather_from_host(src.node.get(), src.geom, 0, n, values.data());
+    src = NodeView{};  // drop our reference before counting the node's users
+    Owner& owner = *target.owner;
+    ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
+    Node* node = owner.node.get();
+    if (node->refcount() > 1) {
+        // Something else (an unevaluated expression, another array sharing
+        // this value) still needs the old values: copy on write.
+        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
+        std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
+        owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
+        node = owner.node.get();
+    } else {
+        // No dependents: a destructive update. The node's cached blocks and
+        // its place in the hash-consing table describe the old values.
+        node->unhash();
+        Runtime::get().cache().invalidate(node);
+        node->drop_children();
+    }
+    scatter_to_host(node, target.geom, 0, n, values.data());
+}
+
+py::object inplace(OpCode op, py::object self, py::handle value) {
+    const GpuArray& a = self.cast<const GpuArray&>();
+    py::object r = apply_ufunc(op, {self, value}, py::handle());
+    if (r.is(py::handle(Py_NotImplemented))) return r;
+    GpuArray ra;
+    if (!as_gpuarray(r, &ra)) throw TypeError("in-place operation produced an unsupported value");
+    write_output(a, ra, op_info(op).numpy_name);
+    return self;
+}
+
+void register_ops(py::module_& m) {
+    m.def("_set_numpy_fallback", [](py::object f) { numpy_fallback() = std::move(f); });
+    m.def(
+        "ufunc",
+        [](const std::string& name, py::args args, py::object out) {
+            const OpCode op = op_from_numpy_name(name);
+            if (op == GPUPY_OP_NONE || (op_info(op).flags & GPUPY_OPF_INTERNAL))
+                throw ValueError("gpupy has no elementwise op '" + name + "'");
+            if (static_cast<int>(args.size()) != op_info(op).arity) {
+                throw TypeError(name + "() takes from " + std::to_string(op_info(op).arity) + " to " +
+                                std::to_string(op_info(op).arity + 1) + " positional arguments but " +
+                                std::to_string(args.size()) + " were given");
+            }
+            std::vector<py::handle> hs(args.begin(), args.end());
+            return apply_ufunc(op, hs, out);
+        },
+        py::arg("name"), py::kw_only(), py::arg("out") = py::none());
+    m.def("where", &apply_where);
+    m.def("ufunc_names", [] {
+        py::list names;
+        for (OpCode op = GPUPY_OP_CONST + 1; op < GPUPY_NUM_OPS; ++op) {
+            if (!(op_info(op).flags & GPUPY_OPF_INTERNAL)) names.append(op_info(op).numpy_name);
+        }
+        return names;
+    });
+    m.def("ufunc_arity", [](const std::string& name) {
+        const OpCode op = op_from_numpy_name(name);
+        if (op == GPUPY_OP_NONE) throw ValueError("unknown op " + name);
+        return op_info(op).arity;
+    });
+}
+
+}  // namespace gpupy

@@ -1,0 +1,136 @@
+// Runtime controls for Python: driver choice and options, block size,
+// cache budget, counters, the NumPy host evaluator, and introspection used
+// by tests (IR of a block, cached blocks of an array).
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "errors.hpp"
+#include "evaluator.hpp"
+#include "numpy_api.hpp"
+#include "planner.hpp"
+#include "py_array.hpp"
+#include "runtime.hpp"
+#include "stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// Driver counters are cumulative; reset_stats() remembers where they stood.
+gpupy_driver_counters g_counter_base{};
+std::string g_counter_driver;
+
+py::dict stats_dict() {
+    const Stats& s = stats();
+    py::dict d;
+    d["evaluations"] = s.evaluations;
+    d["blocks_uploaded"] = s.blocks_uploaded;
+    d["blocks_downloaded"] = s.blocks_downloaded;
+    d["bytes_uploaded"] = s.bytes_uploaded;
+    d["bytes_downloaded"] = s.bytes_downloaded;
+    d["blocks_packed"] = s.blocks_packed;
+    d["evictions"] = s.evictions;
+    d["eviction_readbacks"] = s.eviction_readbacks;
+    d["collapses"] = s.collapses;
+    d["check_ir_calls"] = s.check_ir_calls;
+    d["host_evaluations"] = s.host_evaluations;
+    d["nodes_created"] = NodeFactory::created();
+    d["nodes_shared"] = NodeFactory::shared_hits();
+    Runtime& rt = Runtime::get();
+    if (rt.has_driver()) {
+        gpupy_driver_counters c = rt.driver().counters();
+        const bool same = g_counter_driver == rt.driver().name();
+        d["programs_compiled"] = c.programs_compiled - (same ? g_counter_base.programs_compiled : 0);
+        d["program_cache_hits"] = c.program_cache_hits - (same ? g_counter_base.program_cache_hits : 0);
+        d["compile_seconds"] = (c.compile_ns - (same ? g_counter_base.compile_ns : 0)) * 1e-9;
+        d["first_run_seconds"] = (c.first_run_ns - (same ? g_counter_base.first_run_ns : 0)) * 1e-9;
+        d["cached_blocks"] = static_cast<int64_t>(rt.cache().count());
+        d["cached_bytes"] = rt.cache().used_bytes();
+    }
+    return d;
+}
+
+void reset_stats() {
+    stats() = Stats{};
+    Runtime& rt = Runtime::get();
+    if (rt.has_driver()) {
+        g_counter_base = rt.driver().counters();
+        g_counter_driver = rt.driver().name();
+    }
+}
+
+py::list ir_to_python(const std::vector<gpupy_ir_instr>& ir) {
+    py::list out;
+    for (const gpupy_ir_instr& in : ir) {
+        py::dict d;
+        d["op"] = in.op == GPUPY_OP_LOAD ? "load" : in.op == GPUPY_OP_INDEX ? "index" : in.op == GPUPY_OP_CONST ? "const"
+                                                                                                          : op_info(in.op).numpy_name;
+        d["dtype"] = dtype_name(in.dtype);
+        py::list args;
+        for (int a : in.arg) {
+            if (a >= 0) args.append(a);
+        }
+        d["args"] = args;
+        d["contiguous"] = (in.flags & GPUPY_INSTR_CONTIGUOUS) != 0;
+        out.append(d);
+    }
+    return out;
+}
+
+void install_host_evaluator(py::object fn) {
+    Runtime::get().host_evaluator = [fn](Node& x) {
+        py::object out = host_ndarray(&x, identity_view(x.shape()), true);
+        py::list operands;
+        for (const NodeView& c : x.children()) operands.append(host_ndarray(c.node.get(), c.geom, false));
+        py::dict params;
+        std::string name;
+        if (x.op() == GPUPY_OP_INDEX) {
+            name = "index";
+            params["axis"] = x.index_params().axis;
+        } else if (x.op() == CORE_OP_REDUCE) {
+            const ReduceParams& p = x.reduce_params();
+            name = "reduce";
+            params["fold"] = op_info(p.fold).numpy_name;
+            params["ndim"] = p.ndim;
+            params["chunk"] = p.chunk;
+            params["mode"] = p.mode == GPUPY_REDUCE_CHUNKS ? "chunks" : "prefix";
+        } else {
+            name = op_info(x.op()).numpy_name;
+        }
+        fn(name, out, operands, params);
+    };
+}
+
+}  // namespace
+
+void register_runtime(py::module_& m) {
+    m.def("use_driver", [](const std::string& name) { Runtime::get().use_driver(name); });
+    m.def("driver_name", []() -> py::object {
+        Runtime& rt = Runtime::get();
+        if (!rt.has_driver()) return py::none();
+        return py::str(rt.driver().name());
+    });
+    m.def("driver_describe", [] { return Runtime::get().driver().describe(); });
+    m.def("set_driver_option", [](const std::string& key, py::handle value) {
+        Runtime::get().driver().set_option(key, std::string(py::str(value)));
+    });
+    m.def("driver_library_dir", &Driver::library_dir);
+    m.def("block_size", [] { return Runtime::get().cache().block_size(); });
+    m.def("set_block_size", [](int64_t n) {
+        Runtime::get().cache().set_block_size(n);
+    });
+    m.def("cache_budget", [] { return Runtime::get().cache().budget(); });
+    m.def("set_cache_budget", [](int64_t n) { Runtime::get().cache().set_budget(n); });
+    m.def("clear_cache", [] { Runtime::get().cache().clear(); });
+    m.def("stats", &stats_dict);
+    m.def("reset_stats", &reset_stats);
+    m.def("set_host_evaluator", &install_host_evaluator);
+    m.def("_ir", [](const GpuArray& a, int64_t block) { return ir_to_python(plan_ir(a.node_view(), block)); },
+          py::arg("array"), py::arg("block") = 0);
+    m.def("_cached_blocks", [](const GpuArray& a) {
+        return static_cast<int64_t>(Runtime::get().cache().blocks_of(a.node()).size());
+    });
+    m.def("_live_hashed_nodes", [] { return NodeFactory::live_hashed(); });
+}
+
+}  // namespace gpupy

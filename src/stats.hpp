@@ -1,0 +1,26 @@
+// Counters behind gpupy.stats(): what the core did, so tests can check
+// mechanisms (not timings) and users can see where time went.
+#pragma once
+
+#include <cstdint>
+
+namespace gpupy {
+
+struct Stats {
+    int64_t evaluations = 0;        // driver eval_ir calls
+    int64_t blocks_uploaded = 0;    // host -> device block writes
+    int64_t blocks_downloaded = 0;  // device -> host block reads
+    int64_t bytes_uploaded = 0;
+    int64_t bytes_downloaded = 0;
+    int64_t blocks_packed = 0;      // strided views gathered on the host before upload
+    int64_t evictions = 0;          // blocks evicted from the device cache
+    int64_t eviction_readbacks = 0; // evicted blocks read back first (values nowhere else)
+    int64_t collapses = 0;          // subexpressions evaluated separately by partitioning
+    int64_t check_ir_calls = 0;     // exact resource checks during partitioning
+    int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)
+    int64_t small_host_evaluations = 0;  // evaluations routed to the host as too small for the device
+};
+
+Stats& stats();
+
+}  // namespace gpupy
