@@ -234,17 +234,21 @@ BINARY = {
 
 
 def ordered(x):
-    i = x.view(np.int32).astype(np.int64)
-    return np.where(i < 0, -(i & 0x7fffffff), i)
+    """Order-preserving integer for float32 (+0 and -0 both map to 0)."""
+    i = x.view(np.int32)
+    return np.where(i < 0, -(i & 0x7fffffff), i).astype(np.int64)
 
 
 def ulp_of_exact(ref):
     """ulp of float32 at the exact value (binade of |ref|, denormal floor)."""
-    a = np.abs(ref.astype(np.float64))
-    with np.errstate(divide="ignore"):
-        e = np.frexp(a)[1] - 1
-    e = np.maximum(e, -126)
-    return np.ldexp(1.0, e - 23)
+    r = np.asarray(ref)
+    if r.dtype == LD:
+        with np.errstate(divide="ignore"):
+            e = np.frexp(np.abs(r.astype(np.float64)))[1] - 1
+        return np.ldexp(1.0, np.maximum(e, -126) - 23)
+    e = ((r.astype(np.float64).view(np.int64) >> 52) & 0x7ff) - 1023
+    e = np.maximum(e, -126) - 23
+    return ((e + 1023) << 52).view(np.float64)
 
 
 def special_mismatch(y, r):
@@ -265,8 +269,12 @@ def compare(y, ref_hi, ref_np, inputs):
     st = {"n": len(y)}
     # Error vs the exact value, where the reference is finite in float32.
     fin = np.isfinite(ref32) & np.isfinite(y)
-    err = np.abs(y[fin].astype(LD) - ref_hi[fin].astype(LD)) / ulp_of_exact(ref_hi[fin]).astype(LD)
-    err = err.astype(np.float64)
+    if ref_hi.dtype == LD:
+        err = (np.abs(y[fin].astype(LD) - ref_hi[fin]) / ulp_of_exact(ref_hi[fin]).astype(LD))
+        err = err.astype(np.float64)
+    else:   # float64 difference of a float32 and a float64 value: error 2^-53 relative
+        rf = ref_hi[fin]
+        err = np.abs(y[fin].astype(np.float64) - rf) / ulp_of_exact(rf)
     st["exact_max"] = float(err.max()) if err.size else 0.0
     st["exact_mean"] = float(err.mean()) if err.size else 0.0
     if err.size:
@@ -287,12 +295,47 @@ def compare(y, ref_hi, ref_np, inputs):
     return st
 
 
+def exhaustive(runner, name, chunk=1 << 24):
+    """All 2^32 float32 inputs of a unary function, streamed in chunks."""
+    acc = {"n": 0, "exact_max": 0.0, "exact_sum": 0.0, "exact_n": 0, "cr_max": 0, "cr_sum": 0,
+           "np_max": 0, "np_sum": 0, "cr_special": 0, "np_special": 0, "cmp_n": 0}
+    t0 = time.time()
+    for start in range(0, 1 << 32, chunk):
+        x = np.arange(start, start + chunk, dtype=np.uint64).astype(np.uint32).view(F32)
+        with np.errstate(all="ignore"):
+            ref_np = UNARY[name](x)
+            ref_hi = UNARY[name](x.astype(np.float64))
+            y, _ = runner.run("gp_" + name, x)
+            st = compare(y, ref_hi, ref_np, (x,))
+        fin = np.isfinite(ref_hi.astype(F32)) & np.isfinite(y)
+        m = int(fin.sum())
+        acc["n"] += st["n"]
+        acc["exact_max"] = max(acc["exact_max"], st["exact_max"])
+        acc["exact_sum"] += st["exact_mean"] * m
+        acc["exact_n"] += m
+        ok = int((~np.isnan(y) & ~np.isnan(ref_np)).sum())
+        for k in ("cr", "np"):
+            if st[k + "_max"] > acc[k + "_max"]:
+                acc[k + "_worst"] = st.get(k + "_worst")
+            acc[k + "_max"] = max(acc[k + "_max"], st[k + "_max"])
+            acc[k + "_sum"] += st[k + "_mean"] * ok
+            acc[k + "_special"] += st[k + "_special"]
+        acc["cmp_n"] += ok
+    acc["exact_mean"] = acc["exact_sum"] / max(1, acc["exact_n"])
+    acc["cr_mean"] = acc["cr_sum"] / max(1, acc["cmp_n"])
+    acc["np_mean"] = acc["np_sum"] / max(1, acc["cmp_n"])
+    acc["secs"] = time.time() - t0
+    return acc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply sample counts")
     ap.add_argument("--only", default="", help="comma-separated function names")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--verbose", action="store_true", help="print worst cases")
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="unary functions: all 2^32 inputs instead of samples (minutes each)")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     runner = Runner()
@@ -302,6 +345,19 @@ def main():
         if only and name not in only:
             continue
         t0 = time.time()
+        if args.exhaustive:
+            if name not in UNARY:
+                continue
+            st = exhaustive(runner, name)
+            st["name"] = name
+            rows.append(st)
+            print(f"{name:13s} all 2^32: exact max {st['exact_max']:6.3f} mean {st['exact_mean']:.3f} | "
+                  f"CR max {st['cr_max']} mean {st['cr_mean']:.5f} special {st['cr_special']} | "
+                  f"NumPy max {st['np_max']} mean {st['np_mean']:.5f} special {st['np_special']} "
+                  f"({st['secs']:.0f}s)", flush=True)
+            if args.verbose:
+                print(f"    cr_worst: {st.get('cr_worst')}  np_worst: {st.get('np_worst')}")
+            continue
         with np.errstate(all="ignore"):
             if name in UNARY:
                 x = unary_inputs(name, args.scale)

@@ -101,11 +101,21 @@ vec2 gp__split(float a) {
 
 // @function gp__two_prod requires gp__split
 // Dekker's TwoProduct: p + e == a * b exactly (barring underflow/overflow).
+// With a constant operand its split is folded at compile time.
 vec2 gp__two_prod(float a, float b) {
     precise float p = a * b;
     vec2 as = gp__split(a);
     vec2 bs = gp__split(b);
     precise float e = ((as.x * bs.x - p) + as.x * bs.y + as.y * bs.x) + as.y * bs.y;
+    return vec2(p, e);
+}
+
+// @function gp__sqr requires gp__split
+// a^2 == p + e exactly: TwoProduct with a single split.
+vec2 gp__sqr(float a) {
+    precise float p = a * a;
+    vec2 s = gp__split(a);
+    precise float e = ((s.x * s.x - p) + 2.0 * s.x * s.y) + s.y * s.y;
     return vec2(p, e);
 }
 

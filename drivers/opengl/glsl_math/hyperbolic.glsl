@@ -97,18 +97,18 @@ float gp_tanh(float x) {
     return gp__copysign(y, x);
 }
 
-// @function gp__sqrt_df requires gp__two_prod
+// @function gp__sqrt_df requires gp__sqr
 // sqrt(u.x + u.y) as an unevaluated pair (relative error ~2^-46), u.x > 0;
 // one residual correction, so an approximate builtin sqrt is fine.
 vec2 gp__sqrt_df(vec2 u) {
     precise float sh = sqrt(u.x);
-    vec2 p = gp__two_prod(sh, sh);
+    vec2 p = gp__sqr(sh);
     precise float res = ((u.x - p.x) - p.y) + u.y;
     precise float sl = res / (2.0 * sh);
     return vec2(sh, sl);
 }
 
-// @function gp_arcsinh requires gp__isnan gp__isinf gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__sqrt_df gp__log_df gp__log_decomp gp__log1p_kernel gp__log_combine
+// @function gp_arcsinh requires gp__isnan gp__isinf gp__copysign gp__sqr gp__two_sum gp__fast_two_sum gp__sqrt_df gp__log_df gp__log_decomp gp__log1p_kernel gp__log_combine
 // asinh|x| = log(|x| + sqrt(x^2 + 1)) with the argument as a double-float
 // (exact square, exact +1, corrected sqrt), then gp__log_df; for small x the
 // argument is 1 + ~x and log keeps relative accuracy because f = w.x - 1 is
@@ -124,7 +124,7 @@ float gp_arcsinh(float x) {
         vec2 L = gp__log_combine(kf.x + 1.0, gp__log1p_kernel(kf.y), 0.0);
         y = L.x + L.y;
     } else {
-        vec2 q = gp__two_prod(ax, ax);
+        vec2 q = gp__sqr(ax);
         vec2 u = gp__two_sum(q.x, 1.0);
         precise float ul = u.y + q.y;
         vec2 un = gp__fast_two_sum(u.x, ul);
@@ -137,7 +137,7 @@ float gp_arcsinh(float x) {
     return gp__copysign(y, x);
 }
 
-// @function gp_arccosh requires gp__isnan gp__nan gp__two_prod gp__two_sum gp__fast_two_sum gp__sqrt_df gp__log_df gp__log_decomp gp__log1p_kernel gp__log_combine
+// @function gp_arccosh requires gp__isnan gp__nan gp__sqr gp__two_sum gp__fast_two_sum gp__sqrt_df gp__log_df gp__log_decomp gp__log1p_kernel gp__log_combine
 // acosh x = log(x + sqrt(x^2 - 1)), argument as a double-float (x^2 - 1 is
 // exact: exact square, Sterbenz-exact or TwoSum subtraction); x > 2^12:
 // log(2x).  x < 1: NaN.
@@ -152,7 +152,7 @@ float gp_arccosh(float x) {
         vec2 L = gp__log_combine(kf.x + 1.0, gp__log1p_kernel(kf.y), 0.0);
         y = L.x + L.y;
     } else {
-        vec2 q = gp__two_prod(x, x);
+        vec2 q = gp__sqr(x);
         vec2 u = gp__two_sum(q.x, -1.0);
         precise float ul = u.y + q.y;
         vec2 un = gp__fast_two_sum(u.x, ul);

@@ -2,19 +2,31 @@
 // NumPy's semantics (numpy/_core/src/npymath: npy_fmodf, npy_divmodf,
 // npy_remainderf, npy_floor_dividef).
 
-// @function gp_fmod requires gp__isnan gp__isinf gp__nan gp__copysign gp__ldexp
+// @function gp_fmod requires gp__isnan gp__isinf gp__nan gp__copysign gp__ldexp gp__div_rn gp__two_prod
 // C fmodf: the exact remainder a - trunc(a/b) b with the sign of a
 // (fmod(x, 0) = fmod(inf, y) = NaN, fmod(x, inf) = x).  Computed exactly on
 // the integer significands: |a| = ma 2^ea, |b| = mb 2^eb (24-bit integers,
 // denormals included), r = ma mod mb, then for each of the ea - eb bits of
 // exponent difference r = (r << s) mod mb, up to 8 bits per step so that
 // r << s fits in 32 bits (at most 35 steps for the extreme 2^277 ratio, one
-// step when |a/b| < 2^8).  The float division is never involved, so the
-// result is exact on any hardware.
+// step when |a/b| < 2^8).
+// Fast path for quotients below 2^23 (b not tiny, a not huge): q =
+// trunc(RN(a/b)) is trunc(a/b) or one more (RN is monotone and trunc(a/b)
+// is representable), a - q b is then computed exactly with an exact product
+// (a - p.x is Sterbenz-exact) and is the remainder or the remainder - b; the
+// fix-up r + b is exact because the remainder is representable.  Uses the
+// correctly rounded division gp__div_rn; everything else is exact.
 float gp_fmod(float a, float b) {
     if (gp__isnan(a) || gp__isnan(b) || gp__isinf(a) || b == 0.0) return gp__nan();
     float ax = abs(a), ay = abs(b);
     if (ax < ay) return a;                        // includes b = +-inf
+    if (ay >= 7.88860905e-31 && ax < 8.50705917e37 && ax < ay * 8388608.0) {  // 2^-100, 2^126, 2^23
+        precise float q = trunc(gp__div_rn(ax, ay));
+        vec2 p = gp__two_prod(q, ay);
+        precise float r = (ax - p.x) - p.y;
+        if (r < 0.0) r = r + ay;
+        return gp__copysign(r, a);
+    }
     uint ua = floatBitsToUint(ax), ub = floatBitsToUint(ay);
     int ea = int(ua >> 23), eb = int(ub >> 23);
     uint ma = ua & 0x007fffffu, mb = ub & 0x007fffffu;

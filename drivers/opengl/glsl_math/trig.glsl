@@ -119,7 +119,7 @@ vec2 gp__sin_kernel(float rh, float rl) {
     return vec2(rh, tail);
 }
 
-// @function gp__cos_kernel requires gp__two_prod gp__fast_two_sum
+// @function gp__cos_kernel requires gp__sqr gp__fast_two_sum
 // cos(rh + rl) for |rh| <= 0.8 as an unevaluated pair (w, tail):
 // cos r = 1 - r^2/2 + r^4 C(r^2), C minimax degree 3 (2^-36.9).  1 - rh^2/2
 // is formed exactly (exact square, Fast2Sum), which keeps the result within
@@ -129,7 +129,7 @@ vec2 gp__cos_kernel(float rh, float rl) {
     const float COS_C1 = -1.388897654e-03;
     const float COS_C2 = 2.482041054e-05;
     const float COS_C3 = -2.870431217e-07;
-    vec2 zz = gp__two_prod(rh, rh);
+    vec2 zz = gp__sqr(rh);
     precise float z = zz.x;
     precise float C = fma(fma(fma(COS_C3, z, COS_C2), z, COS_C1), z, COS_C0);
     vec2 w = gp__fast_two_sum(1.0, -0.5 * z);
@@ -319,7 +319,7 @@ float gp__asin_poly(float z) {
     return b;
 }
 
-// @function gp__asin_sqrt_half requires gp__two_prod gp__asin_poly
+// @function gp__asin_sqrt_half requires gp__sqr gp__asin_poly
 // For 1/2 < a <= 1: asin(s) with s = sqrt((1-a)/2) as an unevaluated pair.
 // z = (1-a)/2 is exact, s = sqrt(z) is a double-float (residual-corrected,
 // so an approximate sqrt is fine), and s^2 = z exactly feeds the polynomial.
@@ -328,7 +328,7 @@ vec2 gp__asin_sqrt_half(float a) {
     precise float sh = sqrt(z);
     precise float sl = 0.0;
     if (sh > 0.0) {
-        vec2 p = gp__two_prod(sh, sh);
+        vec2 p = gp__sqr(sh);
         precise float res = (z - p.x) - p.y;
         sl = res / (2.0 * sh);
     }
@@ -388,7 +388,7 @@ float gp_arccos(float x) {
     return y;
 }
 
-// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__two_prod gp__two_sum gp__fast_two_sum gp__ldexp
+// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__sqr gp__two_sum gp__fast_two_sum gp__ldexp
 // sqrt(x^2 + y^2): hypot(+-inf, NaN) = inf (C99).  Both operands are scaled
 // by 2^-e (e = exponent of the larger), squares and sum are exact
 // double-floats, and the square root gets one residual correction, so the
@@ -407,13 +407,13 @@ float gp_hypot(float x, float y) {
     if (e < -126) e = -126;                       // denormal a: 2^126 scaling is exact
     precise float as = gp__ldexp(a, -e);
     precise float bs = gp__ldexp(b, -e);
-    vec2 A = gp__two_prod(as, as);
-    vec2 B = gp__two_prod(bs, bs);
+    vec2 A = gp__sqr(as);
+    vec2 B = gp__sqr(bs);
     vec2 S = gp__two_sum(A.x, B.x);
     precise float Sl = S.y + (A.y + B.y);
     vec2 Sn = gp__fast_two_sum(S.x, Sl);
     precise float sh = sqrt(Sn.x);
-    vec2 p = gp__two_prod(sh, sh);
+    vec2 p = gp__sqr(sh);
     precise float res = ((Sn.x - p.x) - p.y) + Sn.y;
     precise float r = sh + res / (2.0 * sh);
     return gp__ldexp(r, e);
