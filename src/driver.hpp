@@ -202,7 +202,9 @@ typedef struct gpupy_driver_api {
 
     // --- IR --------------------------------------------------------------
     // Exact resources of `ir` into *out; 1 if one evaluation can run it,
-    // 0 if not, GPUPY_ERROR on error.
+    // 0 if not, GPUPY_ERROR on error. The core checks IR before it binds
+    // blocks: LOAD leaves may have null blocks here (nblocks and
+    // block_elems are set).
     int (*check_ir)(void* ctx, const gpupy_ir* ir, gpupy_resources* out);
     // Evaluate `ir` into `dst` (never one of the IR's own LOAD blocks).
     int (*eval_ir)(void* ctx, const gpupy_ir* ir, gpupy_block* dst);

@@ -178,7 +178,7 @@ namespace {
 Span span_from(const ViewGeometry& v, size_t dim, const std::vector<int64_t>& inner_size, int64_t f0,
                int64_t f1) {
     if (dim == v.shape.size()) return {0, 0};
-    const int64_t inner = inner_size[dim];
+    const int64_t inner = inner_size[dim + 1];  // elements per step of this dim
     const int64_t s = v.strides[dim];
     const int64_t i0 = f0 / inner, i1 = (f1 - 1) / inner;
     if (i0 == i1) {

@@ -348,7 +348,11 @@ bool Planner::check_subtree(int32_t i, gpupy_resources* exact) {
     ++stats().check_ir_calls;
     std::vector<Leaf> leaves;
     std::vector<gpupy_ir_instr> instrs = emit(i, &leaves);
-    for (const Leaf& l : leaves) instrs[l.instr].nblocks = 1;
+    for (const Leaf& l : leaves) {
+        // Blocks are bound only at execution; checking needs the shape.
+        instrs[l.instr].nblocks = 1;
+        instrs[l.instr].block_elems = B_;
+    }
     gpupy_ir ir = make_ir(instrs, o0_, o1_);
     if (reduction_ && i != top_) {
         // An operand inside a reduction is collapsed as an elementwise
@@ -614,6 +618,7 @@ bool Planner::execute() {
             std::vector<gpupy_ir_instr> bound = instrs;
             for (const Leaf& l : leaves) bind(&bound[l.instr], items_[l.item], da, db);
             gpupy_ir ir = make_ir(bound, p.a, p.b);
+            if (getenv("GPUPY_DEBUG_PLAN")) { fprintf(stderr, "eval root op %d block %ld pieces a=%ld b=%ld o0=%ld o1=%ld\n", (int)x->op(), (long)block_, (long)p.a, (long)p.b, (long)o0_, (long)o1_); for (const Leaf& l : leaves) fprintf(stderr, "  leaf op %d kind %d complete %d cls %d nblocks %d first %ld base %ld\n", (int)items_[l.item].view.node->op(), (int)items_[l.item].view.node->kind(), (int)items_[l.item].view.node->complete(), (int)items_[l.item].cls, bound[l.instr].nblocks, (long)bound[l.instr].block_first, (long)bound[l.instr].map.base); }
             drv_.eval_ir(ir, dst);
             ++stats().evaluations;
         }

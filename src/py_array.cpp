@@ -46,9 +46,10 @@ py::object getitem(py::object self, py::handle key) {
         return advanced_getitem()(self, key);
     }
     if (scalar) {
-        // Evaluate just the block holding this element (thesis 4.4).
-        NodeView v{a.owner->node, ViewGeometry{g.offset, {}, {}}};
-        ensure_host(v);
+        // Evaluate the block of the array holding this element (thesis
+        // 4.4), so reading its neighbours next costs nothing.
+        NodeView whole{a.owner->node, identity_view(a.node()->shape())};
+        ensure_host(whole, g.offset, g.offset + 1);
         return numpy_scalar(a.node(), g.offset);
     }
     return py::cast(a.view(std::move(g)));

@@ -51,7 +51,7 @@ int operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in) {
 
 int const_components(int dtype) { return dtype_format(dtype).bits == 64 ? 2 : 1; }
 
-std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps) {
+std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps, bool require_blocks) {
     if (ir.ninstr < 1 || !ir.instr) return "empty IR";
     if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
     for (int d = 0; d < ir.ndim; ++d) {
@@ -70,7 +70,7 @@ std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps) 
         if (in.op == GPUPY_OP_LOAD) {
             if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where + "nblocks " + std::to_string(in.nblocks);
             if (in.block_elems < 1) return where + "block_elems < 1";
-            for (int b = 0; b < in.nblocks; ++b) {
+            for (int b = 0; require_blocks && b < in.nblocks; ++b) {
                 if (!in.blocks[b]) return where + "null block";
             }
         }
@@ -396,7 +396,7 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
 
 std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOptions& opt, bool want_source,
                             GeneratedShader& out) {
-    std::string err = validate(ir, dst_dtype, opt.caps);
+    std::string err = validate(ir, dst_dtype, opt.caps, opt.require_blocks);
     if (!err.empty()) return err;
     out = GeneratedShader{};
     out.wide_index = needs_wide_index(ir);

@@ -45,6 +45,8 @@ struct CodegenOptions {
     int texture_width = 4096;
     DeviceCaps caps;
     std::string debug_append;  // test hook: text appended to main()'s body
+    // check_ir sees IR before the core has bound blocks to its leaves.
+    bool require_blocks = true;
 };
 
 // Validates `ir` (structure only) and fills `out`; returns "" or the reason.

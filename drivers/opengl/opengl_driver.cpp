@@ -188,7 +188,9 @@ int drv_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
     try {
         GeneratedShader shader;
         int dst_dtype = ir->ninstr > 0 && ir->instr ? ir->instr[ir->ninstr - 1].dtype : -1;
-        std::string err = generate_shader(*ir, dst_dtype, d->codegen_options(), false, shader);
+        CodegenOptions opt = d->codegen_options();
+        opt.require_blocks = false;
+        std::string err = generate_shader(*ir, dst_dtype, opt, false, shader);
         if (!err.empty()) {
             d->last_error = "check_ir: " + err;
             return GPUPY_ERROR;
