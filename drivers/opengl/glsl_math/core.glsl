@@ -69,6 +69,27 @@ float gp__ldexp(float x, int n) {
     return r;
 }
 
+// @function gp__ldexp_df requires gp__ldexp gp__two_sum
+// (hi + lo) * 2^k rounded once, for hi in [0.5, 2], |lo| < ulp(hi), k >= -253.
+// Normal results: hi + lo is rounded, then scaled exactly.  Denormal results
+// (hi < C = 2^(-126-k)): rounding hi + lo first and again when scaling could
+// be off by one ulp, so hi + lo is rounded directly to the denormal grid
+// 2^(-149-k) = ulp(C) by adding C with an exact TwoSum and removing it again
+// (exact); scaling that grid value by 2^k is then exact.
+float gp__ldexp_df(float hi, float lo, int k) {
+    if (k <= -126) {
+        precise float C = intBitsToFloat(min(1 - k, 254) << 23);
+        if (hi < C) {
+            vec2 s = gp__two_sum(C, hi);
+            precise float t = s.x + (s.y + lo);
+            precise float u = t - C;
+            return gp__ldexp(u, k);
+        }
+    }
+    precise float v = hi + lo;
+    return gp__ldexp(v, k);
+}
+
 // @function gp__two_sum
 // Knuth's TwoSum: s + e == a + b exactly, |e| <= ulp(s)/2 (no overflow).
 vec2 gp__two_sum(float a, float b) {

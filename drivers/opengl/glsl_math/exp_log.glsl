@@ -72,10 +72,10 @@ vec2 gp__exp_reduce(float x, out int k) {
     return gp__two_sum(r1, -r2);
 }
 
-// @function gp_exp requires gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__ldexp gp__isnan
+// @function gp_exp requires gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__ldexp_df gp__isnan
 // exp(x) = 2^k e^r.  The sum 1 + rh + t is done as an exact Fast2Sum plus
-// the small tail, so the result is rounded once (<= 0.52 ulp) before the
-// exact power-of-two scaling (an extra rounding only for denormal results).
+// the small tail, and rounded once together with the power-of-two scaling
+// (gp__ldexp_df), so denormal results are not rounded twice.
 float gp_exp(float x) {
     if (gp__isnan(x)) return x;
     precise float xc = clamp(x, -110.0, 100.0);  // beyond: 0 or inf via scaling
@@ -83,11 +83,11 @@ float gp_exp(float x) {
     vec2 r = gp__exp_reduce(xc, k);
     vec2 s = gp__expm1_kernel(r.x, r.y);
     vec2 h = gp__fast_two_sum(1.0, s.x);
-    precise float p = h.x + (h.y + s.y);
-    return gp__ldexp(p, k);
+    precise float tail = h.y + s.y;
+    return gp__ldexp_df(h.x, tail, k);
 }
 
-// @function gp_exp2 requires gp__two_prod gp__fast_two_sum gp__expm1_kernel gp__ldexp gp__isnan
+// @function gp_exp2 requires gp__two_prod gp__fast_two_sum gp__expm1_kernel gp__ldexp_df gp__isnan
 // exp2(x) = 2^k 2^r, k = rint(x), r = x - k exact in [-1/2, 1/2];
 // 2^r = e^(r ln2) with r*ln2 formed as an exact double-float product.
 float gp_exp2(float x) {
@@ -102,8 +102,8 @@ float gp_exp2(float x) {
     vec2 u = gp__fast_two_sum(p.x, pl);
     vec2 s = gp__expm1_kernel(u.x, u.y);
     vec2 h = gp__fast_two_sum(1.0, s.x);
-    precise float e = h.x + (h.y + s.y);
-    return gp__ldexp(e, int(kf));
+    precise float tail = h.y + s.y;
+    return gp__ldexp_df(h.x, tail, int(kf));
 }
 
 // @function gp_expm1 requires gp__exp_reduce gp__expm1_kernel_df gp__fast_two_sum gp__two_sum gp__ldexp gp__isnan gp__inf
@@ -407,7 +407,7 @@ float gp_logaddexp2(float x, float y) {
     return res;
 }
 
-// @function gp_power requires gp__isnan gp__isinf gp__copysign gp__inf gp__nan gp__log_decomp gp__log1p_kernel gp__df_mul gp__fast_two_sum gp__two_sum gp__two_prod gp__expm1_kernel gp__ldexp
+// @function gp_power requires gp__isnan gp__isinf gp__copysign gp__inf gp__nan gp__log_decomp gp__log1p_kernel gp__df_mul gp__fast_two_sum gp__two_sum gp__two_prod gp__expm1_kernel gp__ldexp_df
 // C99/NumPy powf: special cases first (pow(x, +-0) = 1 even for NaN x,
 // pow(1, y) = 1 even for NaN y, (-1)^+-inf = 1, signed zeros and infinities,
 // negative base: real result for integer y with the sign of (-1)^y, NaN
@@ -464,8 +464,8 @@ float gp_power(float x, float y) {
     vec2 u = gp__fast_two_sum(p.x, pl);
     vec2 s = gp__expm1_kernel(u.x, u.y);
     vec2 h = gp__fast_two_sum(1.0, s.x);
-    precise float e = h.x + (h.y + s.y);
-    precise float res = sgn * gp__ldexp(e, int(nf));
+    precise float tail = h.y + s.y;
+    precise float res = sgn * gp__ldexp_df(h.x, tail, int(nf));
     return res;
 }
 
