@@ -109,19 +109,18 @@ vec2 gp__fast_two_sum(float a, float b) {
 
 // @function gp__split
 // Veltkamp split: a == h + l with h and l of at most 12 significant bits, so
-// products of halves are exact.  Values above 2^100 are split at a reduced
-// scale so that 4097*a cannot overflow.
+// products of halves are exact.  Valid for |a| < 2^115 (4097 a must not
+// overflow); callers keep their operands in range (gp_fmod prescales).
 vec2 gp__split(float a) {
-    precise float s = abs(a) > 1.2676506e30 ? 5.42101086e-20 : 1.0; // 2^100, 2^-64
-    precise float as = a * s;
-    precise float c = 4097.0 * as;
-    precise float h = (c - (c - as)) / s;
+    precise float c = 4097.0 * a;
+    precise float h = c - (c - a);
     precise float l = a - h;
     return vec2(h, l);
 }
 
 // @function gp__two_prod requires gp__split
-// Dekker's TwoProduct: p + e == a * b exactly (barring underflow/overflow).
+// Dekker's TwoProduct: p + e == a * b exactly for |a|, |b| < 2^115, barring
+// underflow of the error term (|a b| > ~2^-100) and overflow of the product.
 // With a constant operand its split is folded at compile time.
 vec2 gp__two_prod(float a, float b) {
     precise float p = a * b;

@@ -21,11 +21,18 @@ float gp_fmod(float a, float b) {
     float ax = abs(a), ay = abs(b);
     if (ax < ay) return a;                        // includes b = +-inf
     if (ay >= 7.88860905e-31 && ax < 8.50705917e37 && ax < ay * 8388608.0) {  // 2^-100, 2^126, 2^23
-        precise float q = trunc(gp__div_rn(ax, ay));
-        vec2 p = gp__two_prod(q, ay);
-        precise float r = (ax - p.x) - p.y;
-        if (r < 0.0) r = r + ay;
-        return gp__copysign(r, a);
+        // Operands above 2^100 are scaled by 2^-64 (exact, and the remainder,
+        // a multiple of ulp(b), stays far above the denormal range) so that
+        // the exact product's splitting cannot overflow.
+        bool big = ay > 1.2676506e30;
+        precise float xs = big ? ax * 5.42101086e-20 : ax;
+        precise float ys = big ? ay * 5.42101086e-20 : ay;
+        precise float q = trunc(gp__div_rn(xs, ys));
+        vec2 p = gp__two_prod(q, ys);
+        precise float r = (xs - p.x) - p.y;
+        if (r < 0.0) r = r + ys;
+        precise float rr = big ? r * 1.84467441e19 : r;   // 2^64
+        return gp__copysign(rr, a);
     }
     uint ua = floatBitsToUint(ax), ub = floatBitsToUint(ay);
     int ea = int(ua >> 23), eb = int(ub >> 23);
