@@ -217,23 +217,27 @@ vec2 gp__log_combine(float k, vec2 lp, float extra) {
     return gp__fast_two_sum(s.x, lo);
 }
 
-// @function gp__log_df requires gp__log_decomp gp__log1p_kernel gp__log_combine
+// @function gp__log_df requires gp__log_decomp gp__log1p_kernel gp__log1p_kernel_fast gp__log_combine
 // log(w.x + w.y) as a double-float, w.x finite > 0, |w.y| <= ulp(w.x).
 // log(wx + wy) = log(wx) + wy/wx (the next term is below 2^-48).
-vec2 gp__log_df(vec2 w) {
+// accurate: ~2^-40 relative (gp__log1p_kernel) instead of ~2^-29 (the
+// argument is a constant at every call site, so the other kernel is dead
+// code after inlining).
+vec2 gp__log_df(vec2 w, bool accurate) {
     vec2 kf = gp__log_decomp(w.x);
-    vec2 lp = gp__log1p_kernel(kf.y);
+    vec2 lp = accurate ? gp__log1p_kernel(kf.y) : gp__log1p_kernel_fast(kf.y);
     precise float extra = w.y / w.x;
     return gp__log_combine(kf.x, lp, extra);
 }
 
-// @function gp__log1p_df requires gp__log1p_kernel gp__two_sum gp__fast_two_sum gp__log_df
+// @function gp__log1p_df requires gp__log1p_kernel gp__log1p_kernel_fast gp__two_sum gp__fast_two_sum gp__log_df
 // log1p(t.x + t.y) as a double-float for t.x > -1, |t.y| <= ulp(t.x).  Inside
 // the kernel's range f = t.x is used directly (no rounding of 1 + t);
-// outside, 1 + t is formed exactly as a double-float first.
-vec2 gp__log1p_df(vec2 t) {
+// outside, 1 + t is formed exactly as a double-float first.  `accurate` as
+// in gp__log_df.
+vec2 gp__log1p_df(vec2 t, bool accurate) {
     if (t.x >= -0.29289320 && t.x <= 0.41421356) {
-        vec2 lp = gp__log1p_kernel(t.x);
+        vec2 lp = accurate ? gp__log1p_kernel(t.x) : gp__log1p_kernel_fast(t.x);
         precise float c = t.y / (1.0 + t.x);
         precise float lo = lp.y + c;
         return gp__fast_two_sum(lp.x, lo);
@@ -241,7 +245,7 @@ vec2 gp__log1p_df(vec2 t) {
     vec2 u = gp__two_sum(1.0, t.x);
     precise float ul = u.y + t.y;
     vec2 un = gp__fast_two_sum(u.x, ul);
-    return gp__log_df(un);
+    return gp__log_df(un, accurate);
 }
 
 // @function gp__log_special requires gp__isnan gp__inf gp__nan
@@ -312,7 +316,7 @@ float gp_log1p(float x) {
     if (x == -1.0) return -gp__inf();
     if (x < -1.0) return gp__nan();
     if (x == gp__inf()) return x;
-    vec2 r = gp__log1p_df(vec2(x, 0.0));
+    vec2 r = gp__log1p_df(vec2(x, 0.0), false);
     precise float y = r.x + r.y;
     return y;
 }
@@ -356,7 +360,7 @@ float gp_logaddexp(float x, float y) {
     precise float Eh = gp__ldexp(h.x, k);
     precise float El = gp__ldexp(lo, k);
     vec2 E = gp__fast_two_sum(Eh, El);
-    vec2 L = gp__log1p_df(E);
+    vec2 L = gp__log1p_df(E, true);
     vec2 t = gp__two_sum(m, L.x);
     precise float res = t.x + (t.y + L.y);
     return res;
@@ -401,7 +405,7 @@ float gp_logaddexp2(float x, float y) {
     precise float Eh = gp__ldexp(h.x, k);
     precise float El = gp__ldexp(lo, k);
     vec2 E = gp__fast_two_sum(Eh, El);
-    vec2 L = gp__df_mul(gp__log1p_df(E), vec2(LOG2E_H, LOG2E_L));
+    vec2 L = gp__df_mul(gp__log1p_df(E, true), vec2(LOG2E_H, LOG2E_L));
     vec2 t = gp__two_sum(m, L.x);
     precise float res = t.x + (t.y + L.y);
     return res;
