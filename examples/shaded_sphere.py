@@ -19,7 +19,8 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--numpy", action="store_true", help="use NumPy instead of gpupy")
 parser.add_argument("-o", "--output", default="shaded_sphere.png", help="PNG file to write")
 parser.add_argument("--size", nargs=2, type=int, default=(512, 512), metavar=("W", "H"),
-                    help="image dimensions (default 512 512)")
+                    help="the thesis's (w, h), default 512 512: the arrays are indexed [x, y] "
+                         "and x runs down the image, so the PNG is H pixels wide and W high")
 args = parser.parse_args()
 
 if args.numpy or os.environ.get("GPUPY_EXAMPLE_NUMPY", "") not in ("", "0"):
