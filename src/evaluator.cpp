@@ -145,6 +145,9 @@ bool needs_host_evaluation(const Node& x) {
         return operand.geom.shape.size() > GPUPY_MAX_DIMS || !d.supports(x.reduce_params().fold, x.dtype());
     }
     case GPUPY_OP_WHERE: return !d.supports(GPUPY_OP_WHERE, x.children().at(1).node->dtype());
+    case CORE_OP_CONCAT:
+    case CORE_OP_REMAP:
+        return false;  // data movement only: the device stores the dtype
     default: return !d.supports(x.op(), x.children().at(0).node->dtype());
     }
 }

@@ -38,4 +38,5 @@ PYBIND11_MODULE(_core, m) {
     register_array(m);
     register_ops(m);
     register_runtime(m);
+    register_structural(m);
 }

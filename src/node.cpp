@@ -233,6 +233,39 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     return intern(n);
 }
 
+NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {
+    Node* n = new Node();
+    n->kind_ = NodeKind::Expression;
+    n->op_ = CORE_OP_CONCAT;
+    n->dtype_ = dtype;
+    n->shape_ = shape;
+    n->size_ = shape_size(shape);
+    append<int32_t>(n->hash_key_, CORE_OP_CONCAT);
+    append<int32_t>(n->hash_key_, dtype);
+    append_dims(n->hash_key_, shape);
+    for (const NodeView& p : parts) n->hash_key_ += view_key(p);
+    n->children_ = std::move(parts);
+    return intern(n);
+}
+
+NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& p) {
+    Node* n = new Node();
+    n->kind_ = NodeKind::Expression;
+    n->op_ = CORE_OP_REMAP;
+    n->dtype_ = dtype;
+    n->shape_ = shape;
+    n->size_ = shape_size(shape);
+    n->remap_ = p;
+    append<int32_t>(n->hash_key_, CORE_OP_REMAP);
+    append<int32_t>(n->hash_key_, dtype);
+    append_dims(n->hash_key_, shape);
+    append_dims(n->hash_key_, p.div);
+    append_dims(n->hash_key_, p.mod);
+    n->hash_key_ += view_key(operand);
+    n->children_.push_back(std::move(operand));
+    return intern(n);
+}
+
 NodeRef NodeFactory::intern(Node* fresh) {
     auto& table = hash_table();
     auto it = table.find(fresh->hash_key_);

@@ -101,6 +101,12 @@ enum class NodeKind : uint8_t { Array, Constant, Expression };
 struct IndexParams {
     int32_t axis = 0;  // INDEX: value = the element's index along this axis
 };
+// REMAP: element m reads operand element ((m[d] / div[d]) % mod[d]) per
+// dimension d (mod 0: none); the operand has its own shape.
+struct RemapParams {
+    Dims div;
+    Dims mod;
+};
 struct ReduceParams {
     OpCode fold = GPUPY_OP_NONE;  // binary op folding values (ADD, MAXIMUM, ...)
     int32_t mode = GPUPY_REDUCE_CHUNKS;
@@ -128,6 +134,7 @@ public:
     const std::vector<NodeView>& children() const { return children_; }
     const IndexParams& index_params() const { return index_; }
     const ReduceParams& reduce_params() const { return reduce_; }
+    const RemapParams& remap_params() const { return remap_; }
     // CONSTANT
     gpupy_scalar value() const { return value_; }
 
@@ -166,6 +173,7 @@ private:
     std::vector<NodeView> children_;
     IndexParams index_;
     ReduceParams reduce_;
+    RemapParams remap_;
     gpupy_scalar value_{};
     std::shared_ptr<HostBuffer> host_;
     EvaluatedBits bits_;
@@ -185,6 +193,9 @@ public:
     // INDEX node: element value = its index along `axis`, as dtype.
     static NodeRef index(DType dtype, const Dims& shape, int axis);
     static NodeRef reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& params);
+    // Parts (same dtype, same shape but axis 0) joined along axis 0.
+    static NodeRef concat(DType dtype, const Dims& shape, std::vector<NodeView> parts);
+    static NodeRef remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& params);
 
     // Nodes created / found again by hash-consing, for stats().
     static int64_t created();

@@ -19,6 +19,8 @@ const OpInfo kTableInfo[] = {
 };
 
 const OpInfo kReduceInfo = {"REDUCE", "reduce", 1, GPUPY_OPF_INTERNAL};
+const OpInfo kConcatInfo = {"CONCAT", "concatenate", -1, GPUPY_OPF_INTERNAL};
+const OpInfo kRemapInfo = {"REMAP", "remap", 1, GPUPY_OPF_INTERNAL};
 const OpInfo kNoneInfo = {"NONE", "", 0, 0};
 
 }  // namespace
@@ -27,6 +29,8 @@ const OpInfo& op_info(OpCode op) {
     if (op >= GPUPY_OP_LOAD && op <= GPUPY_OP_CONST) return kLeafInfo[op];
     if (op > GPUPY_OP_CONST && op < GPUPY_NUM_OPS) return kTableInfo[op - GPUPY_OP_CONST - 1];
     if (op == CORE_OP_REDUCE) return kReduceInfo;
+    if (op == CORE_OP_CONCAT) return kConcatInfo;
+    if (op == CORE_OP_REMAP) return kRemapInfo;
     return kNoneInfo;
 }
 

@@ -11,8 +11,15 @@ using OpCode = int32_t;  // enum gpupy_op
 
 // Core-only opcodes: nodes the core evaluates specially; never in an IR list.
 enum CoreOp : int32_t {
-    // A chunked reduction (gpupy_ir reduction modes); see reduction.hpp.
+    // A chunked reduction (the IR's reduction modes) over trailing operand
+    // dimensions; never fused into its consumer.
     CORE_OP_REDUCE = GPUPY_NUM_OPS,
+    // Operands joined along axis 0: each fills a contiguous range of the
+    // result; evaluated part by part into one block, never fused.
+    CORE_OP_CONCAT,
+    // One operand read through per-dimension (index / div) % mod, as repeat
+    // and tile read; becomes a REMAPPED load of the operand's storage.
+    CORE_OP_REMAP,
     CORE_NUM_OPS,
 };
 

@@ -28,11 +28,13 @@ struct Item {
         Index,     // an index expression computed in the shader
         Exact,     // this very view's blocks are cached on the device
         Storage,   // read from the node's storage blocks (host or device)
+        Remapped,  // a REMAP node: its operand's storage read through div/mod
         Interior,  // an operation to fuse into this evaluation
         Pending,   // needs a prerequisite first; a leaf for resource purposes
     };
     NodeView view;
     Class cls = Interior;
+    NodeView source;  // Remapped: the operand whose storage is read
     std::vector<int32_t> kids;
     gpupy_resources bound{};
     bool visited = false;
@@ -49,12 +51,15 @@ struct Piece {
 
 class Planner {
 public:
-    Planner(const NodeView& root, int64_t block, std::vector<Task>* prereqs);
+    // Plans output positions [out_begin, out_end) of `root` (a reduction's
+    // output positions when root is a whole REDUCE node).
+    Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs);
     ~Planner();
 
     // Walks and partitions; false if prerequisites were found.
     bool partition();
-    bool execute();
+    // Evaluates into dst, output position out_begin going to dst_base.
+    bool execute(gpupy_block* dst, int64_t dst_base);
     std::vector<gpupy_ir_instr> final_ir();
 
 private:
@@ -69,6 +74,7 @@ private:
     // IR emission for the subtree at `top`; leaves' blocks left unbound.
     std::vector<gpupy_ir_instr> emit(int32_t top, std::vector<Leaf>* leaves);
     gpupy_ir make_ir(const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b) const;
+    Span leaf_span(const Item& it, int64_t da, int64_t db) const;
 
     // Domain positions an output range reads.
     void domain_range(int64_t a, int64_t b, int64_t* da, int64_t* db) const;
@@ -95,8 +101,8 @@ private:
     BlockCache& cache_;
     const int64_t B_;
     NodeView root_;
-    int64_t block_;
     std::vector<Task>* pre_;
+    int64_t dst_base_ = 0;
 
     bool reduction_ = false;
     ReduceParams rp_;
@@ -131,29 +137,27 @@ gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
     return in;
 }
 
-Planner::Planner(const NodeView& root, int64_t block, std::vector<Task>* prereqs)
+Planner::Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs)
     : rt_(Runtime::get()),
       drv_(rt_.driver()),
       cache_(rt_.cache()),
       B_(cache_.block_size()),
       root_(root),
-      block_(block),
       pre_(prereqs) {
     Node* x = root.node.get();
-    o0_ = block * B_;
+    o0_ = out_begin;
+    o1_ = out_end;
     if (x->op() == CORE_OP_REDUCE && !x->complete() && is_identity_view(root.geom, x->shape())) {
         reduction_ = true;
         rp_ = x->reduce_params();
         const NodeView& operand = x->children().at(0);
         dshape_ = operand.geom.shape;
         for (size_t d = dshape_.size() - rp_.ndim; d < dshape_.size(); ++d) inner_ *= dshape_[d];
-        o1_ = std::min(o0_ + B_, x->size());
         domain_range(o0_, o1_, &d0_, &d1_);
         dstride_ = c_strides(dshape_);
         top_ = add_item(operand);
     } else {
         dshape_ = root.geom.shape;
-        o1_ = std::min(o0_ + B_, root.geom.size());
         d0_ = o0_;
         d1_ = o1_;
         dstride_ = c_strides(dshape_);
@@ -250,10 +254,32 @@ void Planner::classify(int32_t i) {
         require(Task{Task::HostEval, v, 0});
         return set(Item::Pending);
     }
-    if (x->op() == CORE_OP_REDUCE) {
-        // A reduction is never fused into its consumer: evaluate it into
-        // its own storage and read that.
+    if (x->op() == CORE_OP_REDUCE || x->op() == CORE_OP_CONCAT) {
+        // Reductions and joins are never fused into their consumers:
+        // evaluate them into their own storage and read that.
         collapse_to_storage(x, span);
+        return set(Item::Pending);
+    }
+    if (x->op() == CORE_OP_REMAP) {
+        const bool whole = v.geom.offset == 0 && v.geom.shape == x->shape() && contiguous_map(v.geom.strides);
+        if (!whole) {
+            collapse_to_storage(x, span);
+            return set(Item::Pending);
+        }
+        // Read the operand's storage through the remap.
+        const NodeView& src = x->children().at(0);
+        items_[i].source = src;
+        items_[i].cls = Item::Remapped;
+        Node* sx = src.node.get();
+        const Span s = leaf_span(items_[i], d0_, d1_);
+        const int64_t k0 = s.lo / B_, k1 = s.hi / B_;
+        if (sx->kind() == NodeKind::Constant || host_available(sx, k0 * B_, std::min((k1 + 1) * B_, sx->size()) - 1)) return;
+        const ViewGeometry sid = identity_view(sx->shape());
+        bool all = true;
+        for (int64_t j = k0; j <= k1 && all; ++j) all = cache_.find(sx, sid, j) != nullptr;
+        if (all) return;
+        if (needs_host_evaluation(*sx)) require(Task{Task::HostEval, src, 0});
+        else collapse_to_storage(sx, s);
         return set(Item::Pending);
     }
     std::vector<NodeView> kids;
@@ -432,6 +458,19 @@ std::vector<gpupy_ir_instr> Planner::emit(int32_t top, std::vector<Leaf>* leaves
             in.flags |= GPUPY_INSTR_CONTIGUOUS;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;
+        case Item::Remapped: {
+            const RemapParams& rp = x->remap_params();
+            in.map.base = item.source.geom.offset;
+            for (int d = 0; d < nd; ++d) {
+                in.map.stride[d] = item.source.geom.strides[d];
+                in.map.div[d] = rp.div[d];
+                in.map.mod[d] = rp.mod[d];
+            }
+            in.dtype = item.source.node->dtype();
+            in.flags |= GPUPY_INSTR_REMAPPED;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        }
         case Item::Storage:
         case Item::Pending:
             in.map.base = item.view.geom.offset;
@@ -458,7 +497,7 @@ gpupy_ir Planner::make_ir(const std::vector<gpupy_ir_instr>& instrs, int64_t a, 
     for (size_t d = 0; d < dshape_.size(); ++d) ir.shape[d] = dshape_[d];
     ir.start = a;
     ir.count = b - a;
-    ir.dst_offset = a - o0_;
+    ir.dst_offset = a - o0_ + dst_base_;
     ir.reduce_op = GPUPY_OP_NONE;
     if (reduction_) {
         ir.reduce_op = rp_.fold;
@@ -470,10 +509,47 @@ gpupy_ir Planner::make_ir(const std::vector<gpupy_ir_instr>& instrs, int64_t a, 
     return ir;
 }
 
+Span Planner::leaf_span(const Item& it, int64_t da, int64_t db) const {
+    if (it.cls != Item::Remapped) return view_span(it.view.geom, da, db);
+    // A bounding box: the range of each domain coordinate over [da, db),
+    // pushed through (n / div) % mod and the operand's strides.
+    const RemapParams& rp = it.view.node->remap_params();
+    const ViewGeometry& g = it.source.geom;
+    const int nd = static_cast<int>(dshape_.size());
+    std::vector<int64_t> first(nd), last(nd);
+    unravel(da, dshape_, first.data());
+    unravel(db - 1, dshape_, last.data());
+    Span r{g.offset, g.offset};
+    bool full = false;  // once coordinates differ, all inner dims sweep fully
+    for (int d = 0; d < nd; ++d) {
+        int64_t lo = first[d], hi = last[d];
+        if (full) {
+            lo = 0;
+            hi = dshape_[d] - 1;
+        } else if (first[d] != last[d]) {
+            full = true;
+        }
+        int64_t qlo = lo / rp.div[d], qhi = hi / rp.div[d];
+        if (rp.mod[d]) {
+            if (qhi - qlo + 1 >= rp.mod[d] || qlo % rp.mod[d] > qhi % rp.mod[d]) {
+                qlo = 0;
+                qhi = rp.mod[d] - 1;
+            } else {
+                qlo %= rp.mod[d];
+                qhi %= rp.mod[d];
+            }
+        }
+        const int64_t a = qlo * g.strides[d], b = qhi * g.strides[d];
+        r.lo += std::min(a, b);
+        r.hi += std::max(a, b);
+    }
+    return r;
+}
+
 int64_t Planner::blocks_needed(const Leaf& l, int64_t da, int64_t db) const {
     const Item& it = items_[l.item];
     if (it.cls == Item::Exact) return (db - 1) / B_ - da / B_ + 1;
-    const Span s = view_span(it.view.geom, da, db);
+    const Span s = leaf_span(it, da, db);
     return s.hi / B_ - s.lo / B_ + 1;
 }
 
@@ -496,7 +572,11 @@ bool Planner::split(const std::vector<Leaf>& leaves, std::vector<Piece>* pieces,
         }
         if (worst > GPUPY_MAX_LEAF_BLOCKS) {
             for (const Leaf& l : leaves) {
-                if (blocks_needed(l, da, db) > GPUPY_MAX_LEAF_BLOCKS) to_pack->push_back(l.item);
+                if (blocks_needed(l, da, db) > GPUPY_MAX_LEAF_BLOCKS) {
+                    if (items_[l.item].cls == Item::Remapped)
+                        throw InternalError("a remapped read spans more blocks than one evaluation can bind");
+                    to_pack->push_back(l.item);
+                }
             }
             return false;
         }
@@ -570,13 +650,13 @@ CachedBlock* Planner::storage_block(Node* x, int64_t j) {
 }
 
 void Planner::bind(gpupy_ir_instr* in, const Item& it, int64_t da, int64_t db) {
-    Node* x = it.view.node.get();
+    Node* x = it.cls == Item::Remapped ? it.source.node.get() : it.view.node.get();
     int64_t k0, k1;
     if (it.cls == Item::Exact) {
         k0 = da / B_;
         k1 = (db - 1) / B_;
     } else {
-        const Span s = view_span(it.view.geom, da, db);
+        const Span s = leaf_span(it, da, db);
         k0 = s.lo / B_;
         k1 = s.hi / B_;
     }
@@ -591,7 +671,7 @@ void Planner::bind(gpupy_ir_instr* in, const Item& it, int64_t da, int64_t db) {
     }
 }
 
-bool Planner::execute() {
+bool Planner::execute(gpupy_block* dst, int64_t dst_base) {
     std::vector<Leaf> leaves;
     std::vector<gpupy_ir_instr> instrs = emit(top_, &leaves);
     for (const Leaf& l : leaves) {
@@ -607,26 +687,18 @@ bool Planner::execute() {
         leaves.clear();
         instrs = emit(top_, &leaves);
     }
-    Node* x = root_.node.get();
-    const DType out_dtype = x->dtype();
-    const int64_t n_out = o1_ - o0_;
-    gpupy_block* dst = cache_.allocate(out_dtype, n_out);
-    try {
+    dst_base_ = dst_base;
+    {
         for (const Piece& p : pieces) {
             int64_t da, db;
             domain_range(p.a, p.b, &da, &db);
             std::vector<gpupy_ir_instr> bound = instrs;
             for (const Leaf& l : leaves) bind(&bound[l.instr], items_[l.item], da, db);
             gpupy_ir ir = make_ir(bound, p.a, p.b);
-            if (getenv("GPUPY_DEBUG_PLAN")) { fprintf(stderr, "eval root op %d block %ld pieces a=%ld b=%ld o0=%ld o1=%ld\n", (int)x->op(), (long)block_, (long)p.a, (long)p.b, (long)o0_, (long)o1_); for (const Leaf& l : leaves) fprintf(stderr, "  leaf op %d kind %d complete %d cls %d nblocks %d first %ld base %ld\n", (int)items_[l.item].view.node->op(), (int)items_[l.item].view.node->kind(), (int)items_[l.item].view.node->complete(), (int)items_[l.item].cls, bound[l.instr].nblocks, (long)bound[l.instr].block_first, (long)bound[l.instr].map.base); }
             drv_.eval_ir(ir, dst);
             ++stats().evaluations;
         }
-    } catch (...) {
-        cache_.release_unregistered(dst);
-        throw;
     }
-    cache_.insert(x, root_.geom, block_, dst, out_dtype, n_out, true);
     return true;
 }
 
@@ -637,17 +709,75 @@ std::vector<gpupy_ir_instr> Planner::final_ir() {
 
 }  // namespace
 
+namespace {
+
+// One planned piece of a destination block: `plan` fills output positions
+// starting at dst_base.
+struct PlannedPart {
+    std::unique_ptr<Planner> plan;
+    int64_t dst_base;
+};
+
+// The parts of a block of a whole CONCAT node: each operand covers a
+// contiguous range of the result's flat positions.
+bool plan_concat(const NodeView& root, int64_t o0, int64_t o1, std::vector<Task>* prereqs,
+                 std::vector<PlannedPart>* parts) {
+    const Node* x = root.node.get();
+    int64_t start = 0;
+    bool ok = true;
+    for (const NodeView& part : x->children()) {
+        const int64_t n = part.geom.size();
+        const int64_t a = std::max(o0, start), b = std::min(o1, start + n);
+        if (a < b) {
+            auto plan = std::make_unique<Planner>(part, a - start, b - start, prereqs);
+            ok = plan->partition() && ok;
+            parts->push_back({std::move(plan), a - o0});
+        }
+        start += n;
+    }
+    return ok;
+}
+
+}  // namespace
+
 bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs) {
-    Planner p(root, block, prereqs);
-    if (!p.partition()) return false;
-    if (!p.execute()) return false;
-    Runtime::get().cache().trim();
+    BlockCache& cache = Runtime::get().cache();
+    Node* x = root.node.get();
+    const int64_t B = cache.block_size();
+    const int64_t total = (x->op() == CORE_OP_REDUCE && is_identity_view(root.geom, x->shape())) ? x->size() : root.geom.size();
+    const int64_t o0 = block * B, o1 = std::min(o0 + B, total);
+    std::vector<PlannedPart> parts;
+    if (x->op() == CORE_OP_CONCAT && !x->complete() && is_identity_view(root.geom, x->shape())) {
+        if (!plan_concat(root, o0, o1, prereqs, &parts)) return false;
+    } else {
+        auto plan = std::make_unique<Planner>(root, o0, o1, prereqs);
+        if (!plan->partition()) return false;
+        parts.push_back({std::move(plan), 0});
+    }
+    gpupy_block* dst = cache.allocate(x->dtype(), o1 - o0);
+    try {
+        for (PlannedPart& p : parts) {
+            if (!p.plan->execute(dst, p.dst_base)) {
+                cache.release_unregistered(dst);
+                return false;
+            }
+        }
+    } catch (...) {
+        cache.release_unregistered(dst);
+        throw;
+    }
+    cache.insert(x, root.geom, block, dst, x->dtype(), o1 - o0, true);
+    parts.clear();  // unpin before trimming
+    cache.trim();
     return true;
 }
 
 std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
     std::vector<Task> prereqs;
-    Planner p(root, block, &prereqs);
+    const int64_t B = Runtime::get().cache().block_size();
+    Node* x = root.node.get();
+    const int64_t total = (x->op() == CORE_OP_REDUCE && is_identity_view(root.geom, x->shape())) ? x->size() : root.geom.size();
+    Planner p(root, block * B, std::min(block * B + B, total), &prereqs);
     if (!p.partition()) return {};
     return p.final_ir();
 }

@@ -75,5 +75,6 @@ bool as_gpuarray(py::handle obj, GpuArray* out);
 void register_array(py::module_& m);
 void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
+void register_structural(py::module_& m);
 
 }  // namespace gpupy
