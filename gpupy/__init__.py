@@ -50,21 +50,13 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._shape import (
-    broadcast_to,
-    concatenate,
-    expand_dims,
-    ndim,
-    ravel,
-    reshape,
-    shape,
-    size,
-    squeeze,
-    stack,
-    swapaxes,
-    transpose,
-    where,
-)
+from . import _linalg, _reductions, _shape
+
+_reductions.install()
+_linalg.install()
+for _module in (_shape, _reductions, _linalg):
+    globals().update({_name: getattr(_module, _name) for _name in _module.PUBLIC})
+del _module
 
 ndarray = GpuArray
 

@@ -1,5 +1,7 @@
-"""Shape functions. Views where NumPy gives views; joins run in NumPy
-for now (counted as fallbacks)."""
+"""Shape functions: views where NumPy gives views (and where strided
+arithmetic can express the result: flip, broadcast_to, diagonal, split),
+lazy nodes for the rest (joins, repeat, tile, roll), all evaluated on the
+device."""
 
 import numpy as np
 
@@ -15,21 +17,141 @@ def _as_gpu(a):
     return asarray(a)
 
 
-@implements(np.stack)
-def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    return call_numpy("stack", (list(arrays),), {"axis": axis, "out": out, "dtype": dtype, "casting": casting},
-                      reason="joins are not lazy yet")
+def _norm_axis(axis, ndim):
+    axis = int(axis)
+    if axis < -ndim or axis >= ndim:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else axis
+
+
+def _all_gpu(arrays):
+    """The arrays as GpuArrays, or None if one has a dtype gpupy can't hold."""
+    out = [_as_gpu(a) for a in arrays]
+    return out if all(isinstance(a, GpuArray) for a in out) else None
+
+
+def _result_dtype(arrays, dtype):
+    return np.dtype(dtype) if dtype is not None else np.result_type(*[a.dtype for a in arrays])
 
 
 @implements(np.concatenate)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    return call_numpy("concatenate", (list(arrays),), {"axis": axis, "out": out, "dtype": dtype, "casting": casting},
-                      reason="joins are not lazy yet")
+    arrays = list(arrays)
+    gpu = _all_gpu(arrays)
+    if gpu is None or not arrays:
+        return call_numpy("concatenate", (arrays,), dict(axis=axis, out=out, dtype=dtype, casting=casting),
+                          reason="dtypes gpupy cannot hold" if arrays else "no arrays")
+    if axis is None:
+        gpu = [a.reshape(-1) for a in gpu]
+        axis = 0
+    dt = _result_dtype(gpu, dtype)
+    for a in gpu:
+        if not np.can_cast(a.dtype, dt, casting=casting):
+            raise TypeError(f"Cannot cast array data from {a.dtype!r} to {dt!r} according to the rule {casting!r}")
+    result = _core.concatenate(gpu, axis, dt)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = [_as_gpu(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {tuple(np.shape(a)) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    nd = arrays[0].ndim + 1
+    ax = _norm_axis(axis, nd)
+    expanded = [expand_dims(a, ax) for a in arrays]
+    return concatenate(expanded, axis=ax, out=out, dtype=dtype, casting=casting)
+
+
+def _atleast(a, n):
+    a = _as_gpu(a)
+    if a.ndim >= n:
+        return a
+    if n == 1:
+        return a.reshape(1)
+    if n == 2:
+        return a.reshape((1,) * (2 - a.ndim) + a.shape)
+    # atleast_3d: (N,) -> (1, N, 1); (M, N) -> (M, N, 1)
+    if a.ndim == 0:
+        return a.reshape(1, 1, 1)
+    if a.ndim == 1:
+        return a.reshape(1, a.shape[0], 1)
+    return a.reshape(a.shape + (1,))
+
+
+@implements(np.atleast_1d)
+def atleast_1d(*arys):
+    res = [_atleast(a, 1) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@implements(np.atleast_2d)
+def atleast_2d(*arys):
+    res = [_atleast(a, 2) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@implements(np.atleast_3d)
+def atleast_3d(*arys):
+    res = [_atleast(a, 3) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@implements(np.vstack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([_atleast(a, 2) for a in tup], axis=0, dtype=dtype, casting=casting)
+
+
+@implements(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [_atleast(a, 1) for a in tup]
+    return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+@implements(np.dstack)
+def dstack(tup):
+    return concatenate([_atleast(a, 3) for a in tup], axis=2)
+
+
+@implements(np.column_stack)
+def column_stack(tup):
+    arrs = []
+    for a in tup:
+        a = _as_gpu(a)
+        arrs.append(a.reshape(-1, 1) if a.ndim < 2 else a)
+    return concatenate(arrs, axis=1)
+
+
+@implements(np.append)
+def append(arr, values, axis=None):
+    arr, values = _as_gpu(arr), _as_gpu(values)
+    if axis is None:
+        return concatenate([arr.reshape(-1), values.reshape(-1)], axis=0)
+    return concatenate([arr, values], axis=axis)
 
 
 @implements(np.transpose)
 def transpose(a, axes=None):
     return _as_gpu(a).transpose(axes)
+
+
+@implements(np.moveaxis)
+def moveaxis(a, source, destination):
+    a = _as_gpu(a)
+    src = [_norm_axis(s, a.ndim) for s in (source if np.ndim(source) else [source])]
+    dst = [_norm_axis(d, a.ndim) for d in (destination if np.ndim(destination) else [destination])]
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return a.transpose(order)
 
 
 @implements(np.reshape)
@@ -54,12 +176,19 @@ def broadcast_to(array, shape, subok=False):
     return _as_gpu(array)._broadcast_to(shape)
 
 
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False):
+    arrays = [_as_gpu(a) for a in args]
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    return tuple(a._broadcast_to(shape) for a in arrays)
+
+
 @implements(np.expand_dims)
 def expand_dims(a, axis):
     a = _as_gpu(a)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     nd = a.ndim + len(axes)
-    norm = sorted(ax % nd if -nd <= ax < nd else _raise_axis(ax, nd) for ax in axes)
+    norm = sorted(_norm_axis(ax, nd) for ax in axes)
     if len(set(norm)) != len(norm):
         raise ValueError("repeated axis")
     shape = list(a.shape)
@@ -68,13 +197,219 @@ def expand_dims(a, axis):
     return a._reshape(tuple(shape))
 
 
-def _raise_axis(ax, nd):
-    raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension {nd}")
-
-
 @implements(np.swapaxes)
 def swapaxes(a, axis1, axis2):
     return _as_gpu(a).swapaxes(axis1, axis2)
+
+
+@implements(np.flip)
+def flip(m, axis=None):
+    m = _as_gpu(m)
+    axes = range(m.ndim) if axis is None else [_norm_axis(ax, m.ndim) for ax in (axis if np.ndim(axis) else [axis])]
+    key = [slice(None)] * m.ndim
+    for ax in axes:
+        key[ax] = slice(None, None, -1)
+    return m[tuple(key)]
+
+
+@implements(np.fliplr)
+def fliplr(m):
+    m = _as_gpu(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+@implements(np.flipud)
+def flipud(m):
+    m = _as_gpu(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1]
+
+
+@implements(np.roll)
+def roll(a, shift, axis=None):
+    a = _as_gpu(a)
+    if axis is None:
+        return roll(a.reshape(-1), shift, 0).reshape(a.shape)
+    if np.ndim(shift) or np.ndim(axis):
+        shifts = np.broadcast_to(shift, np.broadcast(shift, axis).shape)
+        axes = np.broadcast_to(axis, shifts.shape)
+        for s, ax in zip(shifts.tolist(), axes.tolist()):
+            a = roll(a, s, ax)
+        return a
+    ax = _norm_axis(axis, a.ndim)
+    n = a.shape[ax]
+    if n == 0:
+        return a.copy()
+    k = int(shift) % n
+    if k == 0:
+        return a.copy()
+    lead = [slice(None)] * a.ndim
+    tail = [slice(None)] * a.ndim
+    lead[ax] = slice(n - k, None)
+    tail[ax] = slice(None, n - k)
+    return concatenate([a[tuple(lead)], a[tuple(tail)]], axis=ax)
+
+
+@implements(np.repeat)
+def repeat(a, repeats, axis=None):
+    a = _as_gpu(a)
+    if np.ndim(repeats) != 0:
+        return call_numpy("repeat", (a, repeats), dict(axis=axis), reason="per-element repeat counts")
+    r = int(repeats)
+    if r < 0:
+        raise ValueError("negative dimensions are not allowed")
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    ax = _norm_axis(axis, a.ndim)
+    shape = list(a.shape)
+    shape[ax] *= r
+    div = [1] * a.ndim
+    div[ax] = max(r, 1)
+    return _core.remap(a, tuple(shape), div, [0] * a.ndim)
+
+
+@implements(np.tile)
+def tile(A, reps):
+    A = _as_gpu(A)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    nd = max(len(reps), A.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    src = A.reshape((1,) * (nd - A.ndim) + A.shape)
+    shape = tuple(n * r for n, r in zip(src.shape, reps))
+    return _core.remap(src, shape, [1] * nd, list(src.shape))
+
+
+@implements(np.clip)
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
+    lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
+    hi = a_max if a_max is not np._NoValue else (max if max is not np._NoValue else None)
+    if kwargs:
+        return call_numpy("clip", (a, lo, hi), dict(out=out, **kwargs), reason="arguments")
+    if lo is None and hi is None:
+        raise ValueError("One of max or min must be given")
+    # NumPy's clip is minimum(maximum(a, lo), hi), NaN propagating.
+    result = _as_gpu(a)
+    if lo is not None:
+        result = _core.ufunc("maximum", result, lo)
+    if hi is not None:
+        result = _core.ufunc("minimum", result, hi)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    xs = [_as_gpu(x).reshape(-1) for x in xi]
+    nd = len(xs)
+    out = []
+    for i, x in enumerate(xs):
+        shape = [1] * nd
+        shape[i] = x.shape[0]
+        out.append(x.reshape(shape))
+    if indexing == "xy" and nd > 1:
+        out[0] = out[0].reshape((1, -1) + (1,) * (nd - 2))
+        out[1] = out[1].reshape((-1, 1) + (1,) * (nd - 2))
+    if not sparse:
+        full = np.broadcast_shapes(*[o.shape for o in out])
+        out = [o._broadcast_to(full) for o in out]
+    if copy:
+        out = [o.copy() for o in out]
+    return tuple(out)
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    a = _as_gpu(a)
+    if prepend is not np._NoValue or append is not np._NoValue:
+        return call_numpy("diff", (a, n), dict(axis=axis, prepend=prepend, append=append), reason="prepend/append")
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = _norm_axis(axis, a.ndim)
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[ax] = slice(1, None)
+        lo[ax] = slice(None, -1)
+        op = "not_equal" if a.dtype == np.bool_ else "subtract"
+        a = _core.ufunc(op, a[tuple(hi)], a[tuple(lo)])
+    return a
+
+
+@implements(np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = _as_gpu(a)
+    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    off, shape, strides = a._view
+    n1, n2 = shape[ax1], shape[ax2]
+    if offset >= 0:
+        length = max(0, min(n1, n2 - offset))
+        start = off + offset * strides[ax2] if length else off
+    else:
+        length = max(0, min(n1 + offset, n2))
+        start = off - offset * strides[ax1] if length else off
+    rest = [i for i in range(a.ndim) if i not in (ax1, ax2)]
+    new_shape = tuple(shape[i] for i in rest) + (length,)
+    new_strides = tuple(strides[i] for i in rest) + (strides[ax1] + strides[ax2],)
+    return _core.view_as(a, start, new_shape, new_strides)
+
+
+@implements(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    from ._reductions import sum as _sum
+
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+def _split_points(n, indices_or_sections, strict):
+    if np.ndim(indices_or_sections) == 0:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and n % sections:
+            raise ValueError("array split does not result in an equal division")
+        base, extra = divmod(n, sections)
+        sizes = [base + 1] * extra + [base] * (sections - extra)
+        points, acc = [], 0
+        for s in sizes[:-1]:
+            acc += s
+            points.append(acc)
+        return points
+    return [int(i) for i in indices_or_sections]
+
+
+def _split(a, indices_or_sections, axis, strict):
+    a = _as_gpu(a)
+    ax = _norm_axis(axis, a.ndim)
+    n = a.shape[ax]
+    bounds = [0] + _split_points(n, indices_or_sections, strict) + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        key = [slice(None)] * a.ndim
+        key[ax] = slice(lo, hi)
+        out.append(a[tuple(key)])
+    return out
+
+
+@implements(np.split)
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, True)
+
+
+@implements(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, False)
 
 
 @implements(np.where)
@@ -101,3 +436,44 @@ def size(a, axis=None):
     if isinstance(a, GpuArray):
         return a.size if axis is None else a.shape[axis]
     return np.size(a, axis)
+
+
+# Names gpupy exports from this module (as NumPy functions of the same name).
+PUBLIC = (
+    "concatenate",
+    "stack",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "vstack",
+    "hstack",
+    "dstack",
+    "column_stack",
+    "append",
+    "transpose",
+    "moveaxis",
+    "reshape",
+    "ravel",
+    "squeeze",
+    "broadcast_to",
+    "broadcast_arrays",
+    "expand_dims",
+    "swapaxes",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "repeat",
+    "tile",
+    "clip",
+    "meshgrid",
+    "diff",
+    "diagonal",
+    "trace",
+    "split",
+    "array_split",
+    "where",
+    "shape",
+    "ndim",
+    "size",
+)

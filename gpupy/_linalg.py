@@ -1,0 +1,167 @@
+"""Linear algebra on the device: matmul/dot/inner/outer/tensordot.
+
+A product C[..., i, j] = sum_k A[..., i, k] * B[..., k, j] is one fused
+expression: A and B are read through broadcast views of shape
+(..., n, m, k) (index arithmetic, nothing copied), multiplied, and folded
+over k by the chunked reduction; the (n, m, k) products are never stored.
+"""
+
+import numpy as np
+
+from . import _core
+from ._array import implements
+from ._core import GpuArray
+from ._fallback import call_numpy
+from ._reductions import CHUNK
+
+
+def _gpu(a):
+    from ._creation import asarray
+
+    return asarray(a)
+
+
+def _product_dtype(a, b):
+    return np.dtype(np.matmul.resolve_dtypes((a.dtype, b.dtype, None))[2])
+
+
+def _contract_last(a, b_t, dtype):
+    """sum_k a[..., i, k] * b_t[..., j, k] over broadcast batch dims."""
+    n, m, k = a.shape[-2], b_t.shape[-2], a.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b_t.shape[:-2])
+    av = a.reshape(a.shape[:-2] + (n, 1, k))._broadcast_to(batch + (n, m, k))
+    bv = b_t.reshape(b_t.shape[:-2] + (1, m, k))._broadcast_to(batch + (n, m, k))
+    if av.dtype != dtype:
+        av = av.astype(dtype)
+    if bv.dtype != dtype:
+        bv = bv.astype(dtype)
+    if dtype == np.bool_:
+        return _core.reduce(_core.ufunc("logical_and", av, bv), "logical_or", [len(batch) + 2], dtype, CHUNK)
+    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [len(batch) + 2], dtype, CHUNK)
+
+
+@implements(np.matmul)
+def matmul(a, b, /, out=None, **kwargs):
+    a, b = _gpu(a), _gpu(b)
+    if kwargs or not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
+        return call_numpy("matmul", (a, b), dict(out=out, **kwargs), reason="arguments or dtypes")
+    for i, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                             "with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {b2.shape[-2]} is different from {a2.shape[-1]})")
+    dtype = _product_dtype(a, b)
+    result = _contract_last(a2, b2.swapaxes(-1, -2), dtype)
+    if a.ndim == 1:
+        result = result.reshape(result.shape[:-2] + result.shape[-1:])
+    if b.ndim == 1:
+        result = result.reshape(result.shape[:-1])
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.dot)
+def dot(a, b, out=None):
+    a, b = _gpu(a), _gpu(b)
+    if not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
+        return call_numpy("dot", (a, b), dict(out=out), reason="dtypes")
+    if a.ndim == 0 or b.ndim == 0:
+        result = _core.ufunc("multiply", a, b)
+    elif b.ndim == 1:
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+                             f"{b.shape[0]} (dim 0)")
+        result = matmul(a, b)
+    elif a.ndim <= 2 and b.ndim == 2:
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+                             f"{b.shape[0]} (dim 0)")
+        result = matmul(a, b)
+    else:
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+                             f"{b.shape[-2]} (dim {b.ndim - 2})")
+        result = tensordot(a, b, axes=([-1], [-2]))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.vdot)
+def vdot(a, b):
+    a, b = _gpu(a), _gpu(b)
+    if a.size != b.size:
+        raise ValueError("cannot reshape array of size %d into shape (%d,)" % (b.size, a.size))
+    return matmul(a.reshape(-1), b.reshape(-1))
+
+
+@implements(np.inner)
+def inner(a, b):
+    a, b = _gpu(a), _gpu(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return _core.ufunc("multiply", a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError("shapes %s and %s not aligned: %d (dim %d) != %d (dim %d)"
+                         % (a.shape, b.shape, a.shape[-1], a.ndim - 1, b.shape[-1], b.ndim - 1))
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+@implements(np.outer)
+def outer(a, b, out=None):
+    a, b = _gpu(a).reshape(-1), _gpu(b).reshape(-1)
+    result = _core.ufunc("multiply", a.reshape(-1, 1), b.reshape(1, -1))
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.tensordot)
+def tensordot(a, b, axes=2):
+    a, b = _gpu(a), _gpu(b)
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        axes_a = list(range(a.ndim - n, a.ndim))
+        axes_b = list(range(n))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if np.ndim(axes_a) == 0 else list(axes_a)
+        axes_b = [axes_b] if np.ndim(axes_b) == 0 else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [ax % a.ndim if a.ndim else ax for ax in axes_a]
+    axes_b = [ax % b.ndim if b.ndim else ax for ax in axes_b]
+    for x, y in zip(axes_a, axes_b):
+        if a.shape[x] != b.shape[y]:
+            raise ValueError("shape-mismatch for sum")
+    free_a = [i for i in range(a.ndim) if i not in axes_a]
+    free_b = [i for i in range(b.ndim) if i not in axes_b]
+    k = int(np.prod([a.shape[i] for i in axes_a]))
+    at = a.transpose(free_a + axes_a).reshape(-1, k)
+    bt = b.transpose(axes_b + free_b).reshape(k, -1)
+    result = matmul(at, bt)
+    return result.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
+
+
+def install():
+    GpuArray.__matmul__ = lambda self, other: matmul(self, other)
+    GpuArray.__rmatmul__ = lambda self, other: matmul(other, self)
+    GpuArray.dot = lambda self, b, out=None: dot(self, b, out)
+
+
+# Names gpupy exports from this module (as NumPy functions of the same name).
+PUBLIC = (
+    "matmul",
+    "dot",
+    "vdot",
+    "inner",
+    "outer",
+    "tensordot",
+)

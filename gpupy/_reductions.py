@@ -1,0 +1,419 @@
+"""Reductions and scans on the device.
+
+Each reduction is a chain of chunked REDUCE nodes built by the core
+(`_core.reduce`): the operand expression is fused into the first pass, and
+every pass folds many elements per output. argmax/argmin are a second
+reduction: the smallest index where the value equals the maximum (or is
+NaN, as NumPy returns the first NaN). NumPy's dtype rules, NaN semantics
+and error messages are kept; results of full reductions are 0-d GpuArrays
+(they stay on the device until used), where NumPy would give a scalar.
+"""
+
+import builtins
+import functools
+
+import numpy as np
+
+from . import _core
+from ._array import implements
+from ._core import GpuArray
+from ._fallback import call_numpy
+
+_NOVALUE = np._NoValue
+
+# How many elements one output folds per pass.
+CHUNK = 256
+
+
+def _gpu(a):
+    if isinstance(a, GpuArray):
+        return a
+    from ._creation import asarray
+
+    return asarray(a)
+
+
+def _axes(axis, ndim):
+    """Normalised tuple of axes (AxisError and duplicate checks as NumPy)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for ax in axes:
+        ax = int(ax.__index__() if hasattr(ax, "__index__") else ax)
+        if ax < -ndim or ax >= ndim:
+            raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+        out.append(ax % ndim if ndim else ax)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(out)
+
+
+def _keep(result, shape, axes):
+    """Re-inserts reduced axes as length 1 (keepdims=True)."""
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return result.reshape(kept)
+
+
+@functools.lru_cache(maxsize=None)
+def _default_sum_dtype(dtype):
+    """The dtype np.sum/np.prod give for `dtype` when none is asked for."""
+    return np.add.reduce(np.zeros(1, dtype)).dtype
+
+
+def _finish(result, a, axes, keepdims, out):
+    if keepdims:
+        result = _keep(result, a.shape, axes)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _unsupported(kwargs):
+    where = kwargs.get("where", True)
+    return not (where is True or (isinstance(where, (bool, np.bool_)) and where))
+
+
+def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_dtype, needs_identity):
+    if not isinstance(a, GpuArray):
+        a = _gpu(a)
+    if not isinstance(a, GpuArray) or _unsupported({"where": where}):
+        return call_numpy(name, (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                                           **({} if initial is _NOVALUE else {"initial": initial}),
+                                           **({} if where is True else {"where": where})),
+                          reason="arguments gpupy does not reduce on the device")
+    axes = _axes(axis, a.ndim)
+    acc = np.dtype(dtype) if dtype is not None else default_dtype(a.dtype)
+    if needs_identity and initial is _NOVALUE and builtins.any(a.shape[ax] == 0 for ax in axes):
+        raise ValueError(f"zero-size array to reduction operation {fold} which has no identity")
+    result = _core.reduce(a, fold, list(axes), acc, CHUNK)
+    if initial is not _NOVALUE:
+        result = _core.ufunc(fold, result, acc.type(initial))
+    return _finish(result, a, axes, keepdims, out)
+
+
+def _same_dtype(dt):
+    return dt
+
+
+@implements(np.sum)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("sum", "add", a, axis, dtype, out, keepdims, initial, where, _default_sum_dtype, False)
+
+
+@implements(np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("prod", "multiply", a, axis, dtype, out, keepdims, initial, where, _default_sum_dtype, False)
+
+
+@implements(np.max, np.amax)
+def max(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("max", "maximum", a, axis, None, out, keepdims, initial, where, _same_dtype, True)
+
+
+@implements(np.min, np.amin)
+def min(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("min", "minimum", a, axis, None, out, keepdims, initial, where, _same_dtype, True)
+
+
+amax = max
+amin = min
+
+
+@implements(np.nanmax)
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("nanmax", "fmax", a, axis, None, out, keepdims, initial, where, _same_dtype, True)
+
+
+@implements(np.nanmin)
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    return _reduce("nanmin", "fmin", a, axis, None, out, keepdims, initial, where, _same_dtype, True)
+
+
+def _bool_reduce(name, fold, a, axis, out, keepdims, where):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray) or _unsupported({"where": where}):
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="arguments")
+    axes = _axes(axis, a.ndim)
+    result = _core.reduce(a, fold, list(axes), np.dtype(bool), CHUNK)
+    return _finish(result, a, axes, keepdims, out)
+
+
+@implements(np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _bool_reduce("any", "logical_or", a, axis, out, keepdims, where)
+
+
+@implements(np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _bool_reduce("all", "logical_and", a, axis, out, keepdims, where)
+
+
+def _count(shape, axes):
+    n = 1
+    for ax in axes:
+        n *= shape[ax]
+    return n
+
+
+@functools.lru_cache(maxsize=None)
+def _mean_dtype(dtype):
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+@implements(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray) or _unsupported({"where": where}):
+        return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="arguments")
+    axes = _axes(axis, a.ndim)
+    n = _count(a.shape, axes)
+    if n == 0:
+        return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims),
+                          reason="mean of an empty slice")
+    acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
+    total = _core.reduce(a, "add", list(axes), acc, CHUNK)
+    result = total / n
+    if result.dtype != acc:
+        result = result.astype(acc)
+    return _finish(result, a, axes, keepdims, out)
+
+
+@implements(np.nanmean)
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray) or a.dtype.kind != "f" or _unsupported({"where": where}):
+        return call_numpy("nanmean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="arguments")
+    axes = _axes(axis, a.ndim)
+    nan = _core.ufunc("isnan", a)
+    values = _core.where(nan, 0, a)
+    acc = np.dtype(dtype) if dtype is not None else a.dtype
+    total = _core.reduce(values, "add", list(axes), acc, CHUNK)
+    count = _core.reduce(_core.ufunc("logical_not", nan), "add", list(axes), np.dtype(np.int64), CHUNK)
+    return _finish((total / count).astype(acc), a, axes, keepdims, out)
+
+
+@implements(np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    a = _gpu(a)
+    if isinstance(a, GpuArray) and a.dtype.kind == "f":
+        a = _core.where(_core.ufunc("isnan", a), 0, a)
+    return sum(a, axis, dtype, out, keepdims, initial, where)
+
+
+@implements(np.nanprod)
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    a = _gpu(a)
+    if isinstance(a, GpuArray) and a.dtype.kind == "f":
+        a = _core.where(_core.ufunc("isnan", a), 1, a)
+    return prod(a, axis, dtype, out, keepdims, initial, where)
+
+
+def _arg_extreme(name, fold, a, axis, out, keepdims):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray):
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="dtype")
+    if axis is None:
+        flat = a.reshape(-1)
+        result = _arg_extreme(name, fold, flat, 0, None, False)
+        if keepdims:
+            result = result.reshape((1,) * a.ndim)
+        if out is not None:
+            out[...] = result
+            return out
+        return result
+    (ax,) = _axes(axis, a.ndim)
+    n = a.shape[ax]
+    if n == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    extreme = _core.reduce(a, fold, [ax], a.dtype, CHUNK)
+    extreme_b = _keep(extreme, a.shape, (ax,))
+    hit = _core.ufunc("equal", a, extreme_b)
+    if a.dtype.kind == "f":
+        # NumPy returns the first NaN: the extreme is NaN exactly then.
+        hit = _core.ufunc("logical_or", hit, _core.ufunc("isnan", a))
+    index = _core.index_array(a.shape, ax, np.dtype(np.int64))
+    candidates = _core.where(hit, index, n)
+    result = _core.reduce(candidates, "minimum", [ax], np.dtype(np.int64), CHUNK)
+    return _finish(result, a, (ax,), keepdims, out)
+
+
+@implements(np.argmax)
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg_extreme("argmax", "maximum", a, axis, out, keepdims)
+
+
+@implements(np.argmin)
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg_extreme("argmin", "minimum", a, axis, out, keepdims)
+
+
+@implements(np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False):
+    result = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NOVALUE, correction=_NOVALUE):
+    a = _gpu(a)
+    if (not isinstance(a, GpuArray) or _unsupported({"where": where}) or mean is not _NOVALUE
+            or correction is not _NOVALUE):
+        return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
+                          reason="arguments")
+    axes = _axes(axis, a.ndim)
+    n = _count(a.shape, axes)
+    if n - ddof <= 0:
+        return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
+                          reason="degrees of freedom <= 0")
+    acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
+    centre = _keep(_core.reduce(a, "add", list(axes), acc, CHUNK) / n, a.shape, axes)
+    deviation = _core.ufunc("subtract", a.astype(acc) if a.dtype != acc else a, centre)
+    squares = _core.ufunc("multiply", deviation, deviation)
+    result = _core.reduce(squares, "add", list(axes), acc, CHUNK) / (n - ddof)
+    if result.dtype != acc:
+        result = result.astype(acc)
+    return _finish(result, a, axes, keepdims, out)
+
+
+@implements(np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NOVALUE, correction=_NOVALUE):
+    v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
+    result = _core.ufunc("sqrt", v) if isinstance(v, GpuArray) else np.sqrt(v)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _scan(name, fold, a, axis, dtype, out):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray):
+        return call_numpy(name, (a,), dict(axis=axis, dtype=dtype, out=out), reason="dtype")
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    (ax,) = _axes(axis, a.ndim)
+    acc = np.dtype(dtype) if dtype is not None else _default_sum_dtype(a.dtype)
+    result = _core.scan(a, fold, ax, acc, CHUNK)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+@implements(np.cumsum)
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _scan("cumsum", "add", a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _scan("cumprod", "multiply", a, axis, dtype, out)
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False):
+    a = _gpu(a)
+    if not isinstance(a, GpuArray):
+        return call_numpy("count_nonzero", (a,), dict(axis=axis, keepdims=keepdims), reason="dtype")
+    axes = _axes(axis, a.ndim)
+    result = _core.reduce(a.astype(bool), "add", list(axes), np.dtype(np.intp), CHUNK)
+    if axis is None and not keepdims:
+        return int(result)
+    return _finish(result, a, axes, keepdims, None)
+
+
+# ufunc.reduce / ufunc.accumulate for the folds the device has.
+_FOLDS = {"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or"}
+_IDENTITY_FREE = {"maximum", "minimum", "fmax", "fmin"}
+
+
+def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+    name = uf.__name__
+    a = _gpu(array)
+    if name not in _FOLDS or not isinstance(a, GpuArray) or _unsupported({"where": where}):
+        kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        if initial is not _NOVALUE:
+            kwargs["initial"] = initial
+        return call_numpy(f"{name}.reduce", (array,), kwargs, func=uf._np.reduce, reason="ufunc without a device fold")
+    if name in ("logical_and", "logical_or"):
+        dt = np.dtype(bool) if dtype is None else np.dtype(dtype)
+        default = lambda _: dt  # noqa: E731
+    elif name in _IDENTITY_FREE:
+        default = _same_dtype
+    else:
+        default = lambda d: np.dtype(uf._np.resolve_dtypes((d, d, None))[2])  # noqa: E731
+    return _reduce(f"{name}.reduce", name, a, axis, dtype, out, keepdims, initial, where, default,
+                   name in _IDENTITY_FREE)
+
+
+def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
+    name = uf.__name__
+    a = _gpu(array)
+    if name not in _FOLDS or not isinstance(a, GpuArray):
+        return call_numpy(f"{name}.accumulate", (array,), dict(axis=axis, dtype=dtype, out=out),
+                          func=uf._np.accumulate, reason="ufunc without a device fold")
+    (ax,) = _axes(axis, a.ndim)
+    acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
+    result = _core.scan(a, name, ax, acc, CHUNK)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def install():
+    """GpuArray methods for the reductions."""
+    cls = GpuArray
+    cls.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True: sum(
+        self, axis, dtype, out, keepdims, initial, where)
+    cls.prod = lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True: prod(
+        self, axis, dtype, out, keepdims, initial, where)
+    cls.max = lambda self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True: max(
+        self, axis, out, keepdims, initial, where)
+    cls.min = lambda self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True: min(
+        self, axis, out, keepdims, initial, where)
+    cls.mean = lambda self, axis=None, dtype=None, out=None, keepdims=False, *, where=True: mean(
+        self, axis, dtype, out, keepdims, where=where)
+    cls.any = lambda self, axis=None, out=None, keepdims=False, *, where=True: any(self, axis, out, keepdims, where=where)
+    cls.all = lambda self, axis=None, out=None, keepdims=False, *, where=True: all(self, axis, out, keepdims, where=where)
+    cls.argmax = lambda self, axis=None, out=None, *, keepdims=False: argmax(self, axis, out, keepdims=keepdims)
+    cls.argmin = lambda self, axis=None, out=None, *, keepdims=False: argmin(self, axis, out, keepdims=keepdims)
+    cls.var = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: var(
+        self, axis, dtype, out, ddof, keepdims, **kw)
+    cls.std = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: std(
+        self, axis, dtype, out, ddof, keepdims, **kw)
+    cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
+    cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
+
+
+# Names gpupy exports from this module (as NumPy functions of the same name).
+PUBLIC = (
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "nanmax",
+    "nanmin",
+    "any",
+    "all",
+    "mean",
+    "nanmean",
+    "nansum",
+    "nanprod",
+    "argmax",
+    "argmin",
+    "ptp",
+    "var",
+    "std",
+    "cumsum",
+    "cumprod",
+    "count_nonzero",
+    "amax",
+    "amin",
+)
