@@ -1,0 +1,284 @@
+"""Fixtures for the core and conformance tests.
+
+`gpu` runs a test once per available driver ("software", and "opengl" when
+it initialises), with the fallback mode set to "raise" so that nothing can
+silently run in NumPy, and puts every setting back afterwards (driver,
+block size, cache budget, driver options, fallback mode). `software` is the
+same fixture pinned to the software driver, for the tests that use its
+test-only limits (max_ops).
+
+The comparison helpers live on the fixture object (`gpu.assert_same`,
+`gpu.assert_ulp`) so that every test module shares one definition of
+"equal to NumPy".
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+DRIVERS = ("software", "opengl")
+ROOT = Path(__file__).resolve().parents[1]
+
+# Every dtype a GpuArray can hold (src/dtypes.def), bool first.
+ALL_DTYPES = tuple(np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                                         "uint64", "float32", "float64"))
+INT_DTYPES = tuple(t for t in ALL_DTYPES if t.kind in "iu")
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def holdable(dtype):
+    """True if a GpuArray can hold values of this dtype."""
+    return np.dtype(dtype) in ALL_DTYPES
+
+
+# --- which (op, dtype) pairs each driver declares ---------------------------------------------
+#
+# The core asks the driver's get_method(op, dtype) and runs everything the
+# driver declines in NumPy. The tests need the same answer to know when a
+# FallbackError is the right outcome and when it is a bug, so it is read
+# from the driver libraries themselves, in a subprocess (an OpenGL context
+# of our own must not share the process with gpupy's).
+_DECLARED_SCRIPT = textwrap.dedent(r"""
+    import ctypes, json, re, sys
+    from pathlib import Path
+    src = Path(sys.argv[1]) / "src"
+    libdir = Path(sys.argv[2])
+    def rows(name, pattern):
+        text = "\n".join(line.split("//", 1)[0] for line in (src / name).read_text().splitlines())
+        return re.findall(pattern, text)
+    ops = [r[1] for r in rows("ops.def", r'GPUPY_OP\(\s*(\w+)\s*,\s*"(\w+)"')]
+    dtypes = [r[1] for r in rows("dtypes.def", r'GPUPY_DTYPE\(\s*(\w+)\s*,\s*[\w ]+?\s*,\s*"(\w+)"')]
+    INIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t)
+    class Api(ctypes.Structure):  # the head of gpupy_driver_api (src/driver.hpp)
+        _fields_ = [("abi_version", ctypes.c_int32), ("name", ctypes.c_char_p), ("init", INIT),
+                    ("cleanup", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
+                    ("get_method", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32))]
+    out = {}
+    for name in sys.argv[3:]:
+        path = libdir / f"libgpupy_driver_{name}.so"
+        if not path.exists():
+            continue
+        lib = ctypes.CDLL(str(path))
+        lib.gpupy_driver_entry.restype = ctypes.POINTER(Api)
+        api = lib.gpupy_driver_entry().contents
+        ctx, err = ctypes.c_void_p(), ctypes.create_string_buffer(1024)
+        if api.init(ctypes.byref(ctx), err, len(err)) != 0:
+            continue
+        # opcodes: LOAD, INDEX, CONST, then the rows of ops.def in order
+        out[name] = {op: [d for j, d in enumerate(dtypes) if api.get_method(ctx, 3 + i, j)]
+                     for i, op in enumerate(ops)}
+        api.cleanup(ctx)
+    print(json.dumps(out))
+""")
+
+
+def _declared_tables():
+    libdir = gp._core.driver_library_dir()
+    proc = subprocess.run([sys.executable, "-c", _DECLARED_SCRIPT, str(ROOT), libdir, *DRIVERS],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"reading the drivers' get_method tables failed:\n{proc.stderr}")
+    return {name: {op: {np.dtype(d) for d in ds} for op, ds in table.items()}
+            for name, table in json.loads(proc.stdout).items()}
+
+
+_declared_cache = []
+
+
+def declared_tables():
+    if not _declared_cache:
+        _declared_cache.append(_declared_tables())
+    return _declared_cache[0]
+
+
+# --- comparisons --------------------------------------------------------------------------------
+
+def ordered_bits(values):
+    """Float values mapped to integers that are monotonic in the value and
+    adjacent for adjacent floats (+0 and -0 both map to 0): the ulp
+    distance of two floats is the difference of their images (Python ints
+    for float64, whose differences do not fit in 64 bits)."""
+    values = np.asarray(values)
+    if values.dtype.itemsize == 4:
+        bits = values.view(np.int32).astype(np.int64)
+        magnitude = bits & 0x7FFFFFFF
+    else:
+        bits = values.view(np.int64)
+        magnitude = (bits & np.int64(0x7FFFFFFFFFFFFFFF)).astype(object)
+    return np.where(bits < 0, -magnitude, magnitude)
+
+
+def ulp_distance(got, expected):
+    """Per-element ulp distance in the arrays' own float dtype; 0 where both
+    are NaN, a huge number where exactly one is NaN."""
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    d = np.abs(ordered_bits(got) - ordered_bits(expected))
+    nan_got, nan_exp = np.isnan(got), np.isnan(expected)
+    d = np.where(nan_got & nan_exp, 0, d)
+    return np.where(nan_got ^ nan_exp, 1 << 62, d)
+
+
+def describe_mismatch(got, expected, bad, inputs=()):
+    idx = np.flatnonzero(bad.ravel())[:8]
+    lines = [f"{bad.sum()} of {bad.size} elements differ; first ones:"]
+    for i in idx:
+        ins = ", ".join(repr(np.asarray(x).ravel()[i]) if np.asarray(x).size == bad.size else repr(x) for x in inputs)
+        lines.append(f"  [{i}] inputs ({ins}): gpupy {np.asarray(got).ravel()[i]!r} numpy {np.asarray(expected).ravel()[i]!r}")
+    return "\n".join(lines)
+
+
+def assert_same(got, expected, *, inputs=(), gpu_array=True, ulp=0, zero_sign=True):
+    """gpupy's result equals NumPy's: type (GpuArray), shape, dtype and
+    values -- bit for bit (any NaN matches any NaN, -0 differs from +0
+    unless zero_sign=False) or, with ulp > 0, within that many ulps."""
+    expected = np.asarray(expected) if not np.isscalar(expected) else expected
+    if gpu_array:
+        assert isinstance(got, gp.GpuArray), f"expected a GpuArray, got {type(got).__name__}"
+    exp = np.asarray(expected)
+    assert got.shape == exp.shape, f"shape {got.shape} != numpy's {exp.shape}"
+    assert got.dtype == exp.dtype, f"dtype {got.dtype} != numpy's {exp.dtype}"
+    g = np.asarray(got)
+    assert g.shape == exp.shape and g.dtype == exp.dtype
+    if exp.dtype.kind == "f":
+        if ulp:
+            d = ulp_distance(g, exp)
+            bad = d > ulp
+        else:
+            same_nan = np.isnan(g) & np.isnan(exp)
+            bad = ~((g == exp) | same_nan)
+            if zero_sign:
+                bad |= (g == 0) & (exp == 0) & (np.signbit(g) != np.signbit(exp))
+    else:
+        bad = g != exp
+    bad = np.asarray(bad)
+    if bad.any():
+        pytest.fail(describe_mismatch(g, exp, bad, inputs), pytrace=False)
+
+
+def max_ulp(got, expected):
+    d = ulp_distance(got, expected)
+    return int(d.max()) if d.size else 0
+
+
+# --- the driver fixture -------------------------------------------------------------------------
+
+_available = {}
+
+
+def driver_unavailable_reason(name):
+    """None if the driver initialises here, else why not."""
+    if name not in _available:
+        previous = gp.driver()
+        try:
+            gp.use_driver(name)
+            _available[name] = None
+        except gp.DriverError as exc:
+            _available[name] = str(exc).strip().splitlines()[0] if str(exc).strip() else "failed to initialise"
+        finally:
+            gp.use_driver(previous)
+    return _available[name]
+
+
+class Gpu:
+    """The driver a test runs on, plus settings that are undone afterwards."""
+
+    def __init__(self, name):
+        self.name = name
+        self._options = []
+
+    def option(self, key, value):
+        """Sets a driver option for this test only."""
+        gp.set_driver_option(key, value)
+        self._options.append(key)
+
+    def declares(self, op, dtype):
+        """True if this driver's get_method accepts (op, dtype)."""
+        return np.dtype(dtype) in declared_tables()[self.name][op]
+
+    assert_same = staticmethod(assert_same)
+    max_ulp = staticmethod(max_ulp)
+
+    def _restore(self):
+        for key in self._options:
+            gp.set_driver_option(key, "default")
+
+
+def _settings():
+    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback())
+
+
+def _use(name):
+    reason = driver_unavailable_reason(name)
+    if reason is not None:
+        pytest.skip(f"{name} driver unavailable: {reason}")
+    saved = _settings()
+    gp.use_driver(name)
+    gp.set_fallback("raise")
+    gp.reset_stats()
+    g = Gpu(name)
+    return g, saved
+
+
+def _restore(g, saved):
+    driver, block, budget, fallback = saved
+    g._restore()
+    gp.set_fallback(fallback)
+    gp.set_block_size(block)
+    gp.set_cache_bytes(budget)
+    gp.use_driver(driver)
+
+
+@pytest.fixture(scope="session", params=DRIVERS)
+def driver_name(request):
+    # Session scope makes pytest run all tests of one driver together.
+    return request.param
+
+
+@pytest.fixture
+def gpu(driver_name):
+    g, saved = _use(driver_name)
+    try:
+        yield g
+    finally:
+        _restore(g, saved)
+
+
+@pytest.fixture
+def software():
+    g, saved = _use("software")
+    try:
+        yield g
+    finally:
+        _restore(g, saved)
+
+
+@pytest.fixture
+def silent_fallback():
+    """Lets a test run work that gpupy hands to NumPy, counting it."""
+    previous = gp.get_fallback()
+    gp.set_fallback("silent")
+    try:
+        yield
+    finally:
+        gp.set_fallback(previous)
+
+
+@pytest.fixture(autouse=True)
+def _settings_unchanged(request):
+    """Every test of this folder leaves the process-wide settings as it
+    found them (tests/drivers talks to driver libraries directly)."""
+    if request.node.path.parent != Path(__file__).parent:
+        yield
+        return
+    before = _settings()
+    yield
+    assert _settings() == before, "a test changed gpupy's settings without restoring them"

@@ -1,0 +1,684 @@
+"""The core's mechanisms, observed through counters and introspection
+(never timings): hash-consing, common-subexpression elimination,
+partitioning under tiny driver limits, the block cache and eviction,
+evaluation of only the blocks read, views of views, deep expression chains,
+broadcasting and index errors, and writes (copy-on-write, destructive
+updates, in-place operators, out=).
+
+Settings used to force the mechanisms: gpupy.set_block_size(16) cuts every
+array into 16-element blocks; gpupy.set_cache_bytes(2 * 16 * 4) leaves room
+for two float32 blocks; set_driver_option("max_ops", 1) on the software
+driver allows one operation per evaluation.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+F32 = np.float32
+BLOCK = 16
+TWO_BLOCKS = 2 * BLOCK * 4  # bytes of two float32 blocks
+
+
+def f32(values):
+    return np.asarray(values, dtype=F32)
+
+
+def ramp(n, start=0.0, dtype=F32):
+    return (np.arange(n) + start).astype(dtype)
+
+
+def ir_ops(array, block=0):
+    return [instr["op"] for instr in gp._core._ir(array, block)]
+
+
+# --- hash-consing ---------------------------------------------------------------------------------
+
+class TestHashConsing:
+    def test_equal_expressions_are_one_node(self, gpu):
+        a, b = gp.asarray(ramp(10)), gp.asarray(ramp(10, 1))
+        x, y = a + b, a + b
+        assert x._node_id == y._node_id
+        p, q = gp.sin(a) * b, gp.sin(a) * b
+        assert p._node_id == q._node_id
+
+    def test_commutative_operands_in_either_order(self, gpu):
+        a, b = gp.asarray(ramp(10)), gp.asarray(ramp(10, 1))
+        pairs = [(a + b, b + a), (a * b, b * a), (gp.maximum(a, b), gp.maximum(b, a)),
+                 (gp.hypot(a, b), gp.hypot(b, a)), (a == b, b == a), (gp.logical_and(a, b), gp.logical_and(b, a)),
+                 (gp.add(a, b), np.add(b, a))]
+        for x, y in pairs:
+            assert x._node_id == y._node_id
+
+    def test_non_commutative_operands_are_distinct(self, gpu):
+        a, b = gp.asarray(ramp(10)), gp.asarray(ramp(10, 1))
+        x, y = a - b, b - a
+        assert x._node_id != y._node_id
+        p, q = a / b, b / a
+        assert p._node_id != q._node_id
+        gpu.assert_same(x, ramp(10) - ramp(10, 1))
+        gpu.assert_same(y, ramp(10, 1) - ramp(10))
+
+    def test_constants_by_value(self, gpu):
+        a = gp.asarray(ramp(10))
+        # 2, 2.0 and float32(2) all become the float32 constant 2.
+        forms = [a * 2, 2 * a, a * 2.0, a * np.float32(2), np.float32(2) * a]
+        assert len({x._node_id for x in forms}) == 1
+        x, y = a + 1, a + 2
+        assert x._node_id != y._node_id
+        # -0.0 and 0.0 are different constants (their sums differ at a = -0).
+        z = gp.asarray(f32([-0.0, 1.0]))
+        p, n = z + 0.0, z + (-0.0)
+        assert p._node_id != n._node_id
+        gpu.assert_same(p, f32([-0.0, 1.0]) + F32(0.0))
+        gpu.assert_same(n, f32([-0.0, 1.0]) + F32(-0.0))
+
+    def test_same_view_same_node_other_view_other_node(self, gpu):
+        a = gp.asarray(ramp(10))
+        x, y, z = a[::2] + 1, a[::2] + 1, a[1::2] + 1
+        assert x._node_id == y._node_id
+        assert x._node_id != z._node_id
+        gpu.assert_same(z, ramp(10)[1::2] + F32(1))
+
+    def test_distinct_arrays_are_distinct_nodes(self, gpu):
+        host = ramp(10)
+        a, b = gp.asarray(host), gp.asarray(host)
+        assert a._node_id != b._node_id
+        x, y = a + 1, b + 1
+        assert x._node_id != y._node_id
+
+    def test_sharing_is_counted(self, gpu):
+        a = gp.asarray(ramp(10))
+        x = a + 1
+        gp.reset_stats()
+        y = a + 1
+        assert gp.stats()["nodes_shared"] >= 1
+        assert x._node_id == y._node_id
+
+    def test_a_written_array_is_not_confused_with_its_old_value(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        x = a * 3
+        np.asarray(x)
+        a[0] = 100  # x depends on a: copy-on-write
+        y = a * 3
+        assert y._node_id != x._node_id
+        host2 = host.copy()
+        host2[0] = 100
+        gpu.assert_same(y, host2 * F32(3))
+        gpu.assert_same(x, host * F32(3))
+
+    def test_nodes_are_released(self, gpu):
+        base = gp._core._live_hashed_nodes()
+        a = gp.asarray(ramp(10))
+        xs = [a + i for i in range(50)]
+        assert gp._core._live_hashed_nodes() >= base + 50
+        del xs
+        assert gp._core._live_hashed_nodes() <= base + 1  # at most a's own entry
+
+
+# --- common-subexpression elimination -----------------------------------------------------------
+
+class TestCSE:
+    def test_repeated_subexpression_is_computed_once(self, gpu):
+        a, b = gp.asarray(ramp(10)), gp.asarray(ramp(10, 1))
+        c = (a + b) * (a + b)
+        ops = ir_ops(c)
+        assert ops.count("add") == 1
+        assert ops.count("multiply") == 1
+        assert ops.count("load") == 2
+        gpu.assert_same(c, (ramp(10) + ramp(10, 1)) * (ramp(10) + ramp(10, 1)))
+
+    def test_commuted_subexpression_is_computed_once(self, gpu):
+        a, b = gp.asarray(ramp(10)), gp.asarray(ramp(10, 1))
+        c = gp.sin(a * b) - gp.sin(b * a)
+        ops = ir_ops(c)
+        assert ops.count("multiply") == 1
+        assert ops.count("sin") == 1
+        gpu.assert_same(c, np.zeros(10, F32))
+
+    def test_same_view_loaded_once(self, gpu):
+        a = gp.asarray(ramp(20))
+        c = a[::2] * a[::2] + a[::2]
+        ops = ir_ops(c)
+        assert ops.count("load") == 1
+        h = ramp(20)[::2]
+        gpu.assert_same(c, h * h + h)
+
+    def test_cse_shortens_the_ir(self, gpu):
+        a = gp.asarray(ramp(10))
+        shared = gp.exp(a) + 1
+        c = shared * shared * shared
+        # one load, one exp, one constant, one add, two multiplies
+        assert len(gp._core._ir(c)) == 6
+        h = np.exp(ramp(10)) + F32(1)
+        gpu.assert_same(c, h * h * h, ulp=8)
+
+
+# --- partitioning under the software driver's max_ops ---------------------------------------------
+
+def _expression(xp, a, b):
+    return ((a + b) * a - b) / (a + 3) + xp.sqrt(b)
+
+
+class TestPartitioning:
+    def test_one_evaluation_without_limits(self, software):
+        ha, hb = ramp(40), ramp(40, 1)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        gp.reset_stats()
+        r = _expression(gp, a, b)
+        software.assert_same(r, _expression(np, ha, hb))
+        s = gp.stats()
+        assert s["evaluations"] == 1
+        assert s["collapses"] == 0
+
+    @pytest.mark.parametrize("max_ops", [1, 2, 3])
+    def test_max_ops_splits_the_expression(self, software, max_ops):
+        software.option("max_ops", max_ops)
+        ha, hb = ramp(40), ramp(40, 1)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        gp.reset_stats()
+        r = _expression(gp, a, b)
+        software.assert_same(r, _expression(np, ha, hb))
+        s = gp.stats()
+        # 7 operations (add, multiply, subtract, add, divide, sqrt, add;
+        # loads and constants are not operations), at most max_ops each time
+        assert s["evaluations"] >= -(-7 // max_ops)
+        assert s["collapses"] >= 1
+        assert s["check_ir_calls"] >= 1
+
+    def test_max_ops_one_evaluates_each_distinct_operation_once(self, software):
+        software.option("max_ops", 1)
+        ha, hb = ramp(10), ramp(10, 1)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        gp.reset_stats()
+        c = (a + b) * (a + b)
+        software.assert_same(c, (ha + hb) * (ha + hb))
+        # the shared add once, the multiply once
+        assert gp.stats()["evaluations"] == 2
+
+    def test_max_ops_applies_per_block(self, software):
+        software.option("max_ops", 1)
+        gp.set_block_size(BLOCK)
+        ha, hb = ramp(5 * BLOCK), ramp(5 * BLOCK, 7)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        gp.reset_stats()
+        r = gp.sqrt(a * b + a)
+        software.assert_same(r, np.sqrt(ha * hb + ha))
+        assert gp.stats()["evaluations"] >= 3 * 5
+
+    def test_environment_variable_sets_max_ops(self, software):
+        code = ("import numpy as np, gpupy as gp\n"
+                "a = gp.asarray(np.arange(10, dtype=np.float32))\n"
+                "r = ((a + 1) * a - 2) / (a + 3)\n"
+                "h = np.arange(10, dtype=np.float32)\n"
+                "assert np.array_equal(np.asarray(r), ((h + 1) * h - 2) / (h + 3))\n"
+                "s = gp.stats()\n"
+                "print(gp.driver(), s['evaluations'], s['collapses'])\n")
+        env = dict(os.environ, GPUPY_DRIVER="software", GPUPY_SOFTWARE_MAX_OPS="1",
+                   PYTHONPATH=os.pathsep.join([str(gp.__path__[0].rsplit(os.sep, 1)[0]), os.environ.get("PYTHONPATH", "")]))
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        name, evaluations, collapses = proc.stdout.split()
+        assert name == "software"
+        assert int(evaluations) >= 5
+        assert int(collapses) >= 1
+
+    def test_bad_option_is_rejected(self, software):
+        with pytest.raises(ValueError):
+            gp.set_driver_option("max_ops", 0)
+        with pytest.raises(ValueError):
+            gp.set_driver_option("no_such_option", 1)
+
+
+# --- the block cache ------------------------------------------------------------------------------
+
+class TestBlockCache:
+    def test_two_block_cache_evicts_and_stays_right(self, gpu):
+        gp.set_block_size(BLOCK)
+        gp.set_cache_bytes(TWO_BLOCKS)
+        ha, hb, hc = ramp(10 * BLOCK), ramp(10 * BLOCK, 3), ramp(10 * BLOCK, -50)
+        a, b, c = gp.asarray(ha), gp.asarray(hb), gp.asarray(hc)
+        gp.reset_stats()
+        r = (a + b) * c - a
+        gpu.assert_same(r, (ha + hb) * hc - ha)
+        s = gp.stats()
+        assert s["evictions"] > 0
+        assert s["cached_bytes"] <= TWO_BLOCKS
+        # the inputs are still right after their blocks were evicted
+        gpu.assert_same(a * 1, ha)
+        gpu.assert_same(b + c, hb + hc)
+
+    def test_evicted_dirty_intermediates_are_read_back(self, software):
+        software.option("max_ops", 1)
+        gp.set_block_size(BLOCK)
+        gp.set_cache_bytes(TWO_BLOCKS)
+        ha, hb = ramp(6 * BLOCK), ramp(6 * BLOCK, 1)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        gp.reset_stats()
+        t = a * b  # intermediates evaluated on their own (max_ops 1) ...
+        u = t + a
+        r = u * t - b
+        software.assert_same(r, (ha * hb + ha) * (ha * hb) - hb)
+        s = gp.stats()
+        # ... and pushed out of a two-block cache before they were read
+        assert s["evictions"] > 0
+        assert s["eviction_readbacks"] > 0
+        software.assert_same(t, ha * hb)
+        software.assert_same(u, ha * hb + ha)
+
+    def test_cache_never_exceeds_budget_between_evaluations(self, gpu):
+        gp.set_block_size(BLOCK)
+        gp.set_cache_bytes(TWO_BLOCKS)
+        hs = [ramp(4 * BLOCK, k) for k in range(6)]
+        xs = [gp.asarray(h) for h in hs]
+        for x, h in zip(xs, hs):
+            gpu.assert_same(x * 2 + 1, h * F32(2) + F32(1))
+            assert gp.stats()["cached_bytes"] <= TWO_BLOCKS
+
+    def test_shrinking_the_budget_keeps_values(self, gpu):
+        gp.set_block_size(BLOCK)
+        ha = ramp(8 * BLOCK)
+        a = gp.asarray(ha)
+        r = gp.exp(a / 100)
+        assert r[0] == F32(1)  # block 0 evaluated and cached
+        gp.set_cache_bytes(1)  # less than any block: everything leaves the device
+        assert gp.stats()["cached_bytes"] == 0
+        ref = np.exp(ha / F32(100))
+        got = np.asarray(r)
+        assert np.array_equal(got, np.asarray(gp.exp(gp.asarray(ha) / 100)))
+        assert gpu.max_ulp(got, ref) <= 2
+
+    def test_block_size_change_keeps_values(self, gpu):
+        ha = ramp(100)
+        a = gp.asarray(ha)
+        r = a * 3 + 1
+        r._flush()
+        gp.set_block_size(7)
+        gpu.assert_same(r, ha * F32(3) + F32(1))
+        gpu.assert_same(r[::-3] + a[::-3], (ha * F32(3) + F32(1))[::-3] + ha[::-3])
+
+    def test_switching_drivers_keeps_values(self, gpu):
+        gp.set_block_size(BLOCK)
+        ha = ramp(4 * BLOCK)
+        a = gp.asarray(ha)
+        r = gp.sqrt(a) + a
+        assert r[3] == np.sqrt(F32(3)) + F32(3)  # block 0 on this driver, dirty on its device
+        other = "software" if gpu.name == "opengl" else "opengl"
+        try:
+            gp.use_driver(other)
+        except gp.DriverError as exc:
+            pytest.skip(f"{other} driver unavailable: {exc}")
+        gpu.assert_same(r, np.sqrt(ha) + ha)
+        gpu.assert_same(r * 2, (np.sqrt(ha) + ha) * F32(2))
+
+
+# --- evaluating only what is read -----------------------------------------------------------------
+
+class TestPartialEvaluation:
+    def test_one_element_of_ten_blocks_evaluates_one_block(self, gpu):
+        gp.set_block_size(BLOCK)
+        hx = ramp(10 * BLOCK)
+        x = gp.asarray(hx)
+        y = x * 2 + 1
+        gp.reset_stats()
+        v = y[37]
+        assert v == F32(37 * 2 + 1)
+        assert type(v) is np.float32
+        assert gp.stats()["evaluations"] == 1
+        assert y._evaluated_count() == BLOCK
+        assert not y._is_complete()
+        # a neighbour in the same block costs nothing more
+        assert y[40] == F32(81)
+        assert gp.stats()["evaluations"] == 1
+        # another block: one more evaluation
+        assert y[150] == F32(301)
+        assert gp.stats()["evaluations"] == 2
+        assert y._evaluated_count() == 2 * BLOCK
+        gpu.assert_same(y, hx * F32(2) + F32(1))
+        assert y._is_complete()
+        assert gp.stats()["evaluations"] == 10
+
+    def test_reading_a_slice_evaluates_only_its_blocks(self, gpu):
+        gp.set_block_size(BLOCK)
+        hx = ramp(10 * BLOCK)
+        y = gp.asarray(hx) - 5
+        gp.reset_stats()
+        part = np.asarray(y[20:30])
+        assert np.array_equal(part, hx[20:30] - F32(5))
+        assert gp.stats()["evaluations"] <= 1
+        assert BLOCK // 2 <= y._evaluated_count() <= BLOCK
+
+    def test_scalar_conversion_reads_one_block(self, gpu):
+        gp.set_block_size(BLOCK)
+        y = gp.asarray(ramp(10 * BLOCK)) * 0.5
+        gp.reset_stats()
+        assert float(y[100:101]) == 50.0
+        assert gp.stats()["evaluations"] == 1
+        assert y._evaluated_count() <= BLOCK
+
+
+# --- views of views of expressions ----------------------------------------------------------------
+
+# Each entry builds the same thing from a (6, 10) float32 matrix `m` and a
+# length-12 vector `v` with xp = numpy or gpupy: views of expressions of
+# views, with negative steps, transposes, reshapes and newaxis.
+VIEW_CHAINS = {
+    "neg_step_of_expr": lambda xp, m, v: (m * 2 + 1)[::-1, ::-3],
+    "transpose_of_expr_of_view": lambda xp, m, v: (m[1:, ::2] - 1).T[::-2],
+    "view_of_view_of_view": lambda xp, m, v: (m + 0)[::-1][1:5, 8:1:-2][:, ::-1].T,
+    "expr_of_two_views": lambda xp, m, v: m[::-1, :5] * m[:, :4:-1] + m.T[:5, ::-1].T,
+    "reshape_of_expr": lambda xp, m, v: (m * 3).reshape(10, 6)[::-3, 1::2],
+    "reshape_of_view_of_expr": lambda xp, m, v: (m - 2)[::2].reshape(5, 6)[:, ::-1],
+    "reshape_of_transposed_expr": lambda xp, m, v: (m + 1).T.reshape(3, 20)[::-1, ::7],
+    "newaxis": lambda xp, m, v: (v * 2)[None, ::-1, None] + m[:, :1, None],
+    "ellipsis_and_newaxis": lambda xp, m, v: (m[..., None] * 2)[::-2, ..., 0],
+    "broadcast_view": lambda xp, m, v: xp.broadcast_to(v[:10], (6, 10))[::-1] - m,
+    "transpose_axes_of_3d": lambda xp, m, v: (m.reshape(2, 3, 10) + 1).transpose(2, 0, 1)[::-4, :, ::-1],
+    "expression_of_negative_views": lambda xp, m, v: xp.sqrt(v[::-1] * v[::-2].repeat(2)[:12]) if xp is np else
+    xp.sqrt(v[::-1] * xp.asarray(np.asarray(v[::-2]).repeat(2)[:12])),
+    "flatten_view_of_expr": lambda xp, m, v: (m[::-1] + v[:10]).reshape(-1)[::-7],
+    "double_transpose": lambda xp, m, v: ((m.T * 2).T + m)[2:4],
+    "chain_of_expressions_of_views": lambda xp, m, v: (((m[:, ::-1] + 1)[::-1] * 2).T[1:-1] - m.T[1:-1, ::-1])[::3],
+    "empty_view_of_expr": lambda xp, m, v: (m * 2)[4:2, ::-1],
+    "zero_d_view_of_expr": lambda xp, m, v: (m * 2)[3, 4, ...],
+}
+
+
+@pytest.mark.parametrize("multi_block", [False, True], ids=["one_block", "multi_block"])
+@pytest.mark.parametrize("name", sorted(VIEW_CHAINS))
+def test_views_of_expressions(gpu, name, multi_block):
+    if multi_block:
+        gp.set_block_size(7)
+    hm = (np.arange(60).reshape(6, 10) * 1.5 - 20).astype(F32)
+    hv = (np.arange(12) + 1).astype(F32)
+    expected = VIEW_CHAINS[name](np, hm, hv)
+    got = VIEW_CHAINS[name](gp, gp.asarray(hm), gp.asarray(hv))
+    gpu.assert_same(got, expected)
+
+
+def test_views_share_their_array(gpu):
+    a = gp.asarray(ramp(12))
+    v = a[::-2]
+    w = a.reshape(3, 4).T
+    assert v._owner_id == a._owner_id == w._owner_id
+    v[0] = 99
+    host = ramp(12)
+    host[-1] = 99
+    gpu.assert_same(a, host)
+    gpu.assert_same(w, host.reshape(3, 4).T)
+
+
+# --- deep chains ----------------------------------------------------------------------------------
+
+def test_chain_of_ten_thousand_operations(gpu):
+    a = gp.asarray(ramp(64))
+    x = a
+    for i in range(10_000):
+        x = x + 1 if i % 2 == 0 else x * 1
+    gpu.assert_same(x, ramp(64) + F32(5000))
+    del x  # releasing the chain must not recurse either
+
+
+def test_destroying_a_deep_unevaluated_chain(gpu):
+    a = gp.asarray(ramp(8))
+    x = a
+    for _ in range(100_000):
+        x = x + 1
+    del x
+    assert gp._core._live_hashed_nodes() < 100
+
+
+# --- broadcasting errors --------------------------------------------------------------------------
+
+def _numpy_error(fn):
+    try:
+        with np.errstate(all="ignore"):
+            fn()
+    except Exception as exc:  # noqa: BLE001 -- any class; compared below
+        return exc
+    pytest.fail("NumPy did not raise")
+
+
+def public_class(exc):
+    """The exception's most derived class that NumPy users can name: a
+    builtin or one of numpy.exceptions (NumPy's own UFuncTypeError and its
+    subclasses live in a private module)."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ in ("builtins", "numpy.exceptions"):
+            return cls
+    return Exception
+
+
+def _assert_same_error(gp_fn, np_fn, compare_message=True):
+    expected = _numpy_error(np_fn)
+    with pytest.raises(Exception) as info:
+        gp_fn()
+    assert isinstance(info.value, public_class(expected)), (
+        f"{type(info.value).__name__}: {info.value} (numpy: {type(expected).__name__}: {expected})")
+    if compare_message:
+        assert str(info.value) == str(expected)
+
+
+BROADCAST_ERRORS = {
+    "add_3_4": (lambda xp: xp.ones(3, F32) + xp.ones(4, F32)),
+    "mul_23_32": (lambda xp: xp.ones((2, 3), F32) * xp.ones((3, 2), F32)),
+    "three_operands": (lambda xp: xp.where(xp.ones((2, 1), bool), xp.ones(3, F32), xp.ones((4, 1), F32))),
+    "ufunc_call": (lambda xp: xp.arctan2(xp.ones((5, 2), F32), xp.ones((5,), F32))),
+    "out_not_broadcastable": (lambda xp: xp.add(xp.ones((2, 3), F32), 1, out=xp.zeros(3, F32))),
+    "setitem": (lambda xp: xp.zeros(4, F32).__setitem__(slice(None), xp.ones(3, F32))),
+    "setitem_2d": (lambda xp: xp.zeros((3, 4), F32).__setitem__(slice(None), xp.ones((3, 2), F32))),
+    "inplace": (lambda xp: xp.zeros(3, F32).__iadd__(xp.ones((2, 3), F32))),
+    "broadcast_to": (lambda xp: xp.broadcast_to(xp.ones(3, F32), (4,))),
+    "comparison": (lambda xp: xp.ones(3, F32) < xp.ones((2, 2), F32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROADCAST_ERRORS))
+def test_broadcasting_errors_match_numpy(gpu, name):
+    fn = BROADCAST_ERRORS[name]
+    _assert_same_error(lambda: fn(gp), lambda: fn(np))
+
+
+# --- writes ---------------------------------------------------------------------------------------
+
+class TestWrites:
+    def test_copy_on_write_keeps_dependents(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        b = a + 1
+        a[0] = 100
+        assert b[0] == F32(1)
+        gpu.assert_same(b, host + F32(1))
+        expect_a = host.copy()
+        expect_a[0] = 100
+        gpu.assert_same(a, expect_a)
+
+    def test_copy_on_write_with_partly_evaluated_dependent(self, gpu):
+        gp.set_block_size(BLOCK)
+        host = ramp(4 * BLOCK)
+        a = gp.asarray(host.copy())
+        b = a * 2
+        assert b[1] == F32(2)  # block 0 of b evaluated, the rest not
+        a[3 * BLOCK:] = -1
+        gpu.assert_same(b, host * F32(2))
+
+    def test_copy_on_write_of_a_view_target(self, gpu):
+        host = ramp(12).reshape(3, 4)
+        a = gp.asarray(host.copy())
+        dep = a.T * 1
+        a[1, ::-2] = 7
+        expect = host.copy()
+        expect[1, ::-2] = 7
+        gpu.assert_same(a, expect)
+        gpu.assert_same(dep, host.T * F32(1))
+
+    def test_destructive_write_when_nothing_depends(self, gpu):
+        a = gp.asarray(ramp(10))
+        before = a._node_id
+        a[0] = 100
+        assert a._node_id == before  # updated in place, no copy
+        b = a + 1
+        a[1] = 50  # b depends on a: copied first
+        assert a._node_id != before
+        assert b[1] == F32(2)
+
+    def test_destructive_write_drops_cached_blocks(self, gpu):
+        host = ramp(40)
+        a = gp.asarray(host.copy())
+        t = a * 2
+        t._flush()  # a's block and a[::2]'s are on the device now
+        u = a[::2] + 0
+        u._flush()
+        del t, u
+        a[0] = 100
+        host[0] = 100
+        gpu.assert_same(a * 2, host * F32(2))
+        gpu.assert_same(a[::2] + 0, host[::2] + F32(0))
+
+    def test_whole_array_assignment_is_lazy_and_keeps_old_value_for_dependents(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        b = a - 1
+        a[...] = a * 10
+        gpu.assert_same(a, host * F32(10))
+        gpu.assert_same(b, host - F32(1))
+        a[:] = 3
+        gpu.assert_same(a, np.full(10, 3, F32))
+
+    def test_write_through_a_view_is_seen_by_other_views(self, gpu):
+        host = ramp(12)
+        a = gp.asarray(host.copy())
+        v1 = a[2:10]
+        v2 = a.reshape(3, 4)
+        v1[::3] = -5
+        host[2:10][::3] = -5
+        gpu.assert_same(v2, host.reshape(3, 4))
+        gpu.assert_same(a, host)
+
+    def test_overlapping_partial_write(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        a[1:] = a[:-1]
+        host[1:] = host[:-1].copy()
+        gpu.assert_same(a, host)
+        a[::-1] = a
+        host[::-1] = host.copy()
+        gpu.assert_same(a, host)
+
+    def test_setitem_with_broadcast_and_cast(self, gpu):
+        host = np.zeros((3, 4), np.int32)
+        a = gp.zeros((3, 4), np.int32)
+        a[1] = 2.7
+        host[1] = 2.7
+        a[:, 1:3] = np.array([[-1.9], [5.5], [3.2]])
+        host[:, 1:3] = np.array([[-1.9], [5.5], [3.2]])
+        a[2, ::2] = gp.asarray(np.array([True, False]))
+        host[2, ::2] = np.array([True, False])
+        gpu.assert_same(a, host)
+
+    def test_inplace_operators(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        keep = a
+        old = a * 1
+        a += 1
+        a *= 3
+        a -= gp.asarray(ramp(10, 2))
+        a /= 2
+        a **= 2
+        assert a is keep
+        expect = ((((host + F32(1)) * F32(3)) - ramp(10, 2)) / F32(2)) ** 2
+        gpu.assert_same(a, expect)
+        gpu.assert_same(old, host)
+
+    def test_inplace_integer_operators(self, gpu):
+        host = np.arange(-6, 6, dtype=np.int32)
+        a = gp.asarray(host.copy())
+        a //= 4
+        host //= 4
+        a %= 3
+        host %= 3
+        a <<= 2
+        host <<= 2
+        a |= 1
+        host |= 1
+        a ^= 7
+        host ^= 7
+        a &= 12
+        host &= 12
+        a >>= 1
+        host >>= 1
+        gpu.assert_same(a, host)
+
+    def test_inplace_on_a_view(self, gpu):
+        host = ramp(12).reshape(3, 4)
+        a = gp.asarray(host.copy())
+        v = a[::2, 1:]
+        v += 100
+        host[::2, 1:] += 100
+        gpu.assert_same(a, host)
+        a[1] *= -1
+        host[1] *= -1
+        gpu.assert_same(a, host)
+
+    def test_inplace_cast_error_matches_numpy(self, gpu):
+        def fn(xp):
+            x = xp.zeros(3, np.int64)
+            x += 1.5
+        _assert_same_error(lambda: fn(gp), lambda: fn(np))
+
+    def test_out_argument(self, gpu):
+        ha, hb = ramp(10), ramp(10, 1)
+        a, b = gp.asarray(ha), gp.asarray(hb)
+        out = gp.zeros(10, F32)
+        r = gp.add(a, b, out=out)
+        assert r is out
+        gpu.assert_same(out, ha + hb)
+        r = gp.multiply(a, 2, out=(out,))
+        assert r is out
+        gpu.assert_same(out, ha * F32(2))
+
+    def test_out_argument_view_and_broadcast(self, gpu):
+        out_h = np.zeros((3, 10), F32)
+        out = gp.zeros((3, 10), F32)
+        ha = ramp(10)
+        gp.sqrt(gp.asarray(ha), out=out[1])
+        np.sqrt(ha, out=out_h[1])
+        gp.negative(gp.asarray(ha[::2]), out=out[::2, ::-2])
+        np.negative(ha[::2], out=out_h[::2, ::-2])
+        gp.add(gp.asarray(ha), 1, out=out)  # broadcast over the rows
+        np.add(ha, 1, out=out_h)
+        gpu.assert_same(out, out_h)
+
+    def test_out_aliasing_an_input(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        gp.add(a[::-1], a, out=a)
+        gpu.assert_same(a, host[::-1] + host)
+
+    def test_out_with_cast(self, gpu):
+        out = gp.zeros(4, np.float64)
+        gp.add(gp.asarray(ramp(4)), 1, out=out)
+        gpu.assert_same(out, ramp(4).astype(np.float64) + 1)
+
+    def test_out_cast_error_matches_numpy(self, gpu):
+        _assert_same_error(lambda: gp.add(gp.ones(3, F32), 1, out=gp.zeros(3, np.int32)),
+                           lambda: np.add(np.ones(3, F32), 1, out=np.zeros(3, np.int32)))
+
+    def test_fill(self, gpu):
+        a = gp.asarray(ramp(6))
+        dep = a + 0
+        a.fill(2.5)
+        gpu.assert_same(a, np.full(6, 2.5, F32))
+        gpu.assert_same(dep, ramp(6))
+
+    def test_write_to_broadcast_view_is_refused(self, gpu):
+        b = gp.broadcast_to(gp.asarray(ramp(3)), (2, 3))
+        nb = np.broadcast_to(ramp(3), (2, 3))
+        _assert_same_error(lambda: b.__setitem__(0, 1), lambda: nb.__setitem__(0, 1))
