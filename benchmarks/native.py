@@ -1,0 +1,129 @@
+"""The C++ and hand-written GLSL versions of the distance map.
+
+Their sources (benchmarks/native/*.cpp) are compiled with g++ at run time
+into a cache directory (GPUPY_BENCH_CACHE, else ~/.cache/gpupy-benchmarks),
+keyed by a hash of source, flags and compiler, so a second run reuses them;
+they are loaded with ctypes and timed from Python like everything else.
+"""
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NATIVE = os.path.join(HERE, "native")
+
+# -fno-math-errno: gpupy's own build uses it, and without it GCC wraps every
+# sqrt in a scalar errno check and the loop does not vectorise. No
+# -march=native by default (--native adds a separately reported build).
+CPU_FLAGS = ["-O3", "-fno-math-errno"]
+GL_LIBS = ["-lEGL", "-lOpenGL"]
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def cache_dir():
+    d = os.environ.get("GPUPY_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "gpupy-benchmarks")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def compiler_version(cxx="g++"):
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+        return out.splitlines()[0].strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def build(source_name, flags, libs=(), cxx="g++"):
+    """Compiles native/<source_name> into a shared library; returns its path."""
+    cxx_path = shutil.which(cxx)
+    if cxx_path is None:
+        raise BuildError(f"{cxx} not found")
+    src = os.path.join(NATIVE, source_name)
+    with open(src, "rb") as f:
+        text = f.read()
+    key = hashlib.sha256(text + repr((list(flags), list(libs), compiler_version(cxx))).encode()).hexdigest()[:16]
+    out = os.path.join(cache_dir(), f"{os.path.splitext(source_name)[0]}-{key}.so")
+    if os.path.exists(out):
+        return out
+    cmd = [cxx_path, *flags, "-std=c++17", "-shared", "-fPIC", src, "-o", None, *libs]
+    with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
+        tmp_out = os.path.join(tmp, "lib.so")
+        cmd[cmd.index(None)] = tmp_out
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()}")
+        os.replace(tmp_out, out)
+    return out
+
+
+def _float_ptr(a):
+    return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def _points32(points):
+    px = np.ascontiguousarray([p[0] for p in points], dtype=np.float32)
+    py = np.ascontiguousarray([p[1] for p in points], dtype=np.float32)
+    return px, py
+
+
+class CpuDistanceMap:
+    """distmap_cpu.cpp built with `flags` (e.g. + -fopenmp)."""
+
+    def __init__(self, flags=CPU_FLAGS):
+        self.flags = list(flags)
+        self.path = build("distmap_cpu.cpp", self.flags)
+        self.lib = ctypes.CDLL(self.path)
+        self.lib.distmap.restype = None
+        self.lib.distmap.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.c_int,
+                                     ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float), ctypes.c_int]
+        self.threads = self.lib.distmap_threads()
+
+    def run(self, n, points):
+        """The whole program: point arrays, distance map, max, scaling."""
+        px, py = _points32(points)
+        out = np.empty((n, n), dtype=np.float32)
+        self.lib.distmap(_float_ptr(out), n, _float_ptr(px), _float_ptr(py), len(points))
+        return out
+
+
+class GlslDistanceMap:
+    """distmap_glsl.cpp: its own EGL context and compute shader."""
+
+    MODES = {"loop": 0, "unrolled": 1}
+
+    def __init__(self):
+        self.path = build("distmap_glsl.cpp", ["-O2"], GL_LIBS)
+        self.lib = ctypes.CDLL(self.path)
+        c_err = ctypes.c_char_p
+        self.lib.hg_init.argtypes = [c_err, ctypes.c_int]
+        self.lib.hg_describe.restype = ctypes.c_char_p
+        self.lib.hg_prepare.argtypes = [ctypes.c_int] * 4 + [c_err, ctypes.c_int]
+        self.lib.hg_run.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float), ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_float), c_err, ctypes.c_int]
+        self._err = ctypes.create_string_buffer(8192)
+        self._check(self.lib.hg_init(self._err, len(self._err)), "init")
+        self.renderer = self.lib.hg_describe().decode()
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"hand-written GLSL {what}: {self._err.value.decode(errors='replace')}")
+
+    def prepare(self, n, mode, chunk, local=8):
+        self._check(self.lib.hg_prepare(n, self.MODES[mode], chunk, local, self._err, len(self._err)), "prepare")
+
+    def run(self, n, points):
+        px, py = _points32(points)
+        out = np.empty((n, n), dtype=np.float32)
+        self._check(self.lib.hg_run(_float_ptr(px), _float_ptr(py), len(points), _float_ptr(out),
+                                    self._err, len(self._err)), "run")
+        return out

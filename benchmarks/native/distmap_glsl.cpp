@@ -1,0 +1,284 @@
+// A hand-written GLSL compute shader for the distance map (thesis A.3), on
+// the same GL implementation gpupy uses: the comparison Accelerator made
+// against hand-written pixel shaders. Built by benchmarks/native.py (g++ -O3,
+// -lEGL -lOpenGL) and called through ctypes, so Python's perf_counter times
+// it like every other version.
+//
+// Its own headless EGL context (surfaceless Mesa platform, else the default
+// display), OpenGL 4.5 core. The running minimum lives in an n x n R32F
+// texture bound as an image; the points are uniforms, CHUNK per dispatch:
+//   mode 0 "loop":     for (k < count) over uniform vec2 P[CHUNK]
+//                      (what one writes first; on llvmpipe a dynamic index
+//                      into a uniform array is a per-lane gather)
+//   mode 1 "unrolled": CHUNK straight-line statements reading P[0..CHUNK-1]
+//                      at constant indices; the last chunk is padded with
+//                      copies of its last point (the minimum is unchanged)
+// One run = clear to +inf, one dispatch per chunk, read the texture back,
+// then max and scaling on the host (255 * (d / max), as the NumPy program).
+// Each call makes the context current and restores the caller's binding
+// afterwards (gpupy's OpenGL driver, in the same process, does the same).
+#define GL_GLEXT_PROTOTYPES 1
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GL/glcorearb.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct State {
+    EGLDisplay display = EGL_NO_DISPLAY;
+    EGLContext context = EGL_NO_CONTEXT;
+    GLuint program = 0;
+    GLuint texture = 0;
+    GLint pts_location = -1, count_location = -1;
+    int n = 0, mode = -1, chunk = 0, local = 8;
+    std::string renderer;
+};
+State g;
+
+void set_error(char* err, int len, const std::string& msg) {
+    if (err && len > 0) {
+        std::snprintf(err, static_cast<size_t>(len), "%s", msg.c_str());
+    }
+}
+
+// Binds our context for the duration of one call; restores the previous one.
+class Bind {
+public:
+    Bind() {
+        prev_api_ = eglQueryAPI();
+        eglBindAPI(EGL_OPENGL_API);
+        prev_ctx_ = eglGetCurrentContext();
+        prev_dpy_ = eglGetCurrentDisplay();
+        prev_draw_ = eglGetCurrentSurface(EGL_DRAW);
+        prev_read_ = eglGetCurrentSurface(EGL_READ);
+        ok_ = eglMakeCurrent(g.display, EGL_NO_SURFACE, EGL_NO_SURFACE, g.context) == EGL_TRUE;
+    }
+    ~Bind() {
+        if (prev_ctx_ != EGL_NO_CONTEXT) {
+            eglMakeCurrent(prev_dpy_, prev_draw_, prev_read_, prev_ctx_);
+        } else {
+            eglMakeCurrent(g.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        }
+        if (prev_api_ != EGL_NONE) eglBindAPI(prev_api_);
+    }
+    bool ok() const { return ok_; }
+
+private:
+    bool ok_ = false;
+    EGLenum prev_api_ = EGL_NONE;
+    EGLContext prev_ctx_ = EGL_NO_CONTEXT;
+    EGLDisplay prev_dpy_ = EGL_NO_DISPLAY;
+    EGLSurface prev_draw_ = EGL_NO_SURFACE, prev_read_ = EGL_NO_SURFACE;
+};
+
+std::string shader_source(int mode, int chunk, int local) {
+    std::string s = "#version 450\n";
+    s += "layout(local_size_x = " + std::to_string(local) + ", local_size_y = " + std::to_string(local) +
+         ") in;\n";
+    s += "layout(r32f, binding = 0) uniform restrict image2D u_min;\n";
+    s += "uniform vec2 u_pts[" + std::to_string(chunk) + "];\n";
+    s += "uniform int u_count;\n";
+    s += "void main() {\n";
+    s += "  ivec2 g = ivec2(gl_GlobalInvocationID.xy);\n";
+    s += "  if (any(greaterThanEqual(g, imageSize(u_min)))) return;\n";
+    // Texel (column j, row i): x is the row index (numpy.fromfunction's
+    // first argument), y the column index.
+    s += "  float x = float(g.y), y = float(g.x);\n";
+    s += "  float m = imageLoad(u_min, g).r;\n";
+    if (mode == 0) {
+        s += "  for (int k = 0; k < u_count; ++k) {\n";
+        s += "    float dx = x - u_pts[k].x, dy = y - u_pts[k].y;\n";
+        s += "    m = min(m, sqrt(dx * dx + dy * dy));\n";
+        s += "  }\n";
+    } else {
+        for (int k = 0; k < chunk; ++k) {
+            std::string p = "u_pts[" + std::to_string(k) + "]";
+            s += "  { float dx = x - " + p + ".x, dy = y - " + p + ".y; m = min(m, sqrt(dx * dx + dy * dy)); }\n";
+        }
+    }
+    s += "  imageStore(u_min, g, vec4(m));\n";
+    s += "}\n";
+    return s;
+}
+
+bool compile_program(int mode, int chunk, int local, std::string& error) {
+    std::string src = shader_source(mode, chunk, local);
+    const char* text = src.c_str();
+    GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+    glShaderSource(shader, 1, &text, nullptr);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[4096];
+        glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+        error = std::string("compile: ") + log;
+        glDeleteShader(shader);
+        return false;
+    }
+    GLuint program = glCreateProgram();
+    glAttachShader(program, shader);
+    glLinkProgram(program);
+    glDeleteShader(shader);
+    glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[4096];
+        glGetProgramInfoLog(program, sizeof log, nullptr, log);
+        error = std::string("link: ") + log;
+        glDeleteProgram(program);
+        return false;
+    }
+    if (g.program) glDeleteProgram(g.program);
+    g.program = program;
+    g.pts_location = glGetUniformLocation(program, "u_pts");
+    g.count_location = glGetUniformLocation(program, "u_count");
+    return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int hg_init(char* err, int len) {
+    if (g.context != EGL_NO_CONTEXT) return 0;
+    auto get_platform_display =
+        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    if (get_platform_display) {
+        g.display = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    }
+    EGLint major = 0, minor = 0;
+    if (g.display == EGL_NO_DISPLAY || !eglInitialize(g.display, &major, &minor)) {
+        g.display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+        if (g.display == EGL_NO_DISPLAY || !eglInitialize(g.display, &major, &minor)) {
+            set_error(err, len, "no EGL display");
+            return 1;
+        }
+    }
+    EGLenum prev_api = eglQueryAPI();
+    if (!eglBindAPI(EGL_OPENGL_API)) {
+        set_error(err, len, "eglBindAPI(EGL_OPENGL_API) failed");
+        return 1;
+    }
+    const EGLint config_attribs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
+    EGLConfig config = nullptr;
+    EGLint nconfig = 0;
+    eglChooseConfig(g.display, config_attribs, &config, 1, &nconfig);
+    const EGLint context_attribs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
+                                      EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                                      EGL_NONE};
+    g.context = eglCreateContext(g.display, nconfig > 0 ? config : EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT,
+                                 context_attribs);
+    if (prev_api != EGL_NONE) eglBindAPI(prev_api);
+    if (g.context == EGL_NO_CONTEXT) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "eglCreateContext failed (0x%x)", static_cast<unsigned>(eglGetError()));
+        set_error(err, len, buf);
+        return 1;
+    }
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    const char* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    const char* v = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+    g.renderer = std::string(r ? r : "?") + " | " + (v ? v : "?");
+    return 0;
+}
+
+const char* hg_describe() { return g.renderer.c_str(); }
+
+// Allocates the n x n image and compiles the program for (mode, chunk).
+// Compilation only: the JIT happens at the first dispatch (GL_NOTES).
+int hg_prepare(int n, int mode, int chunk, int local, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (mode != g.mode || chunk != g.chunk || local != g.local || !g.program) {
+        std::string error;
+        if (!compile_program(mode, chunk, local, error)) {
+            set_error(err, len, error);
+            return 1;
+        }
+        g.mode = mode;
+        g.chunk = chunk;
+        g.local = local;
+    }
+    if (n != g.n || !g.texture) {
+        if (g.texture) glDeleteTextures(1, &g.texture);
+        glCreateTextures(GL_TEXTURE_2D, 1, &g.texture);
+        glTextureStorage2D(g.texture, 1, GL_R32F, n, n);
+        g.n = n;
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in prepare");
+        return 1;
+    }
+    return 0;
+}
+
+// One distance map: px/py hold npts float32 coordinates, out n*n floats.
+int hg_run(const float* px, const float* py, int npts, float* out, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    const int n = g.n, chunk = g.chunk;
+    const float inf = std::numeric_limits<float>::infinity();
+    glClearTexImage(g.texture, 0, GL_RED, GL_FLOAT, &inf);
+    glUseProgram(g.program);
+    glBindImageTexture(0, g.texture, 0, GL_FALSE, 0, GL_READ_WRITE, GL_R32F);
+    std::vector<float> pts(2 * static_cast<size_t>(chunk));
+    const GLuint groups = static_cast<GLuint>((n + g.local - 1) / g.local);
+    for (int first = 0; first < npts; first += chunk) {
+        const int count = npts - first < chunk ? npts - first : chunk;
+        for (int k = 0; k < chunk; ++k) {
+            const int src = first + (k < count ? k : count - 1);
+            pts[2 * k] = px[src];
+            pts[2 * k + 1] = py[src];
+        }
+        glUniform2fv(g.pts_location, chunk, pts.data());
+        glUniform1i(g.count_location, count);
+        glMemoryBarrier(GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+        glDispatchCompute(groups, groups, 1);
+    }
+    glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT);
+    glGetTextureImage(g.texture, 0, GL_RED, GL_FLOAT, static_cast<GLsizei>(sizeof(float) * n * n), out);
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in run");
+        return 1;
+    }
+    const size_t total = static_cast<size_t>(n) * n;
+    float mx = 0.0f;
+    for (size_t i = 0; i < total; ++i) mx = out[i] > mx ? out[i] : mx;
+    for (size_t i = 0; i < total; ++i) out[i] = 255.0f * ((out[i] - 0.0f) / (mx - 0.0f));
+    return 0;
+}
+
+void hg_shutdown() {
+    if (g.context == EGL_NO_CONTEXT) return;
+    {
+        Bind bind;
+        if (g.texture) glDeleteTextures(1, &g.texture);
+        if (g.program) glDeleteProgram(g.program);
+        g.texture = g.program = 0;
+    }
+    eglDestroyContext(g.display, g.context);
+    g.context = EGL_NO_CONTEXT;
+    g.mode = -1;
+    g.n = 0;
+}
+
+}  // extern "C"
