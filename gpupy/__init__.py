@@ -9,7 +9,7 @@ software driver); whatever gpupy cannot run falls back to NumPy, visibly
 from ._version import __version__
 from . import _core
 from ._core import DriverError, GpuArray
-from ._fallback import FallbackError, GpupyFallbackWarning, get_fallback, set_fallback
+from ._fallback import FallbackError, GpupyFallbackWarning, fallback_mode, get_fallback, set_fallback
 from ._runtime import (
     block_size,
     cache_bytes,
@@ -58,9 +58,31 @@ for _module in (_shape, _reductions, _linalg):
     globals().update({_name: getattr(_module, _name) for _name in _module.PUBLIC})
 del _module
 
+from . import _inplace  # noqa: F401  (registers copyto)
+
 ndarray = GpuArray
 
-from ._namespace import populate as _populate
+_array.install_namespace_methods()
+
+from ._namespace import is_fallback, populate as _populate
 
 _populate(globals())
 del _populate
+
+from . import _submodules
+
+_submodules.install_finder()
+_SUBMODULES = frozenset(_submodules.submodule_names())
+
+
+def __getattr__(name):
+    # NumPy's submodules (gpupy.random, gpupy.linalg, ...), made on first use.
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES)

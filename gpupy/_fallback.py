@@ -2,13 +2,29 @@
 
 Every time gpupy hands work to NumPy (an operation or dtype the driver
 cannot run, advanced indexing, a function gpupy does not implement) it goes
-through here: counted per function, and warned about or refused according
-to the fallback mode ("silent", "warn" or "raise"; GPUPY_FALLBACK or
-set_fallback()).
+through here: `call_numpy` for whole functions, `note_fallback` for
+everything else. Each is counted per function (`gpupy.stats()
+["fallbacks_by_function"]`) and warned about or refused according to the
+fallback mode: "silent", "warn" (a GpupyFallbackWarning pointing at the
+user's line) or "raise" (FallbackError before the work starts). The mode
+comes from GPUPY_FALLBACK or set_fallback().
+
+`call_numpy` also keeps NumPy's semantics for functions that write into
+their arguments. The host arrays gpupy hands to NumPy are read-only views
+of the device's values (a write there would be lost), so the arguments
+NumPy writes into -- `out=`, ufunc outputs, `np.copyto`'s dst, `ufunc.at`'s
+array, `shuffle`'s x, ... -- get writable copies whose contents are then
+written back into the GpuArrays. Results come back as GpuArrays where the
+device can hold their dtype; a result NumPy made as a view of an argument
+(np.flip, np.moveaxis, as_strided, ...) becomes a view of that GpuArray, so
+that writes through it reach the original as in NumPy.
 """
 
 import collections
+import contextlib
+import inspect
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -25,22 +41,46 @@ class FallbackError(RuntimeError):
 
 
 _MODES = ("silent", "warn", "raise")
-_mode = os.environ.get("GPUPY_FALLBACK", "silent").strip().lower() or "silent"
-if _mode not in _MODES:
-    raise ValueError(f"GPUPY_FALLBACK must be one of {_MODES}, got {_mode!r}")
+
+
+def _mode_from_environment():
+    mode = os.environ.get("GPUPY_FALLBACK", "silent").strip().lower() or "silent"
+    if mode not in _MODES:
+        raise ValueError(f"GPUPY_FALLBACK must be one of {_MODES}, got {mode!r}")
+    return mode
+
+
+_mode = _mode_from_environment()
 _counts = collections.Counter()
 
 
 def set_fallback(mode):
-    """Sets what happens when work runs in NumPy: "silent", "warn" or "raise"."""
+    """Sets what happens when work runs in NumPy on the CPU.
+
+    "silent" counts it (gpupy.stats()["fallbacks_by_function"]), "warn" also
+    issues a GpupyFallbackWarning, "raise" refuses with FallbackError.
+    Returns the previous mode.
+    """
     global _mode
     if mode not in _MODES:
         raise ValueError(f"fallback mode must be one of {_MODES}, got {mode!r}")
-    _mode = mode
+    previous, _mode = _mode, mode
+    return previous
 
 
 def get_fallback():
+    """The current fallback mode: "silent", "warn" or "raise"."""
     return _mode
+
+
+@contextlib.contextmanager
+def fallback_mode(mode):
+    """Context manager: the fallback mode is `mode` inside the block."""
+    previous = set_fallback(mode)
+    try:
+        yield
+    finally:
+        set_fallback(previous)
 
 
 def fallback_counts():
@@ -51,56 +91,248 @@ def reset_fallback_counts():
     _counts.clear()
 
 
+_PACKAGE_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, sys.modules[__name__.rpartition(".")[0]]))
+
+
+def _user_stacklevel():
+    """The stacklevel (for warnings.warn called from note_fallback) of the
+    first frame outside gpupy and NumPy: the user's line."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRS):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def note_fallback(name, reason):
-    """Records that `name` runs in NumPy because of `reason`."""
+    """Records that `name` runs in NumPy because of `reason` (or refuses)."""
     if _mode == "raise":
         raise FallbackError(f"gpupy would run {name} in NumPy on the CPU: {reason}")
     _counts[name] += 1
     if _mode == "warn":
-        warnings.warn(f"gpupy runs {name} in NumPy on the CPU: {reason}", GpupyFallbackWarning, stacklevel=3)
+        warnings.warn(f"gpupy runs {name} in NumPy on the CPU: {reason}", GpupyFallbackWarning,
+                      stacklevel=_user_stacklevel())
 
+
+# --- GpuArray <-> ndarray ----------------------------------------------------------------------
 
 def to_numpy(value):
     """Replaces GpuArrays (also inside lists/tuples/dicts) by ndarrays."""
-    if isinstance(value, _core.GpuArray):
-        return np.asarray(value)
-    if isinstance(value, (list, tuple)):
-        converted = [to_numpy(v) for v in value]
-        return type(value)(converted) if not hasattr(value, "_fields") else type(value)(*converted)
-    if isinstance(value, dict):
-        return {k: to_numpy(v) for k, v in value.items()}
-    return value
+    return _Call().flush(value)
 
 
 def from_numpy(value):
-    """Wraps ndarrays of dtypes gpupy holds as GpuArrays, recursively."""
-    if isinstance(value, np.ndarray) and not isinstance(value, np.matrix):
+    """Wraps ndarrays of dtypes gpupy holds as GpuArrays, recursively.
+
+    Only exact ndarrays: subclasses (np.matrix, masked arrays, memmaps,
+    recarrays) have semantics of their own and stay NumPy's.
+    """
+    if type(value) is np.ndarray:
         try:
             return _core.array_from_numpy(value)
-        except TypeError:
+        except TypeError:  # a dtype the device cannot hold
             return value
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(from_numpy(v) for v in value)
-    if isinstance(value, list):
-        return [from_numpy(v) for v in value]
+    if isinstance(value, (tuple, list)):
+        converted = [from_numpy(v) for v in value]
+        if isinstance(value, list):
+            return converted
+        return type(value)(*converted) if hasattr(value, "_fields") else type(value)(converted)
     return value
 
 
-def call_numpy(name, args, kwargs, func=None, reason="not supported on the device"):
-    """Runs numpy function `name` (or `func`) on flushed arguments."""
-    note_fallback(name, reason)
-    out = kwargs.get("out")
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    func = func if func is not None else getattr(np, name)
-    result = func(*to_numpy(args), **to_numpy(kwargs))
-    if out is not None:
-        targets = out if isinstance(out, tuple) else (out,)
-        results = result if isinstance(result, tuple) else (result,)
-        for t, r in zip(targets, results):
-            t[...] = r
-        return out
-    return from_numpy(result)
+def _rebuild(value, items):
+    if isinstance(value, list):
+        return items
+    if hasattr(value, "_fields"):  # a namedtuple
+        return type(value)(*items)
+    return type(value)(items)
 
+
+class _Call:
+    """One call into NumPy: the host arrays handed over and how their
+    results map back to GpuArrays."""
+
+    def __init__(self):
+        self.sources = {}   # id(read-only host view) -> (GpuArray, view)
+        self.targets = {}   # id(writable host copy) -> (GpuArray, copy)
+        self.keep = set()   # ids of ndarrays the caller passed as outputs
+
+    def flush(self, value):
+        """Read-only host views of the GpuArrays in `value`."""
+        if isinstance(value, _core.GpuArray):
+            host = value.__array__()
+            self.sources[id(host)] = (value, host)
+            return host
+        if isinstance(value, (list, tuple)):
+            return _rebuild(value, [self.flush(v) for v in value])
+        if isinstance(value, dict):
+            return {k: self.flush(v) for k, v in value.items()}
+        return value
+
+    def writable(self, value):
+        """Writable host copies of the GpuArrays in an argument NumPy
+        writes into (an `out` tuple included); NumPy's own read-only error
+        for GpuArrays that are not writeable (broadcast views)."""
+        if isinstance(value, _core.GpuArray):
+            if not value._writeable:
+                return self.flush(value)
+            host = np.array(value)
+            self.targets[id(host)] = (value, host)
+            return host
+        if isinstance(value, tuple):
+            return tuple(self.writable(v) for v in value)
+        if isinstance(value, np.ndarray):
+            self.keep.add(id(value))
+        return value
+
+    def write_back(self):
+        for target, host in self.targets.values():
+            target[...] = host
+
+    def wrap(self, value):
+        """The result as gpupy returns it."""
+        if isinstance(value, np.ndarray):
+            if id(value) in self.targets and self.targets[id(value)][1] is value:
+                return self.targets[id(value)][0]
+            if id(value) in self.keep or type(value) is not np.ndarray:
+                return value
+            view = self._view_of_source(value)
+            return view if view is not None else from_numpy(value)
+        if isinstance(value, (tuple, list)):
+            return _rebuild(value, [self.wrap(v) for v in value])
+        return value
+
+    def _view_of_source(self, result):
+        """The GpuArray view equal to `result` if NumPy made it as a view of
+        one of the flushed arguments (strides a whole number of elements,
+        no broadcast dimension), else None."""
+        if not self.sources or result.size == 0:
+            return None
+        base = result
+        for _ in range(32):
+            source = self.sources.get(id(base))
+            if source is not None and source[1] is base:
+                break
+            base = getattr(base, "base", None)
+            if base is None:
+                return None
+        else:
+            return None
+        array, host = source
+        item = result.itemsize
+        if result.dtype != host.dtype:
+            return None
+        delta = result.__array_interface__["data"][0] - host.__array_interface__["data"][0]
+        if delta % item or any(s % item for s in result.strides):
+            return None
+        if any(s == 0 and n > 1 for s, n in zip(result.strides, result.shape)):
+            return None
+        return _core.view_as(array, array._view[0] + delta // item, result.shape,
+                             tuple(s // item for s in result.strides))
+
+
+# --- which arguments NumPy writes into ---------------------------------------------------------
+
+# Functions that write into an argument: qualified name -> (parameter, position).
+_WRITES = {
+    "copyto": ("dst", 0),
+    "put": ("a", 0),
+    "place": ("arr", 0),
+    "putmask": ("a", 0),
+    "fill_diagonal": ("a", 0),
+    "put_along_axis": ("arr", 0),
+    "random.shuffle": ("x", 0),
+    "random.Generator.shuffle": ("x", 0),
+    "random.RandomState.shuffle": ("x", 0),
+    "ndarray.sort": ("self", 0),
+    "ndarray.partition": ("self", 0),
+    "ndarray.put": ("self", 0),
+    "ndarray.setfield": ("self", 0),
+    "ndarray.byteswap": ("self", 0),  # only with inplace=True; see _written
+}
+
+# Functions that only read values to show or store them: a readback like
+# printing, not computation that could have run on the device; not counted.
+READ_ONLY = {
+    "array2string", "array_repr", "array_str", "save", "savez", "savez_compressed", "savetxt",
+    "shares_memory", "ndarray.tofile", "ndarray.tobytes", "ndarray.dump", "ndarray.dumps",
+}
+
+
+_out_positions = {}
+
+
+def _out_position(name, func):
+    """Position of the `out` parameter of `func` (NumPy's `name`), or None."""
+    try:
+        return _out_positions[name]
+    except KeyError:
+        pass
+    position = None
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    for i, p in enumerate(params):
+        if p.name == "out" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            position = i
+            break
+    _out_positions[name] = position
+    return position
+
+
+def _written(name, func, args, kwargs):
+    """(positions, keywords) of the arguments NumPy writes into."""
+    positions, keywords = set(), set()
+    if "out" in kwargs:
+        keywords.add("out")
+    if isinstance(func, np.ufunc):
+        positions.update(range(func.nin, len(args)))
+    elif name.endswith(".at") and isinstance(getattr(func, "__self__", None), np.ufunc):
+        positions.add(0)
+    else:
+        pos = _out_position(name, func)
+        if pos is not None and pos < len(args):
+            positions.add(pos)
+    spec = _WRITES.get(name)
+    if name == "nan_to_num":
+        copy = kwargs.get("copy", args[1] if len(args) > 1 else True)
+        spec = None if copy else ("x", 0)
+    elif name == "ndarray.byteswap" and not kwargs.get("inplace", args[1] if len(args) > 1 else False):
+        spec = None
+    if spec is not None:
+        param, pos = spec
+        if param in kwargs:
+            keywords.add(param)
+        elif pos < len(args):
+            positions.add(pos)
+    return positions, keywords
+
+
+def call_numpy(name, args, kwargs, func=None, reason="not supported on the device"):
+    """Runs NumPy's `func` (default numpy.<name>) on flushed arguments.
+
+    `name` is the qualified NumPy name ("sum", "linalg.inv", "add.at",
+    "random.Generator.normal", "ndarray.sort") under which the fallback is
+    counted. Arguments NumPy writes into are written back into their
+    GpuArrays; array results come back as GpuArrays where the device can
+    hold their dtype (NumPy's views of an argument as views of it).
+    """
+    if name not in READ_ONLY:
+        note_fallback(name, reason)
+    if func is None:
+        func = getattr(np, name)
+    call = _Call()
+    positions, keywords = _written(name, func, args, kwargs)
+    host_args = [call.writable(a) if i in positions else call.flush(a) for i, a in enumerate(args)]
+    host_kwargs = {k: call.writable(v) if k in keywords else call.flush(v) for k, v in kwargs.items()}
+    result = func(*host_args, **host_kwargs)
+    call.write_back()
+    return call.wrap(result)
+
+
+# --- expression nodes the driver cannot run ----------------------------------------------------
 
 def _host_evaluate(name, out, operands, params):
     """Evaluates one expression node in NumPy, into `out` (its host buffer)."""

@@ -1,44 +1,304 @@
-"""The whole NumPy namespace under gpupy: gpupy's own implementations where
-they exist, NumPy's (on flushed arguments, results wrapped back) elsewhere."""
+"""The whole NumPy namespace under gpupy.
+
+Every public name of `numpy` is a name of `gpupy` (`populate`), decided
+per kind of object:
+
+* gpupy's own implementations (the package's modules, and every function
+  registered with `_array.implements`) are used as they are;
+* ufuncs: the device's ufunc objects for the op table's ufuncs (and their
+  NumPy aliases: abs, mod, true_divide, acos, ...), a few composed on the
+  device (degrees, radians, conjugate, divmod), and `HostUfunc` objects
+  that run NumPy's ufunc, visibly, for the rest;
+* functions that only configure NumPy or look at dtypes and shapes
+  (`DIRECT`) are NumPy's own; a few questions about arrays are answered
+  from their metadata without reading values (result_type, can_cast,
+  may_share_memory, ...);
+* every other function is a fallback wrapper: `_fallback.call_numpy` with
+  GpuArray arguments flushed to ndarrays and array results wrapped back;
+* classes and constants are NumPy's, except `ndarray` (GpuArray), `ufunc`
+  (gpupy's ufunc class) and `vectorize` (results as GpuArrays); the index
+  helpers r_, c_, mgrid and ogrid give GpuArrays;
+* submodules (random, linalg, fft, ...) are wrapped lazily by
+  `_submodules` when first used.
+
+`populate` also tells `_array` which gpupy callable answers for each NumPy
+function, so that `numpy.f(gpu_array)` (__array_function__) and
+`numpy.ufunc(gpu_array)` (__array_ufunc__) reach the same code as `gpupy.f`.
+"""
 
 import functools
 import types
 
 import numpy as np
 
+from . import _array, _core
 from ._array import _FUNCTIONS
+from ._core import GpuArray
 from ._fallback import call_numpy
-from ._ufuncs import make_ufuncs
+from ._ufuncs import make_ufuncs, ufunc
 
 UFUNCS = make_ufuncs()
 
+#: numpy ufunc -> the gpupy object that runs it (filled by populate).
+UFUNC_IMPL = {}
 
-def _wrap_function(name, func):
-    impl = _FUNCTIONS.get(func)
-    if impl is not None:
-        return impl
+#: gpupy's globals once populated (for methods that call gpupy functions).
+namespace = {}
+
+
+def is_fallback(obj):
+    """True if gpupy's `obj` only hands its work to NumPy."""
+    return bool(getattr(obj, "_gpupy_fallback", False))
+
+
+# --- ufuncs --------------------------------------------------------------------------------------
+
+class HostUfunc(ufunc):
+    """A NumPy ufunc the device has no op for: every call runs NumPy's,
+    counted as a fallback (results of device dtypes come back as GpuArrays)."""
+
+    _gpupy_fallback = True
+
+    def __repr__(self):
+        return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
+
+    def _host(self, method, args, kwargs):
+        name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
+        func = self._np if method == "__call__" else getattr(self._np, method)
+        return call_numpy(name, args, kwargs, func=func, reason="ufunc gpupy has no device op for")
+
+    def __call__(self, *args, **kwargs):
+        return self._host("__call__", args, kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._host("reduce", args, kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return self._host("accumulate", args, kwargs)
+
+    def reduceat(self, *args, **kwargs):
+        return self._host("reduceat", args, kwargs)
+
+    def outer(self, *args, **kwargs):
+        return self._host("outer", args, kwargs)
+
+    def at(self, *args, **kwargs):
+        return self._host("at", args, kwargs)
+
+
+class _AliasUfunc(ufunc):
+    """A NumPy ufunc whose loops compute exactly what a device ufunc
+    computes (np.degrees is np.rad2deg's formula): runs the device's."""
+
+    def __init__(self, numpy_ufunc, device):
+        super().__init__(numpy_ufunc)
+        self._device = device
+
+    def __call__(self, *args, **kwargs):
+        return self._device(*args, **kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._device.reduce(*args, **kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return self._device.accumulate(*args, **kwargs)
+
+
+class _ConjugateUfunc(HostUfunc):
+    """np.conjugate: the identity (a copy) for the device's real dtypes."""
+
+    _gpupy_fallback = False
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], GpuArray) and args[0].dtype != np.bool_:
+            return args[0].copy()
+        return self._host("__call__", args, kwargs)
+
+
+class _DivmodUfunc(HostUfunc):
+    """np.divmod as the device's floor_divide and remainder (NumPy computes
+    both outputs with the same loops as those ufuncs)."""
+
+    _gpupy_fallback = False
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
+            return UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args)
+        return self._host("__call__", args, kwargs)
+
+
+_ALIAS_OF = {"degrees": "rad2deg", "radians": "deg2rad"}
+
+
+def _make_ufunc(np_ufunc):
+    name = np_ufunc.__name__
+    if name in UFUNCS:
+        return UFUNCS[name]
+    if name in _ALIAS_OF:
+        return _AliasUfunc(np_ufunc, UFUNCS[_ALIAS_OF[name]])
+    if name == "conjugate":
+        return _ConjugateUfunc(np_ufunc)
+    if name == "divmod":
+        return _DivmodUfunc(np_ufunc)
+    return HostUfunc(np_ufunc)
+
+
+# --- functions -----------------------------------------------------------------------------------
+
+# NumPy functions that configure NumPy, describe dtypes or format numbers:
+# nothing to compute on arrays; gpupy exports NumPy's own.
+DIRECT = {
+    "base_repr", "binary_repr", "broadcast_shapes", "datetime_data", "format_float_positional",
+    "format_float_scientific", "get_include", "get_printoptions", "getbufsize", "geterr", "geterrcall",
+    "info", "isdtype", "isfortran", "isscalar", "issubdtype", "iterable", "mintypecode", "printoptions",
+    "promote_types", "set_printoptions", "setbufsize", "seterr", "seterrcall", "show_runtime", "test",
+    "typename", "frompyfunc",
+}
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, GpuArray) else x
+
+
+def result_type(*arrays_and_dtypes):
+    """numpy.result_type from the GpuArrays' dtypes (NEP 50: never values)."""
+    return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+
+
+def can_cast(from_, to, casting="safe"):
+    return np.can_cast(_dtype_of(from_), to, casting=casting)
+
+
+def min_scalar_type(a, /):
+    if isinstance(a, GpuArray):
+        return a.dtype if a.ndim else np.min_scalar_type(a[()])
+    return np.min_scalar_type(a)
+
+
+def common_type(*arrays):
+    return np.common_type(*(np.empty(0, a.dtype) if isinstance(a, GpuArray) else a for a in arrays))
+
+
+def iscomplexobj(x):
+    return False if isinstance(x, GpuArray) else np.iscomplexobj(x)
+
+
+def isrealobj(x):
+    return True if isinstance(x, GpuArray) else np.isrealobj(x)
+
+
+def may_share_memory(a, b, /, max_work=None):
+    """True if two GpuArrays are views of one array (an ndarray never
+    shares memory with a GpuArray)."""
+    if isinstance(a, GpuArray) and isinstance(b, GpuArray):
+        return a._owner_id == b._owner_id
+    if isinstance(a, GpuArray) or isinstance(b, GpuArray):
+        return False
+    return np.may_share_memory(a, b, max_work=max_work)
+
+
+def real(val):
+    if isinstance(val, GpuArray):
+        return val.real
+    return call_numpy("real", (val,), {}, func=np.real)
+
+
+def imag(val):
+    if isinstance(val, GpuArray):
+        return val.imag
+    return call_numpy("imag", (val,), {}, func=np.imag)
+
+
+_METADATA = {f.__name__: f for f in (result_type, can_cast, min_scalar_type, common_type, iscomplexobj, isrealobj,
+                                     may_share_memory, real, imag)}
+
+
+def fallback_function(qualname, func, module="gpupy"):
+    """A gpupy function that runs NumPy's `func` on flushed arguments,
+    counted as a fallback under `qualname` ("sum", "linalg.inv")."""
 
     @functools.wraps(func)
     def fallback(*args, **kwargs):
-        return call_numpy(name, args, kwargs, func=func, reason="function gpupy does not implement")
+        return call_numpy(qualname, args, kwargs, func=func, reason="function gpupy does not implement")
 
+    fallback.__module__ = module
+    fallback.__qualname__ = qualname.rpartition(".")[2]
+    fallback._gpupy_fallback = True
     return fallback
 
 
-def populate(namespace):
-    """Fills `namespace` (gpupy's globals) with every public NumPy name."""
-    for name, value in UFUNCS.items():
-        namespace.setdefault(name, value)
-    for name in dir(np):
-        if name.startswith("_") or name in namespace:
-            continue
-        value = getattr(np, name)
-        if isinstance(value, np.ufunc):
-            from ._ufuncs import ufunc
+# --- classes and index helpers -------------------------------------------------------------------
 
-            namespace[name] = UFUNCS.get(value.__name__) or ufunc(value)
-        elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType)) or (
-                callable(value) and hasattr(value, "__wrapped__") and not isinstance(value, type)):
-            namespace[name] = _wrap_function(name, value)
+class vectorize(np.vectorize):
+    """numpy.vectorize whose calls return GpuArrays (the Python function
+    runs per element on the CPU: a fallback)."""
+
+    def __call__(self, *args, **kwargs):
+        return call_numpy("vectorize", args, kwargs, func=super().__call__,
+                          reason="vectorize runs a Python function per element")
+
+
+class _IndexHelper:
+    """np.r_ / c_ / mgrid / ogrid, with GpuArray results."""
+
+    _gpupy_fallback = True
+
+    def __init__(self, name, helper):
+        self._name = name
+        self._helper = helper
+
+    def __getitem__(self, key):
+        return call_numpy(self._name, (key,), {}, func=self._helper.__getitem__, reason="index helper")
+
+    def __len__(self):
+        return len(self._helper)
+
+    def __repr__(self):
+        return f"<gpupy {self._name} (NumPy's on the CPU)>"
+
+
+_CLASSES = {"ndarray": GpuArray, "ufunc": ufunc, "vectorize": vectorize}
+_INDEX_HELPERS = {"r_", "c_", "mgrid", "ogrid"}
+
+
+def public_names(module):
+    return [n for n in dir(module) if not n.startswith("_")]
+
+
+def populate(ns):
+    """Fills `ns` (gpupy's globals) with every public NumPy name."""
+    namespace.clear()
+    namespace.update(ns)
+    own = {n for n, v in ns.items() if not n.startswith("_")}
+    for name in public_names(np):
+        value = getattr(np, name)
+        if isinstance(value, types.ModuleType):
+            continue  # submodules are wrapped lazily (gpupy.__getattr__)
+        if name in own:
+            gp_value = ns[name]
+        elif isinstance(value, np.ufunc):
+            impl = _FUNCTIONS.get(value)
+            gp_value = impl if impl is not None else _make_ufunc(value)
+        elif isinstance(value, type):
+            gp_value = _CLASSES.get(name, value)
+        elif name in _INDEX_HELPERS:
+            gp_value = _IndexHelper(name, value)
+        elif not callable(value) or name in DIRECT:
+            gp_value = value
+        elif value in _FUNCTIONS:
+            gp_value = _FUNCTIONS[value]
+        elif name in _METADATA:
+            gp_value = _METADATA[name]
         else:
-            namespace[name] = value
+            gp_value = fallback_function(name, value)
+        ns[name] = gp_value
+        namespace[name] = gp_value
+        if isinstance(value, np.ufunc):
+            UFUNC_IMPL[value] = gp_value
+        elif callable(value) and not isinstance(value, type) and gp_value is not value:
+            _array.register_wrapper(value, gp_value)
+    for name, value in UFUNCS.items():
+        ns.setdefault(name, value)
+        namespace.setdefault(name, value)
+        UFUNC_IMPL.setdefault(getattr(np, name), value)
+    namespace.update({n: ns[n] for n in ns if not n.startswith("__")})
