@@ -113,6 +113,8 @@ for i in range(1, nPt):
     distMin = minimum(dist_array(pt[i]), distMin)
 
 pxlMin = 0
+# Python 3's `from numpy import *` (and gpupy's) binds max to numpy.max
+# (gpupy.max, a reduction on the device), where the thesis got Python's.
 pxlMax = max(distMin.flat)
 
 # scale and offset distances to lie between 0 and 1

@@ -38,14 +38,10 @@ MAX_FRACTION = 0.001
 # example -> {function: why gpupy still runs it in NumPy}
 KNOWN_FALLBACKS = {
     "shaded_sphere": {},
-    "distance_map": {
-        # max(distMin.flat): the thesis meant Python's max, but in Python 3
-        # `from numpy import *` (and `from gpupy import *`) binds max to
-        # numpy.max / gpupy.max. gpupy has no device max reduction yet, and
-        # GpuArray.flat is NumPy's flatiter over the flushed values, so
-        # gpupy.max(a.flat) runs numpy.max on the host.
-        "max": "no device reduction for max; .flat is a numpy.flatiter",
-    },
+    # max(distMin.flat): in Python 3 `from gpupy import *` binds max to
+    # gpupy.max (the thesis, on Python 2 and old NumPy, got the builtin),
+    # and it reduces on the device.
+    "distance_map": {},
 }
 
 
