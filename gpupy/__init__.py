@@ -74,6 +74,10 @@ from . import _submodules
 _submodules.install_finder()
 _SUBMODULES = frozenset(_submodules.submodule_names())
 
+# `from gpupy import *` binds what `from numpy import *` binds (submodules
+# included), plus gpupy's own names.
+__all__ = sorted({_n for _n in globals() if not _n.startswith("_")} | _SUBMODULES) + ["__version__"]
+
 
 def __getattr__(name):
     # NumPy's submodules (gpupy.random, gpupy.linalg, ...), made on first use.

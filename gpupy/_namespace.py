@@ -42,7 +42,7 @@ UFUNCS = make_ufuncs()
 #: numpy ufunc -> the gpupy object that runs it (filled by populate).
 UFUNC_IMPL = {}
 
-#: gpupy's globals once populated (for methods that call gpupy functions).
+#: gpupy's globals, once populated (methods call gpupy functions through it).
 namespace = {}
 
 
@@ -267,8 +267,8 @@ def public_names(module):
 
 def populate(ns):
     """Fills `ns` (gpupy's globals) with every public NumPy name."""
-    namespace.clear()
-    namespace.update(ns)
+    global namespace
+    namespace = ns
     own = {n for n, v in ns.items() if not n.startswith("_")}
     for name in public_names(np):
         value = getattr(np, name)
@@ -292,13 +292,10 @@ def populate(ns):
         else:
             gp_value = fallback_function(name, value)
         ns[name] = gp_value
-        namespace[name] = gp_value
         if isinstance(value, np.ufunc):
             UFUNC_IMPL[value] = gp_value
         elif callable(value) and not isinstance(value, type) and gp_value is not value:
             _array.register_wrapper(value, gp_value)
     for name, value in UFUNCS.items():
         ns.setdefault(name, value)
-        namespace.setdefault(name, value)
         UFUNC_IMPL.setdefault(getattr(np, name), value)
-    namespace.update({n: ns[n] for n in ns if not n.startswith("__")})

@@ -134,8 +134,14 @@ class _MirrorModule(types.ModuleType):
         self.__dict__["_path"] = path
         if hasattr(numpy_module, "__all__"):
             self.__dict__["__all__"] = list(numpy_module.__all__)
+        if hasattr(numpy_module, "__path__"):
+            # A package whose submodules only this module's finder provides
+            # (never NumPy's files loaded a second time under gpupy's name).
+            self.__dict__["__path__"] = []
 
     def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         module = self.__dict__["_numpy_module"]
         path = self.__dict__["_path"]
         value = getattr(module, name)  # AttributeError (NumPy's message) if absent

@@ -1,0 +1,314 @@
+"""Fallback you can see: the mode ("silent", "warn", "raise"; GPUPY_FALLBACK
+or gpupy.set_fallback), the per-function counters in gpupy.stats(), the
+GpupyFallbackWarning pointing at the user's line, FallbackError before any
+work is done -- on every path by which gpupy hands work to NumPy.
+
+Every test runs on each available driver (the `gpu` fixture, which starts
+in "raise" mode and restores every setting afterwards).
+"""
+
+import io
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fallbacks():
+    return gp.stats()["fallbacks_by_function"]
+
+
+def vec(n=6, dtype=np.float32):
+    return gp.asarray(np.arange(n, dtype=dtype) - 2)
+
+
+# Every path from gpupy to NumPy, and the name it is counted under. Each
+# entry builds fresh inputs, so it can run once per mode.
+def _paths():
+    def host_ufunc():
+        return gp.gcd(gp.arange(6), 4)
+
+    def numpy_host_ufunc():
+        return np.gcd(gp.arange(6), 4)
+
+    def ufunc_method():
+        return np.add.reduceat(vec(), [0, 2])
+
+    def ufunc_at():
+        a = vec()
+        np.add.at(a, [0, 1], 1)
+        return a
+
+    def complex_operand():
+        return vec() + 1j
+
+    def wrapper():
+        return gp.median(vec())
+
+    def array_function():
+        return np.median(vec())
+
+    def array_function_unlisted():
+        # a NumPy function gpupy's namespace does not wrap by name
+        return np.lib.stride_tricks.sliding_window_view(vec(), 2)
+
+    def submodule():
+        return gp.linalg.inv(gp.asarray(np.eye(2)) * 2)
+
+    def random_function():
+        return gp.random.rand(3)
+
+    def random_method():
+        return gp.random.default_rng(0).random(3)
+
+    def method():
+        a = vec()
+        a.sort()
+        return a
+
+    def getitem():
+        a = vec()
+        return a[a > 0]
+
+    def setitem():
+        a = vec()
+        a[a > 0] = 0
+        return a
+
+    def mutating():
+        a = vec()
+        np.put(a, [0], 5)
+        return a
+
+    def index_helper():
+        return gp.r_[vec(), vec()]
+
+    def vectorized():
+        return gp.vectorize(lambda x: x + 1)(vec())
+
+    def masked():
+        return gp.ma.masked_greater(vec(), 0)
+
+    def flat_assignment():
+        a = vec()
+        a.flat[[0, 2]] = 7
+        return a
+
+    return [
+        ("gcd", host_ufunc), ("gcd", numpy_host_ufunc), ("add.reduceat", ufunc_method), ("add.at", ufunc_at),
+        ("add", complex_operand), ("median", wrapper), ("median", array_function),
+        ("lib.stride_tricks.sliding_window_view", array_function_unlisted), ("linalg.inv", submodule),
+        ("random.rand", random_function), ("random.Generator.random", random_method), ("ndarray.sort", method),
+        ("__getitem__", getitem), ("__setitem__", setitem), ("put", mutating), ("r_", index_helper),
+        ("vectorize", vectorized), ("ma.masked_greater", masked), ("flat.__setitem__", flat_assignment),
+    ]
+
+
+PATHS = _paths()
+PATH_IDS = [f"{name}-{f.__name__}" for name, f in PATHS]
+
+
+# --- the mode ------------------------------------------------------------------------------------
+
+class TestMode:
+    def test_modes_and_previous_value(self, gpu):
+        assert gp.get_fallback() == "raise"
+        assert gp.set_fallback("warn") == "raise"
+        assert gp.get_fallback() == "warn"
+        assert gp.set_fallback("silent") == "warn"
+        assert gp.set_fallback("raise") == "silent"
+
+    @pytest.mark.parametrize("bad", ["loud", "", None, "RAISE"])
+    def test_bad_mode_is_rejected(self, gpu, bad):
+        with pytest.raises(ValueError, match="fallback mode"):
+            gp.set_fallback(bad)
+        assert gp.get_fallback() == "raise"
+
+    def test_context_manager_restores_even_on_error(self, gpu):
+        with pytest.raises(ZeroDivisionError):
+            with gp.fallback_mode("silent"):
+                assert gp.get_fallback() == "silent"
+                gp.median(vec())
+                1 / 0
+        assert gp.get_fallback() == "raise"
+
+    def test_classes(self):
+        assert issubclass(gp.FallbackError, RuntimeError)
+        assert issubclass(gp.GpupyFallbackWarning, UserWarning)
+        assert gp.FallbackError.__module__.startswith("gpupy")
+        assert gp.GpupyFallbackWarning.__module__.startswith("gpupy")
+
+    def test_config_shows_the_mode(self, gpu):
+        out = io.StringIO()
+        sys_stdout, sys.stdout = sys.stdout, out
+        try:
+            gp.show_config()
+        finally:
+            sys.stdout = sys_stdout
+        assert "fallback mode: raise" in out.getvalue()
+
+
+def _run_with_env(code, value):
+    env = dict(os.environ, GPUPY_FALLBACK=value, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               GPUPY_DRIVER="software")
+    return subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+class TestEnvironment:
+    CODE = ("import gpupy as gp, warnings\n"
+            "print(gp.get_fallback())\n"
+            "try:\n"
+            "    with warnings.catch_warnings(record=True) as w:\n"
+            "        warnings.simplefilter('always')\n"
+            "        gp.median(gp.arange(5.0))\n"
+            "    print(len(w), w[0].category.__name__ if w else '-')\n"
+            "except gp.FallbackError:\n"
+            "    print('FallbackError')\n"
+            "print(gp.stats()['fallbacks_by_function'])\n")
+
+    @pytest.mark.parametrize("value, lines", [
+        ("silent", ["silent", "0 -", "{'median': 1}"]),
+        ("warn", ["warn", "1 GpupyFallbackWarning", "{'median': 1}"]),
+        ("raise", ["raise", "FallbackError", "{}"]),
+        (" Raise ", ["raise", "FallbackError", "{}"]),
+        ("", ["silent", "0 -", "{'median': 1}"]),
+    ])
+    def test_gpupy_fallback_variable(self, value, lines):
+        proc = _run_with_env(self.CODE, value)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split("\n")[:3] == lines
+
+    def test_bad_value_fails_the_import(self):
+        proc = _run_with_env("import gpupy", "loud")
+        assert proc.returncode != 0
+        assert "GPUPY_FALLBACK must be one of" in proc.stderr
+
+
+# --- every path is counted, warned about, refused ----------------------------------------------
+
+class TestEveryPath:
+    @pytest.mark.parametrize("name, path", PATHS, ids=PATH_IDS)
+    def test_counted_under_its_name(self, gpu, name, path):
+        with gp.fallback_mode("silent"):
+            gp.reset_stats()
+            path()
+            counts = fallbacks()
+        assert counts.get(name, 0) >= 1, counts
+        assert gp.stats()["fallbacks"] == sum(counts.values())
+
+    @pytest.mark.parametrize("name, path", PATHS, ids=PATH_IDS)
+    def test_raise_mode_refuses(self, gpu, name, path):
+        gp.reset_stats()
+        with pytest.raises(gp.FallbackError, match="gpupy would run .* in NumPy on the CPU"):
+            path()
+        assert fallbacks() == {}
+
+    @pytest.mark.parametrize("name, path", PATHS, ids=PATH_IDS)
+    def test_warning_points_at_the_caller(self, gpu, name, path):
+        with gp.fallback_mode("warn"):
+            with pytest.warns(gp.GpupyFallbackWarning) as record:
+                path()
+        assert any(name in str(w.message) for w in record), [str(w.message) for w in record]
+        # The warning names the line that called gpupy/NumPy (in this file), not gpupy's internals.
+        assert {w.filename for w in record} == {__file__}
+
+    def test_counts_accumulate_and_reset(self, gpu):
+        with gp.fallback_mode("silent"):
+            gp.reset_stats()
+            for _ in range(3):
+                gp.median(vec())
+            np.median(vec())
+            gp.linalg.det(gp.asarray(np.eye(2)))
+            assert fallbacks() == {"median": 4, "linalg.det": 1}
+            assert gp.stats()["fallbacks"] == 5
+            gp.reset_stats()
+            assert fallbacks() == {} and gp.stats()["fallbacks"] == 0
+
+    def test_raise_happens_before_any_write(self, gpu):
+        a = vec()
+        before = np.array(a)
+        with pytest.raises(gp.FallbackError):
+            np.put(a, [0], 99)
+        with pytest.raises(gp.FallbackError):
+            gp.random.shuffle(a)
+        with pytest.raises(gp.FallbackError):
+            a[a > 0] = -1
+        np.testing.assert_array_equal(np.asarray(a), before)
+
+    def test_device_work_is_not_a_fallback(self, gpu):
+        a = vec()
+        b = (a * 2 + 1)[1:]
+        np.copyto(a, 3.0, where=a > 0)
+        r = np.where(a > 1, a, -a) + np.maximum(a, 0)
+        float(np.asarray(r)[0] + np.asarray(b)[0])
+        assert fallbacks() == {}
+
+
+class TestNotFallbacks:
+    """Reading values back to show or store them is not work the device
+    could have done: allowed in raise mode, not counted."""
+
+    def test_printing_and_saving(self, gpu, tmp_path):
+        a = vec()
+        repr(a), str(a), format(a), a.tolist(), list(a), np.asarray(a), np.array(a)
+        np.array2string(a), np.array_repr(a), np.array_str(a), gp.array2string(a)
+        np.save(tmp_path / "a.npy", a)
+        np.savez(tmp_path / "b.npz", x=a, y=[a, a])
+        np.savetxt(tmp_path / "c.txt", a)
+        a.tobytes(), a.dumps()
+        assert fallbacks() == {}
+        np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.asarray(a))
+
+    def test_testing_functions_read_values(self, gpu):
+        a = vec()
+        gp.testing.assert_allclose(a, np.asarray(a))
+        gp.testing.assert_array_equal(a, a)
+        gp.testing.assert_equal(a, np.asarray(a))
+        gp.testing.assert_array_less(a, a + 1)
+        with pytest.raises(AssertionError):
+            gp.testing.assert_array_equal(a, a + 1)
+        assert fallbacks() == {}
+
+    def test_metadata_questions(self, gpu):
+        a = vec()
+        assert gp.result_type(a, 1.0) == np.result_type(a.dtype, 1.0) == np.result_type(a, 1.0)
+        assert np.can_cast(a, np.float64) and not gp.can_cast(a, np.int8)
+        assert np.min_scalar_type(a) == a.dtype
+        assert gp.min_scalar_type(gp.asarray(np.uint16(300))) == np.min_scalar_type(np.uint16(300))
+        assert np.common_type(a) == np.float32
+        assert not np.iscomplexobj(a) and np.isrealobj(a)
+        assert np.may_share_memory(a, a[1:]) and not np.may_share_memory(a, vec())
+        assert np.ndim(a) == 1 and np.shape(a) == (6,) and np.size(a) == 6
+        assert np.isfortran(a) is False and gp.isscalar(a) is False and np.iterable(a)
+        assert fallbacks() == {}
+
+    def test_configuration_functions_are_numpys(self):
+        for name in ("set_printoptions", "get_printoptions", "printoptions", "seterr", "geterr", "errstate",
+                     "promote_types", "issubdtype", "finfo", "iinfo", "broadcast_shapes"):
+            assert getattr(gp, name) is getattr(np, name)
+        assert gp.random.seed is np.random.seed
+
+
+class TestDriverDeclines:
+    """An expression node whose op or dtype the driver declines is
+    evaluated by NumPy -- the same visibility as a function fallback."""
+
+    def test_declined_op_is_a_fallback(self, gpu):
+        x = gp.asarray(np.linspace(0.1, 1, 7))  # float64
+        if gpu.declares("sin", np.float64):
+            np.testing.assert_array_equal(np.asarray(gp.sin(x)), np.sin(np.linspace(0.1, 1, 7)))
+            assert fallbacks() == {}
+            return
+        with pytest.raises(gp.FallbackError):
+            np.asarray(gp.sin(x))
+        with gp.fallback_mode("silent"):
+            np.testing.assert_array_equal(np.asarray(gp.sin(x)), np.sin(np.linspace(0.1, 1, 7)))
+        assert fallbacks() == {"sin": 1}
