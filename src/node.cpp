@@ -52,13 +52,21 @@ void append_dims(std::string& key, const Dims& d) {
     append_bytes(key, d.data(), d.size() * sizeof(int64_t));
 }
 
-std::string view_key(const NodeView& v) {
-    std::string k;
+// Canonical order of commutative operands: the older node first (then by
+// view). Numeric, not bytewise, so that a loop like d = minimum(new, d)
+// yields the same operand order at every level: the same IR structure, so
+// one compiled program serves every level.
+bool operand_after(const NodeView& a, const NodeView& b) {
+    if (a.node->id() != b.node->id()) return a.node->id() > b.node->id();
+    if (a.geom.offset != b.geom.offset) return a.geom.offset > b.geom.offset;
+    return a.geom.strides > b.geom.strides;
+}
+
+void append_view_key(std::string& k, const NodeView& v) {
     append<uint64_t>(k, v.node->id());
     append<int64_t>(k, v.geom.offset);
     append_dims(k, v.geom.shape);
     append_dims(k, v.geom.strides);
-    return k;
 }
 
 }  // namespace
@@ -107,6 +115,7 @@ void EvaluatedBits::set_range(int64_t i0, int64_t i1) {
 }
 
 bool EvaluatedBits::all_in_range(int64_t i0, int64_t i1) const {
+    if (i0 < i1 && words_.empty()) return false;
     for (int64_t i = i0; i < i1; ++i) {
         if ((i & 63) == 0 && i + 64 <= i1) {
             if (words_[i >> 6] != ~uint64_t{0}) return false;
@@ -126,7 +135,12 @@ Node::~Node() {
 }
 
 char* Node::ensure_host_buffer() {
-    if (!host_) host_ = std::make_shared<HostBuffer>(static_cast<size_t>(nbytes()));
+    if (!host_) {
+        host_ = std::make_shared<HostBuffer>(static_cast<size_t>(nbytes()));
+        // Evaluated bits exist from the first evaluated element on: an
+        // expression never evaluated on the host costs no bitmap.
+        if (kind_ == NodeKind::Expression) bits_.resize(size_);
+    }
     return host_->data();
 }
 
@@ -159,45 +173,66 @@ NodeRef NodeFactory::array_uninitialized(DType dtype, const Dims& shape) {
     return array(dtype, shape, std::move(buf));
 }
 
+namespace {
+
+// A node with this key already in the table, or null.
+Node* lookup(const std::string& key) {
+    auto& table = hash_table();
+    auto it = table.find(key);
+    return it == table.end() ? nullptr : it->second;
+}
+
+std::string key_header(int32_t op, DType dtype, const Dims& shape) {
+    std::string k;
+    k.reserve(64 + 48 * shape.size());
+    append<int32_t>(k, op);
+    append<int32_t>(k, dtype);
+    append_dims(k, shape);
+    return k;
+}
+
+}  // namespace
+
 NodeRef NodeFactory::constant(DType dtype, gpupy_scalar value) {
+    std::string key;
+    append<int32_t>(key, -1);  // no opcode: marks a constant
+    append<int32_t>(key, dtype);
+    // Compare by the stored bits of the dtype, so -0.0 != 0.0 and NaNs
+    // with equal payloads share.
+    char bits[8] = {0};
+    scalar_store(dtype, value, bits);
+    append_bytes(key, bits, 8);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Constant;
     n->dtype_ = dtype;
     n->size_ = 1;
     n->value_ = value;
-    append<int32_t>(n->hash_key_, -1);  // no opcode: marks a constant
-    append<int32_t>(n->hash_key_, dtype);
-    // Compare by the stored bits of the dtype, so -0.0 != 0.0 and NaNs
-    // with equal payloads share.
-    char bits[8] = {0};
-    scalar_store(dtype, value, bits);
-    append_bytes(n->hash_key_, bits, 8);
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
 NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children) {
+    if (op_is_commutative(op) && children.size() == 2 && operand_after(children[0], children[1]))
+        std::swap(children[0], children[1]);
+    std::string key = key_header(op, dtype, shape);
+    for (const NodeView& c : children) append_view_key(key, c);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
     n->op_ = op;
     n->dtype_ = dtype;
     n->shape_ = shape;
     n->size_ = shape_size(shape);
-    std::vector<std::string> keys;
-    keys.reserve(children.size());
-    for (const NodeView& c : children) keys.push_back(view_key(c));
-    if (op_is_commutative(op) && children.size() == 2 && keys[1] < keys[0]) {
-        std::swap(children[0], children[1]);
-        std::swap(keys[0], keys[1]);
-    }
     n->children_ = std::move(children);
-    append<int32_t>(n->hash_key_, op);
-    append<int32_t>(n->hash_key_, dtype);
-    append_dims(n->hash_key_, shape);
-    for (const std::string& k : keys) n->hash_key_ += k;
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
 NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
+    std::string key = key_header(GPUPY_OP_INDEX, dtype, shape);
+    append<int32_t>(key, axis);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
     n->op_ = GPUPY_OP_INDEX;
@@ -205,14 +240,19 @@ NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
     n->shape_ = shape;
     n->size_ = shape_size(shape);
     n->index_.axis = axis;
-    append<int32_t>(n->hash_key_, GPUPY_OP_INDEX);
-    append<int32_t>(n->hash_key_, dtype);
-    append_dims(n->hash_key_, shape);
-    append<int32_t>(n->hash_key_, axis);
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
 NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& p) {
+    std::string key = key_header(CORE_OP_REDUCE, dtype, shape);
+    append<int32_t>(key, p.fold);
+    append<int32_t>(key, p.mode);
+    append<int32_t>(key, p.ndim);
+    append<int64_t>(key, p.chunk);
+    append<uint64_t>(key, p.identity.u);
+    append_view_key(key, operand);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
     n->op_ = CORE_OP_REDUCE;
@@ -220,35 +260,32 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     n->shape_ = shape;
     n->size_ = shape_size(shape);
     n->reduce_ = p;
-    append<int32_t>(n->hash_key_, CORE_OP_REDUCE);
-    append<int32_t>(n->hash_key_, dtype);
-    append_dims(n->hash_key_, shape);
-    append<int32_t>(n->hash_key_, p.fold);
-    append<int32_t>(n->hash_key_, p.mode);
-    append<int32_t>(n->hash_key_, p.ndim);
-    append<int64_t>(n->hash_key_, p.chunk);
-    append<uint64_t>(n->hash_key_, p.identity.u);
-    n->hash_key_ += view_key(operand);
     n->children_.push_back(std::move(operand));
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
 NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {
+    std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
+    for (const NodeView& p : parts) append_view_key(key, p);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
     n->op_ = CORE_OP_CONCAT;
     n->dtype_ = dtype;
     n->shape_ = shape;
     n->size_ = shape_size(shape);
-    append<int32_t>(n->hash_key_, CORE_OP_CONCAT);
-    append<int32_t>(n->hash_key_, dtype);
-    append_dims(n->hash_key_, shape);
-    for (const NodeView& p : parts) n->hash_key_ += view_key(p);
     n->children_ = std::move(parts);
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
 NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& p) {
+    std::string key = key_header(CORE_OP_REMAP, dtype, shape);
+    append_dims(key, p.div);
+    append_dims(key, p.mod);
+    append_view_key(key, operand);
+    if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
     n->op_ = CORE_OP_REMAP;
@@ -256,32 +293,24 @@ NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, con
     n->shape_ = shape;
     n->size_ = shape_size(shape);
     n->remap_ = p;
-    append<int32_t>(n->hash_key_, CORE_OP_REMAP);
-    append<int32_t>(n->hash_key_, dtype);
-    append_dims(n->hash_key_, shape);
-    append_dims(n->hash_key_, p.div);
-    append_dims(n->hash_key_, p.mod);
-    n->hash_key_ += view_key(operand);
     n->children_.push_back(std::move(operand));
+    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
+NodeRef NodeFactory::shared(Node* hit) {
+    ++g_shared_hits;
+    return NodeRef(hit);
+}
+
 NodeRef NodeFactory::intern(Node* fresh) {
-    auto& table = hash_table();
-    auto it = table.find(fresh->hash_key_);
-    if (it != table.end()) {
-        ++g_shared_hits;
-        delete fresh;  // not hashed yet, holds only references to operands
-        return NodeRef(it->second);
-    }
     fresh->id_ = g_next_id++;
-    if (fresh->kind_ == NodeKind::Expression) fresh->bits_.resize(fresh->size_);
     if (fresh->kind_ == NodeKind::Constant) {
         fresh->host_ = std::make_shared<HostBuffer>(static_cast<size_t>(dtype_itemsize(fresh->dtype_)));
         scalar_store(fresh->dtype_, fresh->value_, fresh->host_->data());
     }
     fresh->hashed_ = true;
-    table.emplace(fresh->hash_key_, fresh);
+    hash_table().emplace(fresh->hash_key_, fresh);
     ++g_created;
     return NodeRef(fresh);
 }

@@ -77,7 +77,8 @@ private:
 class EvaluatedBits {
 public:
     void resize(int64_t n);
-    bool test(int64_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+    // Unallocated (nothing evaluated yet) reads as all clear.
+    bool test(int64_t i) const { return !words_.empty() && ((words_[i >> 6] >> (i & 63)) & 1); }
     void set(int64_t i) {
         uint64_t& w = words_[i >> 6];
         const uint64_t m = uint64_t{1} << (i & 63);
@@ -204,6 +205,7 @@ public:
 
 private:
     static NodeRef intern(Node* fresh);
+    static NodeRef shared(Node* hit);
 };
 
 // The mutable identity behind user-visible arrays.

@@ -25,11 +25,23 @@ py::object& numpy_fallback() {
 struct Operand {
     enum Kind { Array, PyInt, PyFloat, Unsupported, Unknown };
     Kind kind = Unknown;
-    GpuArray arr;
+    // A GpuArray argument is used in place (it outlives the call); one made
+    // from a scalar or an ndarray is owned here.
+    const GpuArray* borrowed = nullptr;
+    GpuArray owned;
     py::handle obj;
+    const GpuArray& arr() const { return borrowed ? *borrowed : owned; }
 };
 
-bool is_gpuarray(py::handle obj) { return py::isinstance<GpuArray>(obj); }
+PyTypeObject*& gpuarray_type() {
+    static PyTypeObject* t = nullptr;
+    return t;
+}
+
+bool is_gpuarray(py::handle obj) {
+    if (!gpuarray_type()) gpuarray_type() = reinterpret_cast<PyTypeObject*>(py::type::of<GpuArray>().ptr());
+    return PyObject_TypeCheck(obj.ptr(), gpuarray_type());
+}
 
 Operand classify(py::handle obj) {
     Operand o;
@@ -37,12 +49,12 @@ Operand classify(py::handle obj) {
     PyObject* p = obj.ptr();
     if (is_gpuarray(obj)) {
         o.kind = Operand::Array;
-        o.arr = obj.cast<const GpuArray&>();
+        o.borrowed = &obj.cast<const GpuArray&>();
         return o;
     }
     if (PyBool_Check(p)) {
         o.kind = Operand::Array;
-        o.arr = GpuArray::of(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, p == Py_True)));
+        o.owned = GpuArray::of(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, p == Py_True)));
         return o;
     }
     if (PyLong_Check(p)) {
@@ -64,7 +76,7 @@ Operand classify(py::handle obj) {
             char buf[16] = {0};
             PyArray_ScalarAsCtype(p, buf);
             o.kind = Operand::Array;
-            o.arr = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
+            o.owned = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
         } else {
             o.kind = Operand::Unsupported;
         }
@@ -86,7 +98,7 @@ Operand classify(py::handle obj) {
         return o;
     }
     o.kind = Operand::Array;
-    o.arr = GpuArray::of(node_from_ndarray(arr));
+    o.owned = GpuArray::of(node_from_ndarray(arr));
     return o;
 }
 
@@ -102,7 +114,7 @@ constexpr int kWeakInt = 30, kWeakFloat = 31;
 
 int operand_code(const Operand& o) {
     switch (o.kind) {
-    case Operand::Array: return o.arr.dtype();
+    case Operand::Array: return o.arr().dtype();
     case Operand::PyInt: return kWeakInt;
     case Operand::PyFloat: return kWeakFloat;
     default: return -1;
@@ -130,7 +142,7 @@ Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
         switch (ops[i].kind) {
         case Operand::PyInt: sig[i] = builtins.attr("int"); break;
         case Operand::PyFloat: sig[i] = builtins.attr("float"); break;
-        default: sig[i] = numpy_dtype(ops[i].arr.dtype()); break;
+        default: sig[i] = numpy_dtype(ops[i].arr().dtype()); break;
         }
     }
     sig[ops.size()] = py::none();
@@ -199,7 +211,7 @@ NodeRef cast_constant(const Node* c, DType t) {
 NodeView child_view(const Operand& o, DType t, const Dims& shape) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
         return constant_view(NodeFactory::constant(t, weak_value(o, t)), shape);
-    NodeView v = o.arr.node_view();
+    NodeView v = o.arr().node_view();
     if (v.node->dtype() != t) {
         if (v.node->kind() == NodeKind::Constant) {
             v.node = cast_constant(v.node.get(), t);
@@ -227,8 +239,8 @@ bool constant_exponent(const Operand& o, double* e) {
         *e = PyFloat_AS_DOUBLE(o.obj.ptr());
         return true;
     }
-    if (o.kind == Operand::Array && o.arr.node()->kind() == NodeKind::Constant) {
-        const Node* c = o.arr.node();
+    if (o.kind == Operand::Array && o.arr().node()->kind() == NodeKind::Constant) {
+        const Node* c = o.arr().node();
         const gpupy_scalar v = c->value();
         if (dtype_is_float(c->dtype())) *e = v.f;
         else if (c->dtype() == GPUPY_UINT64) *e = static_cast<double>(v.u);
@@ -238,7 +250,7 @@ bool constant_exponent(const Operand& o, double* e) {
     return false;
 }
 
-Dims operand_shape(const Operand& o) { return o.kind == Operand::Array ? o.arr.geom.shape : Dims{}; }
+Dims operand_shape(const Operand& o) { return o.kind == Operand::Array ? o.arr().geom.shape : Dims{}; }
 
 py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out) {
     if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
@@ -288,7 +300,7 @@ void write_output(const GpuArray& target, const GpuArray& result, const char* uf
 bool as_gpuarray(py::handle obj, GpuArray* out) {
     Operand o = classify(obj);
     if (o.kind == Operand::Array) {
-        *out = o.arr;
+        *out = o.arr();
         return true;
     }
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
@@ -364,7 +376,7 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     }
     // NumPy's promotion of the two value operands, weak scalars included.
     auto rt_arg = [](const Operand& o) -> py::object {
-        if (o.kind == Operand::Array) return numpy_dtype(o.arr.dtype());
+        if (o.kind == Operand::Array) return numpy_dtype(o.arr().dtype());
         return py::reinterpret_borrow<py::object>(o.obj);
     };
     const DType t = dtype_from_object(py::module_::import("numpy").attr("result_type")(rt_arg(ox), rt_arg(oy)));
@@ -406,7 +418,7 @@ void assign(const GpuArray& target, py::handle value) {
             o = classify(arr);
             if (o.kind != Operand::Array) throw TypeError("cannot assign this value to a gpupy array");
         }
-        v = o.arr;
+        v = o.arr();
     }
     // NumPy drops leading length-1 dimensions of the value, then broadcasts.
     Dims vs = v.geom.shape;

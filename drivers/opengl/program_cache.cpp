@@ -1,3 +1,5 @@
+#include <cstdio>
+#include <cstdlib>
 #include "program_cache.hpp"
 
 #include <cctype>
@@ -66,11 +68,24 @@ Program* ProgramCache::find(const std::string& key) {
     return it == programs_.end() ? nullptr : it->second.get();
 }
 
+// Debug aid: with GPUPY_GL_DUMP_SHADERS=<dir>, every program built is
+// written there as program-<n>.comp, to read or profile the generated code.
+void ProgramCache::dump_source(const GeneratedShader& shader) {
+    const char* dir = std::getenv("GPUPY_GL_DUMP_SHADERS");
+    if (!dir || !*dir) return;
+    std::string path = std::string(dir) + "/program-" + std::to_string(programs_compiled) + ".comp";
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fwrite(shader.source.data(), 1, shader.source.size(), f);
+        std::fclose(f);
+    }
+}
+
 Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error) {
     if (Program* p = find(shader.key)) {
         ++cache_hits;
         return p;
     }
+    dump_source(shader);
     auto t0 = std::chrono::steady_clock::now();
     GLuint cs = glCreateShader(GL_COMPUTE_SHADER);
     const char* text = shader.source.c_str();

@@ -47,6 +47,7 @@ public:
     int64_t compile_ns = 0;
 
 private:
+    void dump_source(const GeneratedShader& shader);
     std::unordered_map<std::string, std::unique_ptr<Program>> programs_;
 };
 
