@@ -312,9 +312,10 @@ def text_table(name, rows):
     return "\n".join(lines)
 
 
-def markdown_tables(results, drivers):
+def markdown_tables(results, drivers, labels=None):
     """The two Markdown tables of docs/accuracy.md: the thesis's domain next
-    to table 5.1, then the wider domains and the special values."""
+    to table 5.1, then the wider domains and the special values. `labels`
+    names the drivers' columns (default: the driver names)."""
     def stats(r):
         cell = f"{scaled(r['mean'])} / {scaled(r['std'])} / {scaled(r['max_dep'])}"
         return cell + (f" ({r['mismatches']} mismatches)" if r["mismatches"] else "")
@@ -324,9 +325,10 @@ def markdown_tables(results, drivers):
         return (" | " + ", ".join(str(r["max_ulp"]) for r in rs) + " | "
                 + ", ".join(str(r["exact_ulp"]) for r in rs) + f", {rs[0]['numpy_exact_ulp']}")
 
+    labels = labels or {d: d for d in drivers}
     names = ", ".join(drivers)
     first = results[drivers[0]]
-    out = ["| function | " + " | ".join(drivers) + f" | GeForce 7800 GT (thesis) | ulp vs NumPy ({names}) "
+    out = ["| function | " + " | ".join(labels[d] for d in drivers) + f" | GeForce 7800 GT (thesis) | ulp vs NumPy ({names}) "
            f"| ulp from exact ({names}, NumPy) |",
            "|---|" + "---:|" * (len(drivers) + 3)]
     for (op, domain) in first:
@@ -335,7 +337,7 @@ def markdown_tables(results, drivers):
             t = " / ".join(str(v) for v in thesis) if thesis else ""
             out.append(f"| {op} | " + " | ".join(stats(results[d][(op, domain)]) for d in drivers)
                        + f" | {t}{ulps(op, domain)} |")
-    out += ["", "| function | domain | " + " | ".join(drivers) + f" | ulp vs NumPy ({names}) "
+    out += ["", "| function | domain | " + " | ".join(labels[d] for d in drivers) + f" | ulp vs NumPy ({names}) "
             f"| ulp from exact ({names}, NumPy) |", "|---|---|" + "---:|" * (len(drivers) + 2)]
     for (op, domain) in first:
         if domain != THESIS_DOMAIN:
@@ -382,7 +384,8 @@ def main(argv=None):
             json.dump({d: [{"op": op, "domain": domain, **r} for (op, domain), r in rows.items()]
                        for d, rows in results.items()}, f, indent=1)
     if args.markdown:
-        print(markdown_tables(results, drivers))
+        labels = {d: f"{d} ({device_name(gp, d).split()[0]})" for d in drivers}
+        print(markdown_tables(results, drivers, labels))
     else:
         for name in drivers:
             print(text_table(f"{name} driver: {device_name(gp, name)}", results[name]))
