@@ -99,6 +99,89 @@ def declared_tables():
     return _declared_cache[0]
 
 
+# --- where gpupy runs a ufunc -------------------------------------------------------------------
+
+PREDICATES = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+              "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit"}
+
+
+def operand_signature(x):
+    """What NumPy 2 promotes an operand as: Python int and float are weak
+    (NEP 50); NumPy scalars, Python bools and arrays have their dtype."""
+    if type(x) is int:
+        return int
+    if type(x) is float:
+        return float
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, gp.GpuArray):
+        return x.dtype
+    return np.asarray(x).dtype
+
+
+def numpy_loop(name, signature):
+    """NumPy's loop ((input dtypes), output dtype) for operands of these
+    signatures, or None when NumPy has no loop."""
+    sig = tuple(d if d in (int, float) else np.dtype(d) for d in signature)
+    try:
+        res = getattr(np, name).resolve_dtypes(sig + (None,))
+    except Exception:  # noqa: BLE001 -- NumPy's no-loop errors vary in class
+        return None
+    return res[:-1], res[-1]
+
+
+def _fits(value, dtype):
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min <= value <= info.max
+    return True
+
+
+def _scalar_value(x):
+    if isinstance(x, (int, float, np.generic)) and np.ndim(x) == 0:
+        return float(x)
+    return None
+
+
+def expected_path(gpu_name, name, operands):
+    """Where gpupy should run ufunc `name` on these operands:
+    'device', 'host' (the core evaluates the node in NumPy because the
+    driver declines the (op, dtype)), 'numpy' (the call itself goes to
+    NumPy: dtypes gpupy cannot hold, integer powers with a possibly
+    negative exponent, comparisons with out-of-range Python ints), or
+    'error' (NumPy has no loop)."""
+    signature = [operand_signature(x) for x in operands]
+    loop = numpy_loop(name, signature)
+    if loop is None:
+        return "error"
+    ins, out = loop
+    if not all(holdable(t) for t in (*ins, out)):
+        return "numpy"
+    op = name
+    if name == "power":
+        # the core computes x**2, x**0.5 and x**-1 as NumPy's __pow__ does
+        e = _scalar_value(operands[1])
+        if e == 2.0:
+            op = "square"
+        elif out.kind == "f" and e == 0.5:
+            op = "sqrt"
+        elif out.kind == "f" and e == -1.0:
+            op = "reciprocal"
+        elif out.kind != "f" and not (e is not None and e >= 0):
+            return "numpy"
+    if name in PREDICATES:
+        for x, t in zip(operands, ins):
+            if type(x) is int and not _fits(x, t):
+                return "numpy"
+    table = declared_tables()[gpu_name]
+    if ins[0] not in table[op]:
+        return "host"
+    for sig, t in zip(signature, ins):
+        if sig not in (int, float) and np.dtype(sig) != t and np.dtype(sig) not in table["astype"]:
+            return "host"
+    return "device"
+
+
 # --- comparisons --------------------------------------------------------------------------------
 
 def ordered_bits(values):
@@ -203,6 +286,9 @@ class Gpu:
     def declares(self, op, dtype):
         """True if this driver's get_method accepts (op, dtype)."""
         return np.dtype(dtype) in declared_tables()[self.name][op]
+
+    def expected_path(self, name, operands):
+        return expected_path(self.name, name, operands)
 
     assert_same = staticmethod(assert_same)
     max_ulp = staticmethod(max_ulp)

@@ -358,7 +358,7 @@ class TestPartialEvaluation:
         gp.set_block_size(BLOCK)
         y = gp.asarray(ramp(10 * BLOCK)) * 0.5
         gp.reset_stats()
-        assert float(y[100:101]) == 50.0
+        assert float(y[100:101].reshape(())) == 50.0  # a 0-d view of one element
         assert gp.stats()["evaluations"] == 1
         assert y._evaluated_count() <= BLOCK
 
@@ -400,6 +400,66 @@ def test_views_of_expressions(gpu, name, multi_block):
     expected = VIEW_CHAINS[name](np, hm, hv)
     got = VIEW_CHAINS[name](gp, gp.asarray(hm), gp.asarray(hv))
     gpu.assert_same(got, expected)
+
+
+def _random_view_step(rng, xp_pair):
+    """One random step applied to (numpy array, gpupy array) alike."""
+    n, g = xp_pair
+    kind = rng.integers(0, 6)
+    if kind == 0 and n.ndim > 0:
+        key = []
+        for size in n.shape:
+            start = int(rng.integers(-size - 1, size + 1)) if rng.random() < 0.5 else None
+            stop = int(rng.integers(-size - 1, size + 1)) if rng.random() < 0.5 else None
+            key.append(slice(start, stop, int(rng.choice([1, 2, 3, -1, -2, -3]))))
+        key = tuple(key)
+        return n[key], g[key]
+    if kind == 1:
+        perm = tuple(int(p) for p in rng.permutation(n.ndim))
+        return n.transpose(perm), g.transpose(perm)
+    if kind == 2 and n.ndim < 4:
+        key = (slice(None),) * int(rng.integers(0, n.ndim + 1)) + (None,)
+        return n[key], g[key]
+    if kind == 3 and n.ndim > 1 and n.shape[0] > 0:
+        axis = int(rng.integers(0, n.ndim))
+        if n.shape[axis] == 0:
+            return n, g
+        key = (slice(None),) * axis + (int(rng.integers(-n.shape[axis], n.shape[axis])),)
+        return n[key], g[key]
+    if kind == 4 and n.size > 0:
+        shape = [n.size]
+        for _ in range(2):
+            factors = [d for d in (2, 3, 5) if shape[-1] % d == 0]
+            if factors and rng.random() < 0.6:
+                d = int(rng.choice(factors))
+                shape[-1] //= d
+                shape.append(d)
+        return n.reshape(shape), g.reshape(shape)
+    rev = (slice(None, None, -1),) * n.ndim
+    return n * F32(2) - n[rev], g * 2 - g[rev]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_view_chains(gpu, seed):
+    """Random chains of slices (any step), transposes, newaxis, integer
+    indices, reshapes and expressions of reversed views, over random block
+    sizes: the same as NumPy at every step."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1, 7, rng.integers(1, 4)))
+    base = rng.integers(-50, 50, shape).astype(F32)
+    gp.set_block_size(int(rng.choice([3, 7, 16, 1 << 22])))
+    pair = (base, gp.asarray(base) + 0)
+    for _ in range(6):
+        pair = _random_view_step(rng, pair)
+        gpu.assert_same(pair[1], pair[0])
+
+
+def test_deep_chain_of_reversed_views(gpu):
+    host = ramp(10)
+    x, n = gp.asarray(host), host
+    for _ in range(3000):
+        x, n = x[::-1] + 1, n[::-1] + F32(1)
+    gpu.assert_same(x, n)
 
 
 def test_views_share_their_array(gpu):
@@ -570,6 +630,61 @@ class TestWrites:
         a[::-1] = a
         host[::-1] = host.copy()
         gpu.assert_same(a, host)
+
+    def test_assigning_a_view_of_itself(self, gpu):
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        a[...] = a[::-1]
+        gpu.assert_same(a, host[::-1])
+        m_host = ramp(16).reshape(4, 4)
+        m = gp.asarray(m_host.copy())
+        m[:] = m.T
+        gpu.assert_same(m, m_host.T)
+        a = gp.asarray(host.copy())
+        a += a[::-1]
+        gpu.assert_same(a, host + host[::-1])
+        a = gp.asarray(host.copy())
+        a[2:] += a[:-2]
+        expect = host.copy()
+        expect[2:] += host[:-2]
+        gpu.assert_same(a, expect)
+
+    def test_completed_expression_is_not_reused_after_a_write(self, gpu):
+        """A complete expression drops its operands; a destructive write to
+        the operand must not let hash-consing hand back the old result."""
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        x = a * 2
+        np.asarray(x)
+        a[0] = 100
+        y = a * 2
+        expect = host.copy()
+        expect[0] = 100
+        gpu.assert_same(y, expect * F32(2))
+        gpu.assert_same(x, host * F32(2))
+
+    def test_copy_on_write_under_a_tiny_cache(self, gpu):
+        gp.set_block_size(4)
+        gp.set_cache_bytes(32)
+        host = ramp(10)
+        a = gp.asarray(host.copy())
+        b = gp.sqrt(a) * a
+        assert b[1] == F32(1)
+        a[5:] = 0
+        gpu.assert_same(b, np.sqrt(host) * host)
+        expect = host.copy()
+        expect[5:] = 0
+        gpu.assert_same(a, expect)
+
+    def test_writes_to_zero_d_and_empty(self, gpu):
+        z = gp.asarray(np.array(1.5, F32))
+        z[()] = 3
+        gpu.assert_same(z, np.array(3, F32))
+        z[...] = z * 2
+        gpu.assert_same(z, np.array(6, F32))
+        e = gp.zeros((0, 3), F32)
+        e[:] = 5
+        gpu.assert_same(e, np.zeros((0, 3), F32))
 
     def test_setitem_with_broadcast_and_cast(self, gpu):
         host = np.zeros((3, 4), np.int32)

@@ -149,37 +149,7 @@ def operands(name, dt, seed=1234):
     return cols
 
 
-# --- expected paths -------------------------------------------------------------------------------
-
-def numpy_loop(name, dtypes):
-    """NumPy's loop (input dtypes, output dtype) for these operand dtypes,
-    or None when NumPy has none."""
-    try:
-        sig = tuple(d if d in (int, float) else np.dtype(d) for d in dtypes)
-        res = getattr(np, name).resolve_dtypes(sig + (None,))
-    except Exception:  # noqa: BLE001 -- NumPy's no-loop errors vary in class
-        return None
-    return res[:-1], res[-1]
-
-
-def expected_path(gpu, name, dtypes, exponent_is_array=True):
-    """'device', 'host' (the core evaluates the node in NumPy because the
-    driver declines it) or 'numpy' (the ufunc call itself runs in NumPy).
-    dtypes holds dtypes, or the types int/float for Python scalars."""
-    ins, out = numpy_loop(name, dtypes)
-    if not all(holdable(t) for t in (*ins, out)):
-        return "numpy"
-    if name == "power" and out.kind in "iub" and exponent_is_array:
-        return "numpy"  # integer powers with a possibly negative exponent
-    if not gpu.declares(name, ins[0]):
-        return "host"
-    for given, loop in zip(dtypes, ins):
-        if given in (int, float):
-            continue  # converted to a constant of the loop dtype
-        if np.dtype(given) != loop and not gpu.declares("astype", given):
-            return "host"
-    return "device"
-
+# --- checking one call ---------------------------------------------------------------------------
 
 def public_class(exc):
     for cls in type(exc).__mro__:
@@ -188,7 +158,7 @@ def public_class(exc):
     return Exception
 
 
-def check_ufunc(gpu, name, gp_args, np_args, loop_dtypes=None):
+def check_ufunc(gpu, name, gp_args, np_args):
     """Runs ufunc `name` on gpupy and NumPy operands and compares."""
     np_fn, gp_fn = getattr(np, name), getattr(gp, name)
     try:
@@ -199,8 +169,7 @@ def check_ufunc(gpu, name, gp_args, np_args, loop_dtypes=None):
             with np.errstate(all="ignore"):
                 np.asarray(gp_fn(*gp_args))
         return
-    dtypes = loop_dtypes or [np.asarray(a).dtype for a in np_args]
-    path = expected_path(gpu, name, dtypes, exponent_is_array=not isinstance(np_args[-1], (int, float)))
+    path = gpu.expected_path(name, np_args)
     expected = np.asarray(expected)
     if path == "device":
         got = gp_fn(*gp_args)
@@ -324,5 +293,4 @@ def test_ufunc_layouts(gpu, name, layout):
     if layout == "multi_block":
         gp.set_block_size(7)
     np_args, gp_args = layout_operands(name, layout)
-    dtypes = [type(a) if isinstance(a, (int, float)) else a.dtype for a in np_args]
-    check_ufunc(gpu, name, gp_args, np_args, loop_dtypes=dtypes)
+    check_ufunc(gpu, name, gp_args, np_args)
