@@ -10,6 +10,7 @@ run NumPy's method through `_fallback.call_numpy` (counted as a fallback as
 """
 
 import builtins
+import operator
 import types
 
 import numpy as np
@@ -90,10 +91,8 @@ def _iter(self):
         raise TypeError("iteration over a 0-d array")
     if self.ndim == 1:
         # One evaluation for all elements, then plain NumPy scalars.
-        yield from self.__array__()
-        return
-    for i in range(self.shape[0]):
-        yield self[i]
+        return iter(self.__array__())
+    return (self[i] for i in range(self.shape[0]))
 
 
 def _contains(self, value):
@@ -144,15 +143,16 @@ def _squeeze(self, axis=None):
     return self._reshape(tuple(shape))
 
 
-def _norm_axis(axis, ndim):
+def _norm_axis(axis, ndim, prefix=None):
+    axis = operator.index(axis)
     if axis < -ndim or axis >= ndim:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+        raise np.exceptions.AxisError(axis, ndim, prefix)
     return axis % ndim if ndim else axis
 
 
 def _swapaxes(self, axis1, axis2):
     axes = list(range(self.ndim))
-    a, b = _norm_axis(axis1, self.ndim), _norm_axis(axis2, self.ndim)
+    a, b = _norm_axis(axis1, self.ndim, "axis1"), _norm_axis(axis2, self.ndim, "axis2")
     axes[a], axes[b] = axes[b], axes[a]
     return self.transpose(axes)
 
@@ -335,9 +335,13 @@ class _Flat:
             flat[key] = value
             return
         # NumPy's own flat assignment (index arrays, values repeated to fill).
-        note_fallback("flat.__setitem__", "flat assignment with an index array or a repeated value")
-        host = np.array(self.base)
-        host.flat[to_numpy(key)] = to_numpy(value)
+        host, host_key, host_value = np.array(self.base), to_numpy(key), to_numpy(value)
+
+        def write():
+            host.flat[host_key] = host_value
+
+        note_fallback("flat.__setitem__", "flat assignment with an index array or a repeated value", write)
+        write()
         self.base[...] = host
 
 
@@ -416,14 +420,19 @@ def _class_getitem(cls, item):
 # --- indexing NumPy's way ------------------------------------------------------------------------
 
 def _advanced_getitem(self, key):
-    note_fallback("__getitem__", "advanced indexing runs in NumPy")
-    return from_numpy(self.__array__()[to_numpy(key)])
+    host, host_key = self.__array__(), to_numpy(key)
+    note_fallback("__getitem__", "advanced indexing runs in NumPy", lambda: host[host_key])
+    return from_numpy(host[host_key])
 
 
 def _advanced_setitem(self, key, value):
-    note_fallback("__setitem__", "advanced indexing runs in NumPy")
-    host = np.array(self)
-    host[to_numpy(key)] = to_numpy(value)
+    host, host_key, host_value = np.array(self), to_numpy(key), to_numpy(value)
+
+    def write():
+        host[host_key] = host_value
+
+    note_fallback("__setitem__", "advanced indexing runs in NumPy", write)
+    write()
     self[...] = host
 
 

@@ -6,8 +6,11 @@ through here: `call_numpy` for whole functions, `note_fallback` for
 everything else. Each is counted per function (`gpupy.stats()
 ["fallbacks_by_function"]`) and warned about or refused according to the
 fallback mode: "silent", "warn" (a GpupyFallbackWarning pointing at the
-user's line) or "raise" (FallbackError before the work starts). The mode
-comes from GPUPY_FALLBACK or set_fallback().
+user's line) or "raise" (FallbackError instead of the result). The mode
+comes from GPUPY_FALLBACK or set_fallback(). Input NumPy rejects raises
+NumPy's own exception in every mode: in "raise" mode NumPy is tried on
+copies first, and FallbackError replaces only a result that would have
+been computed on the CPU (nothing is written back, nothing counted).
 
 `call_numpy` also keeps NumPy's semantics for functions that write into
 their arguments. The host arrays gpupy hands to NumPy are read-only views
@@ -105,9 +108,19 @@ def _user_stacklevel():
     return level
 
 
-def note_fallback(name, reason):
-    """Records that `name` runs in NumPy because of `reason` (or refuses)."""
+def note_fallback(name, reason, attempt=None):
+    """Records that `name` runs in NumPy because of `reason`, or refuses.
+
+    In "raise" mode, `attempt` (a callable doing NumPy's work on copies,
+    without side effects) is run first when given: input NumPy rejects
+    raises NumPy's own exception -- an error in the input is not work to
+    hand to NumPy -- and only valid input raises FallbackError.
+    """
     if _mode == "raise":
+        if attempt is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # NumPy's warnings are not errors in the input
+                attempt()
         raise FallbackError(f"gpupy would run {name} in NumPy on the CPU: {reason}")
     _counts[name] += 1
     if _mode == "warn":
@@ -153,10 +166,11 @@ class _Call:
     """One call into NumPy: the host arrays handed over and how their
     results map back to GpuArrays."""
 
-    def __init__(self):
+    def __init__(self, dry_run=False):
         self.sources = {}   # id(read-only host view) -> (GpuArray, view)
         self.targets = {}   # id(writable host copy) -> (GpuArray, copy)
         self.keep = set()   # ids of ndarrays the caller passed as outputs
+        self.dry_run = dry_run  # copies of written ndarrays too: no side effects
 
     def flush(self, value):
         """Read-only host views of the GpuArrays in `value`."""
@@ -183,8 +197,17 @@ class _Call:
         if isinstance(value, tuple):
             return tuple(self.writable(v) for v in value)
         if isinstance(value, np.ndarray):
+            if self.dry_run:
+                return value.copy() if value.flags.writeable else value
             self.keep.add(id(value))
         return value
+
+    def run(self, name, func, args, kwargs):
+        """func on the host arrays (outputs and written arguments copied)."""
+        positions, keywords = _written(name, func, args, kwargs)
+        host_args = [self.writable(a) if i in positions else self.flush(a) for i, a in enumerate(args)]
+        host_kwargs = {k: self.writable(v) if k in keywords else self.flush(v) for k, v in kwargs.items()}
+        return func(*host_args, **host_kwargs)
 
     def write_back(self):
         for target, host in self.targets.values():
@@ -310,6 +333,14 @@ def _written(name, func, args, kwargs):
     return positions, keywords
 
 
+def _has_callable(args, kwargs):
+    for value in list(args) + list(kwargs.values()):
+        for v in (value if isinstance(value, (list, tuple)) else (value,)):
+            if callable(v) and not isinstance(v, (type, np.ndarray, _core.GpuArray, np.ufunc)):
+                return True
+    return False
+
+
 def call_numpy(name, args, kwargs, func=None, reason="not supported on the device"):
     """Runs NumPy's `func` (default numpy.<name>) on flushed arguments.
 
@@ -319,15 +350,18 @@ def call_numpy(name, args, kwargs, func=None, reason="not supported on the devic
     GpuArrays; array results come back as GpuArrays where the device can
     hold their dtype (NumPy's views of an argument as views of it).
     """
-    if name not in READ_ONLY:
-        note_fallback(name, reason)
     if func is None:
         func = getattr(np, name)
+    if name not in READ_ONLY:
+        # Raise mode tries NumPy first, so that bad input gets NumPy's error;
+        # not for random draws (they would advance the generator's state) or
+        # calls that take the user's callables (they could do anything).
+        dry_run = None
+        if not name.startswith("random.") and not _has_callable(args, kwargs):
+            dry_run = lambda: _Call(dry_run=True).run(name, func, args, kwargs)  # noqa: E731
+        note_fallback(name, reason, dry_run)
     call = _Call()
-    positions, keywords = _written(name, func, args, kwargs)
-    host_args = [call.writable(a) if i in positions else call.flush(a) for i, a in enumerate(args)]
-    host_kwargs = {k: call.writable(v) if k in keywords else call.flush(v) for k, v in kwargs.items()}
-    result = func(*host_args, **host_kwargs)
+    result = call.run(name, func, args, kwargs)
     call.write_back()
     return call.wrap(result)
 

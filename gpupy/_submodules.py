@@ -66,13 +66,15 @@ def policy(path):
 # --- function wrappers ---------------------------------------------------------------------------
 
 def _flush_call(qualname, func, count, wrap_results):
-    from ._fallback import _Call, note_fallback
+    from ._fallback import _Call, _has_callable, note_fallback
 
     def call(*args, **kwargs):
-        if count:
-            note_fallback(qualname, "function gpupy does not implement")
         c = _Call()
-        result = func(*c.flush(list(args)), **c.flush(kwargs))
+        host_args, host_kwargs = c.flush(list(args)), c.flush(kwargs)
+        if count:
+            attempt = None if _has_callable(args, kwargs) else (lambda: func(*host_args, **host_kwargs))
+            note_fallback(qualname, "function gpupy does not implement", attempt)
+        result = func(*host_args, **host_kwargs)
         return c.wrap(result) if wrap_results else result
 
     return call

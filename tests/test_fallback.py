@@ -1,7 +1,9 @@
 """Fallback you can see: the mode ("silent", "warn", "raise"; GPUPY_FALLBACK
 or gpupy.set_fallback), the per-function counters in gpupy.stats(), the
-GpupyFallbackWarning pointing at the user's line, FallbackError before any
-work is done -- on every path by which gpupy hands work to NumPy.
+GpupyFallbackWarning pointing at the user's line, FallbackError instead of
+a result computed on the CPU (nothing written back, nothing counted) while
+input NumPy rejects raises NumPy's own error -- on every path by which
+gpupy hands work to NumPy.
 
 Every test runs on each available driver (the `gpu` fixture, which starts
 in "raise" mode and restores every setting afterwards).
@@ -242,6 +244,41 @@ class TestEveryPath:
         with pytest.raises(gp.FallbackError):
             a[a > 0] = -1
         np.testing.assert_array_equal(np.asarray(a), before)
+
+    @pytest.mark.parametrize("bad", [
+        lambda: gp.median(vec(), axis=3),
+        lambda: np.median(vec(), axis=3),
+        lambda: gp.linalg.inv(vec()),
+        lambda: vec()[[0, 10]],
+        lambda: vec()["a"],
+        lambda: vec().__setitem__([0, 1], [1, 2, 3]),
+        lambda: gp.gcd(vec(), 2),
+        lambda: gp.gcd(),
+        lambda: np.add.reduceat(vec(), [0, 99]),
+        lambda: np.put(vec(), [99], 1),
+        lambda: vec().sort(axis=2),
+        lambda: gp.ma.masked_greater(vec(), "x"),
+        lambda: setattr(vec(), "flat", [[1, 2], [3]]),
+    ], ids=["median-axis", "np-median-axis", "inv-1d", "index-out-of-bounds", "index-str", "setitem-shape",
+            "gcd-float", "gcd-no-args", "reduceat-bounds", "put-bounds", "sort-axis", "ma-str", "flat-ragged"])
+    def test_bad_input_raises_numpys_error_in_every_mode(self, gpu, bad):
+        """An error in the input is not work to hand to NumPy: NumPy's own
+        exception in "raise" mode too, and nothing counted."""
+        with gp.fallback_mode("silent"):
+            with pytest.raises(Exception) as silent:
+                bad()
+        assert not isinstance(silent.value, gp.FallbackError)
+        gp.reset_stats()
+        with pytest.raises(type(silent.value)) as raised:
+            bad()
+        assert str(raised.value) == str(silent.value)
+        assert fallbacks() == {}
+
+    def test_raise_mode_does_not_draw_random_numbers(self, gpu):
+        state = np.random.get_state()[1].copy()
+        with pytest.raises(gp.FallbackError):
+            gp.random.rand(3)
+        np.testing.assert_array_equal(np.random.get_state()[1], state)
 
     def test_device_work_is_not_a_fallback(self, gpu):
         a = vec()
