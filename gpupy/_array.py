@@ -26,6 +26,11 @@ _FUNCTIONS = {}
 # filled by _namespace.populate).
 _WRAPPERS = {}
 
+# numpy ufunc -> the gpupy object that runs it, and the op-table name of
+# those the device runs (filled by _namespace).
+UFUNC_IMPL = {}
+DEVICE_UFUNCS = {}
+
 
 def implements(*numpy_functions):
     """Registers a gpupy function as the implementation of NumPy functions."""
@@ -364,23 +369,36 @@ def _set_flat(self, value):
 
 # --- NumPy's protocols ---------------------------------------------------------------------------
 
+_PLAIN_TYPES = frozenset({GpuArray, np.ndarray, int, float, bool, complex, type(None)})
+
+
 def _foreign(objects):
     """True if an argument is an array-like of another library that
     implements the protocols itself (NumPy's rule: defer to it)."""
     for x in objects:
-        if not isinstance(x, (GpuArray, np.ndarray)) and hasattr(type(x), "__array_ufunc__") \
-                and type(x).__array_ufunc__ is not None and not isinstance(x, np.generic):
+        t = type(x)
+        if t in _PLAIN_TYPES or isinstance(x, (GpuArray, np.ndarray, np.generic)):
+            continue
+        if getattr(t, "__array_ufunc__", None) is not None:
             return True
     return False
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """NumPy's ufuncs on GpuArrays (np.sin(g), ndarray + g) stay on the device."""
-    out = kwargs.get("out", ())
-    if _foreign(inputs + (out if isinstance(out, tuple) else (out,))):
+    if kwargs:
+        out = kwargs.get("out", ())
+        if _foreign(out if isinstance(out, tuple) else (out,)):
+            return NotImplemented
+    if _foreign(inputs):
         return NotImplemented
-    from ._namespace import UFUNC_IMPL
-
+    if method == "__call__" and not kwargs:
+        # The common case (ndarray + g, np.sin(g)) straight to the core.
+        name = DEVICE_UFUNCS.get(ufunc)
+        if name is not None and len(inputs) == ufunc.nin:
+            result = _core.ufunc(name, *inputs)
+            if result is not NotImplemented:
+                return result
     impl = UFUNC_IMPL.get(ufunc)
     if impl is not None:
         target = impl if method == "__call__" else getattr(impl, method, None)

@@ -32,15 +32,13 @@ import types
 import numpy as np
 
 from . import _array, _core
-from ._array import _FUNCTIONS
+from ._array import _FUNCTIONS, DEVICE_UFUNCS, UFUNC_IMPL
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._ufuncs import make_ufuncs, ufunc
 
 UFUNCS = make_ufuncs()
-
-#: numpy ufunc -> the gpupy object that runs it (filled by populate).
-UFUNC_IMPL = {}
+DEVICE_UFUNCS.update({getattr(np, name): name for name in UFUNCS})
 
 #: gpupy's globals, once populated (methods call gpupy functions through it).
 namespace = {}
