@@ -275,11 +275,15 @@ _WRITES = {
     "ndarray.byteswap": ("self", 0),  # only with inplace=True; see _written
 }
 
-# Functions that only read values to show or store them: a readback like
-# printing, not computation that could have run on the device; not counted.
-READ_ONLY = {
+# Functions that move data between the host and the program -- values read
+# back to show or store them (like printing), host data read in (like
+# gpupy.array(list)) -- not computation that could have run on the device:
+# not counted, allowed in "raise" mode.
+HOST_IO = {
     "array2string", "array_repr", "array_str", "save", "savez", "savez_compressed", "savetxt",
     "shares_memory", "ndarray.tofile", "ndarray.tobytes", "ndarray.dump", "ndarray.dumps",
+    "load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "fromstring", "fromiter", "fromregex",
+    "from_dlpack",
 }
 
 
@@ -352,7 +356,7 @@ def call_numpy(name, args, kwargs, func=None, reason="not supported on the devic
     """
     if func is None:
         func = getattr(np, name)
-    if name not in READ_ONLY:
+    if name not in HOST_IO:
         # Raise mode tries NumPy first, so that bad input gets NumPy's error;
         # not for random draws (they would advance the generator's state) or
         # calls that take the user's callables (they could do anything).

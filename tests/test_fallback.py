@@ -304,6 +304,19 @@ class TestNotFallbacks:
         assert fallbacks() == {}
         np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.asarray(a))
 
+    def test_reading_data_in(self, gpu, tmp_path):
+        """Host data read in is like gpupy.array(list): an upload, not a fallback."""
+        a = np.arange(6, dtype=np.float32)
+        np.save(tmp_path / "a.npy", a)
+        np.savetxt(tmp_path / "a.txt", a)
+        a.tofile(tmp_path / "a.bin")
+        for got in (gp.load(tmp_path / "a.npy"), gp.loadtxt(tmp_path / "a.txt", dtype=np.float32),
+                    gp.genfromtxt(tmp_path / "a.txt", dtype=np.float32), gp.fromfile(tmp_path / "a.bin", np.float32),
+                    gp.frombuffer(a.tobytes(), np.float32), gp.fromiter(range(6), np.float32)):
+            assert isinstance(got, gp.GpuArray)
+            np.testing.assert_array_equal(np.asarray(got), a)
+        assert fallbacks() == {}
+
     def test_testing_functions_read_values(self, gpu):
         a = vec()
         gp.testing.assert_allclose(a, np.asarray(a))
