@@ -17,7 +17,9 @@ longer happens (so that the list cannot go stale).
 """
 
 import io
+import os
 import runpy
+import subprocess
 import sys
 import tokenize
 from pathlib import Path
@@ -169,3 +171,23 @@ def test_distance_map_partitioned(software, tmp_path, monkeypatch):
     p = run_distance_maps(monkeypatch, tmp_path, "-w", 48, "-p", 6, "-s", 11)
     assert_images_agree(p["g"], p["n"])
     assert gp.stats()["collapses"] > 0
+
+
+# --- from the command line ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("example,args", [
+    ("shaded_sphere", ["--size", "64", "64"]),
+    ("distance_map", ["-g", "-w", "64", "-p", "5", "-s", "3"]),
+], ids=["shaded_sphere", "distance_map"])
+def test_command_line(gpu, tmp_path, example, args):
+    """A user's command line in a fresh process: gpupy picks the driver from
+    GPUPY_DRIVER, nothing falls back (GPUPY_FALLBACK=raise), no warnings."""
+    out = tmp_path / "out.png"
+    env = dict(os.environ, GPUPY_DRIVER=gpu.name, GPUPY_FALLBACK="raise",
+               PYTHONPATH=os.pathsep.join([str(Path(gp.__file__).resolve().parents[1]),
+                                           os.environ.get("PYTHONPATH", "")]))
+    env.pop("GPUPY_EXAMPLE_NUMPY", None)
+    proc = subprocess.run([sys.executable, "-W", "error", str(EXAMPLES / f"{example}.py"), *args, "-o", str(out)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and out.exists()
