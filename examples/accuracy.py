@@ -7,11 +7,13 @@ and through gpupy on each available driver. As in the thesis, NumPy's value
 is taken as the correct answer; per element the relative error is
 |gpupy - numpy| / |numpy| (|gpupy - numpy| where NumPy's value is 0), and
 the table gives its mean, its standard deviation and its maximum departure
-(the largest |error - mean|), all scaled by 10^9. Two columns the thesis did
+(the largest |error - mean|), all scaled by 10^9. Columns the thesis did
 not have: the largest distance in ulps (units in the last place of float32)
-between gpupy's and NumPy's value, and the number of special-value
-mismatches (NaN where NumPy has a number or the reverse, a different
-infinity, or a zero of the other sign); those elements are left out of the
+between gpupy's and NumPy's value; the largest distance of gpupy's and of
+NumPy's value from the exact result (NumPy's float64 function rounded to
+float32), which says which of the two is off; and the number of
+special-value mismatches (NaN where NumPy has a number or the reverse, a
+different infinity, or a zero of the other sign), elements left out of the
 error statistics.
 
 Every ufunc is measured on the thesis's domain, [0, 1) for each operand, on

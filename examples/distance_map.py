@@ -7,7 +7,7 @@ and writes a grey-level image and/or the raw float32 values (thesis 5.2,
 figure 5.1).
 
 Options (the thesis's):
-    -e EXPO   distance exponent (default 2: Euclidean)
+    -e EXPO   distance exponent (default 2: Euclidean; others: Minkowski)
     -g        use gpupy (otherwise NumPy)
     -o FILE   write the image to FILE (PNG)
     -r FILE   write the raw float32 pixel values (255 * scaled distance,
