@@ -35,6 +35,9 @@ struct Item {
     NodeView view;
     Class cls = Interior;
     NodeView source;  // Remapped: the operand whose storage is read
+    // Interior: operand views composed by classify(); their items are
+    // created by the (iterative) walk, never by recursion.
+    std::vector<NodeView> kid_views;
     std::vector<int32_t> kids;
     gpupy_resources bound{};
     bool visited = false;
@@ -65,6 +68,7 @@ public:
 private:
     int32_t add_item(const NodeView& v);
     void classify(int32_t i);
+    void create_kids(int32_t i);
     void compute_bound(int32_t i);
     bool check_subtree(int32_t i, gpupy_resources* exact);
     void collapse(int32_t i);
@@ -293,10 +297,16 @@ void Planner::classify(int32_t i) {
         kids.push_back(std::move(k));
     }
     set(Item::Interior);
-    std::vector<int32_t> kid_items;
-    kid_items.reserve(kids.size());
-    for (const NodeView& k : kids) kid_items.push_back(add_item(k));
-    items_[i].kids = std::move(kid_items);
+    items_[i].kid_views = std::move(kids);
+}
+
+void Planner::create_kids(int32_t i) {
+    std::vector<NodeView> views = std::move(items_[i].kid_views);
+    items_[i].kid_views.clear();
+    std::vector<int32_t> kids;
+    kids.reserve(views.size());
+    for (const NodeView& v : views) kids.push_back(add_item(v));  // may grow items_
+    items_[i].kids = std::move(kids);
 }
 
 gpupy_ir_instr describe_node(const Item& it) {
@@ -402,19 +412,19 @@ bool Planner::partition() {
     stack.emplace_back(top_, 0);
     items_[top_].visited = true;
     while (!stack.empty()) {
-        auto& [i, pos] = stack.back();
-        Item& it = items_[i];
-        if (it.cls == Item::Interior && pos < it.kids.size()) {
-            const int32_t c = it.kids[pos++];
+        const int32_t i = stack.back().first;
+        if (items_[i].cls == Item::Interior && !items_[i].kid_views.empty()) create_kids(i);
+        size_t& pos = stack.back().second;
+        if (items_[i].cls == Item::Interior && pos < items_[i].kids.size()) {
+            const int32_t c = items_[i].kids[pos++];
             if (!items_[c].visited) {
                 items_[c].visited = true;
                 stack.emplace_back(c, 0);
             }
             continue;
         }
-        const int32_t done = i;
         stack.pop_back();
-        compute_bound(done);
+        compute_bound(i);
     }
     return pre_->empty();
 }

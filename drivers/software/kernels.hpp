@@ -319,12 +319,14 @@ GPUPY_SW_UNARY(TRUNC, is_float<T>, std::trunc(a))
 GPUPY_SW_UNARY(RINT, is_float<T>, std::nearbyint(a))
 
 // --- extrema -------------------------------------------------------------------
+// NaN handling as NumPy's; on ties (+0 vs -0) the second operand, as
+// NumPy's SIMD loops return (the OpenGL driver does the same).
 struct K_MAXIMUM {
     template <class T>
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a >= b || std::isnan(a)) ? a : b;
+        if constexpr (is_float<T>) return (a > b || std::isnan(a)) ? a : b;
         else return a >= b ? a : b;
     }
 };
@@ -333,7 +335,7 @@ struct K_MINIMUM {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a <= b || std::isnan(a)) ? a : b;
+        if constexpr (is_float<T>) return (a < b || std::isnan(a)) ? a : b;
         else return a <= b ? a : b;
     }
 };
@@ -342,7 +344,7 @@ struct K_FMAX {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a >= b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return (a > b || std::isnan(b)) ? a : b;
         else return a >= b ? a : b;
     }
 };
@@ -351,7 +353,7 @@ struct K_FMIN {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a <= b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return (a < b || std::isnan(b)) ? a : b;
         else return a <= b ? a : b;
     }
 };
