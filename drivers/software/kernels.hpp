@@ -319,8 +319,8 @@ GPUPY_SW_UNARY(TRUNC, is_float<T>, std::trunc(a))
 GPUPY_SW_UNARY(RINT, is_float<T>, std::nearbyint(a))
 
 // --- extrema -------------------------------------------------------------------
-// NaN handling as NumPy's; on ties (+0 vs -0) the second operand, as
-// NumPy's SIMD loops return (the OpenGL driver does the same).
+// NaN handling as NumPy's. On ties (+0 vs -0) maximum/minimum return the
+// second operand and fmax/fmin the first, as NumPy's loops do.
 struct K_MAXIMUM {
     template <class T>
     static constexpr bool ok = true;
@@ -344,7 +344,7 @@ struct K_FMAX {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a > b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return (a >= b || std::isnan(b)) ? a : b;
         else return a >= b ? a : b;
     }
 };
@@ -353,7 +353,7 @@ struct K_FMIN {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a < b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return (a <= b || std::isnan(b)) ? a : b;
         else return a <= b ? a : b;
     }
 };
