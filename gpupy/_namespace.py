@@ -51,6 +51,11 @@ def is_fallback(obj):
 
 # --- ufuncs --------------------------------------------------------------------------------------
 
+def ufunc_by_name(name):
+    """gpupy's ufunc object for numpy.<name> (how gpupy's ufuncs unpickle)."""
+    return UFUNC_IMPL[getattr(np, name)]
+
+
 class HostUfunc(ufunc):
     """A NumPy ufunc the device has no op for: every call runs NumPy's,
     counted as a fallback (results of device dtypes come back as GpuArrays)."""
@@ -59,6 +64,9 @@ class HostUfunc(ufunc):
 
     def __repr__(self):
         return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
+
+    def __reduce__(self):
+        return (ufunc_by_name, (self.__name__,))
 
     def _host(self, method, args, kwargs):
         name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
@@ -91,6 +99,9 @@ class _AliasUfunc(ufunc):
     def __init__(self, numpy_ufunc, device):
         super().__init__(numpy_ufunc)
         self._device = device
+
+    def __reduce__(self):
+        return (ufunc_by_name, (self.__name__,))
 
     def __call__(self, *args, **kwargs):
         return self._device(*args, **kwargs)

@@ -91,6 +91,11 @@ class TestEveryName:
         for name in ("degrees", "radians", "conjugate", "divmod"):
             assert not gp.is_fallback(getattr(gp, name)), name
 
+    def test_functions_pickle_as_themselves(self):
+        for f in (gp.median, gp.sum, gp.linalg.inv, gp.random.rand, gp.random.default_rng, gp.gcd, gp.degrees,
+                  gp.conjugate, gp.vectorize, gp.result_type):
+            assert pickle.loads(pickle.dumps(f)) is f
+
     def test_gpupy_implementations_answer_for_numpy(self):
         # np.f(gpu_array) reaches the very function gpupy.f is.
         for name in ("sum", "concatenate", "where", "zeros_like", "copyto", "result_type", "median"):
