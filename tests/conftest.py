@@ -5,7 +5,7 @@ it initialises), with the fallback mode set to "raise" so that nothing can
 silently run in NumPy, and puts every setting back afterwards (driver,
 block size, cache budget, driver options, fallback mode). `software` is the
 same fixture pinned to the software driver, for the tests that use its
-test-only limits (max_ops).
+test-only limits (max_ops); `opengl` is pinned to the OpenGL driver.
 
 The comparison helpers live on the fixture object (`gpu.assert_same`,
 `gpu.assert_ulp`) so that every test module shares one definition of
@@ -346,6 +346,15 @@ def gpu(driver_name):
 @pytest.fixture
 def software():
     g, saved = _use("software")
+    try:
+        yield g
+    finally:
+        _restore(g, saved)
+
+
+@pytest.fixture
+def opengl():
+    g, saved = _use("opengl")
     try:
         yield g
     finally:

@@ -318,6 +318,80 @@ class TestBlockCache:
         gpu.assert_same(r * 2, (np.sqrt(ha) + ha) * F32(2))
 
 
+# --- the OpenGL driver's program cache and limits -----------------------------------------------
+
+def _describe_limit(key):
+    for line in gp._core.driver_describe().splitlines():
+        name, _, value = line.strip().partition(":")
+        if name == key:
+            return int(value)
+    return None
+
+
+class TestOpenGLPrograms:
+    def test_all_blocks_share_one_program(self, opengl):
+        gp.set_block_size(64)
+        h = ramp(640, 0.25)
+        a = gp.asarray(h)
+        gp.reset_stats()
+        opengl.assert_same(a * 2 + 1, h * F32(2) + F32(1))
+        s = gp.stats()
+        assert s["evaluations"] == 10
+        assert s["programs_compiled"] <= 1
+        assert s["programs_compiled"] + s["program_cache_hits"] == 10
+
+    def test_other_constants_and_arrays_reuse_the_program(self, opengl):
+        gp.set_block_size(64)
+        h = ramp(640)
+        a, b = gp.asarray(h), gp.asarray(h[::-1].copy())
+        np.asarray(a * 2 + 1)
+        gp.reset_stats()
+        opengl.assert_same(b * 3 + 5, h[::-1] * F32(3) + F32(5))
+        assert gp.stats()["programs_compiled"] == 0
+        gp.reset_stats()
+        for i in range(5):
+            opengl.assert_same((a - i) * b - (i + 0.5), (h - F32(i)) * h[::-1] - F32(i + 0.5))
+        assert gp.stats()["programs_compiled"] <= 1
+
+    def test_commutative_operand_order_does_not_depend_on_history(self, opengl):
+        """`a + c` is one IR structure (so one program) whatever the
+        constant: here the float32 constant 7.25 is older than `a` (kept
+        alive by `keep`) and 3.125 is new, which must not change the order
+        of add's operands."""
+        keep = gp.asarray(np.ones(3, F32)) + 7.25
+        h = ramp(64)
+        a = gp.asarray(h)
+        old_const, new_const = a + 7.25, a + 3.125
+        structure = [[(i["op"], i["args"]) for i in gp._core._ir(x)] for x in (old_const, new_const)]
+        assert structure[0] == structure[1]
+        opengl.assert_same(old_const, h + F32(7.25))
+        opengl.assert_same(new_const, h + F32(3.125))
+        del keep
+
+    def test_more_leaves_than_texture_units_are_partitioned(self, opengl):
+        units = _describe_limit("limit_textures")
+        assert units is not None and units > 0
+        hs = [np.full(50, k, F32) for k in range(units + 8)]
+        t, expect = gp.asarray(hs[0]), hs[0]
+        for h in hs[1:]:
+            t, expect = t + gp.asarray(h), expect + h
+        gp.reset_stats()
+        opengl.assert_same(t, expect)
+        assert gp.stats()["collapses"] >= 1
+
+    def test_more_instructions_than_the_limit_are_partitioned(self, opengl):
+        limit = _describe_limit("limit_instructions")
+        assert limit is not None and limit > 0
+        h = ramp(50)
+        t, expect = gp.asarray(h), h
+        for i in range(limit + 200):
+            t, expect = t + 1, expect + F32(1)
+        gp.reset_stats()
+        opengl.assert_same(t, expect)
+        assert gp.stats()["collapses"] >= 1
+        assert gp.stats()["evaluations"] >= 2
+
+
 # --- evaluating only what is read -----------------------------------------------------------------
 
 class TestPartialEvaluation:
