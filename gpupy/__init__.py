@@ -58,7 +58,7 @@ for _module in (_shape, _reductions, _linalg):
     globals().update({_name: getattr(_module, _name) for _name in _module.PUBLIC})
 del _module
 
-from . import _inplace  # noqa: F401  (registers copyto)
+from . import _inplace, _logic  # noqa: F401  (register copyto, isclose, allclose, array_equal, ...)
 
 ndarray = GpuArray
 

@@ -206,6 +206,19 @@ def may_share_memory(a, b, /, max_work=None):
     return np.may_share_memory(a, b, max_work=max_work)
 
 
+def astype(x, dtype, /, *, copy=True, device=None):
+    if isinstance(x, GpuArray) and device is None:
+        return x.astype(dtype, copy=copy)
+    kwargs = {"copy": copy} if device is None else {"copy": copy, "device": device}
+    return call_numpy("astype", (x, dtype), kwargs, func=np.astype)
+
+
+def matrix_transpose(x, /):
+    if isinstance(x, GpuArray) and x.ndim >= 2:
+        return x.mT
+    return call_numpy("matrix_transpose", (x,), {}, func=np.matrix_transpose)
+
+
 def real(val):
     if isinstance(val, GpuArray):
         return val.real
@@ -219,7 +232,7 @@ def imag(val):
 
 
 _METADATA = {f.__name__: f for f in (result_type, can_cast, min_scalar_type, common_type, iscomplexobj, isrealobj,
-                                     may_share_memory, real, imag)}
+                                     may_share_memory, real, imag, astype, matrix_transpose)}
 
 
 def fallback_function(qualname, func, module="gpupy"):

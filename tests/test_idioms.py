@@ -120,6 +120,58 @@ class TestGridsAndJoins:
             assert np.asarray(got).dtype == np.asarray(want).dtype
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
+    def test_reductions_of_0d_arrays(self, gpu):
+        for value in (np.array(True), np.array(2.5, np.float32), np.array(-3, np.int64)):
+            g = gp.asarray(value)
+            for name in ("all", "any", "sum", "max", "min", "prod"):
+                got = idiom(name, lambda: getattr(np, name)(g))
+                want = getattr(np, name)(value)
+                assert np.asarray(got).dtype == np.asarray(want).dtype and np.asarray(got) == want, name
+
+
+# --- comparisons of whole arrays -----------------------------------------------------------------
+
+LOGIC_A = np.array([1.0, np.nan, np.inf, -np.inf, 1e-9, 2.0, -0.0, 5.0])
+LOGIC_B = np.array([1.0, np.nan, np.inf, np.inf, 0.0, 2.0000001, 0.0, 5.1])
+LOGIC_CASES = {
+    "isclose": lambda xp, a, b: xp.isclose(a, b),
+    "isclose_equal_nan": lambda xp, a, b: xp.isclose(a, b, equal_nan=True),
+    "isclose_tolerances": lambda xp, a, b: xp.isclose(a, b, rtol=0.05, atol=0),
+    "isclose_scalar": lambda xp, a, b: xp.isclose(a, 5.0),
+    "isclose_scalar_first": lambda xp, a, b: xp.isclose(2, b),
+    "isclose_int": lambda xp, a, b: xp.isclose(a[4:].astype(np.int32), b[4:].astype(np.int64), atol=1),
+    "isclose_0d": lambda xp, a, b: xp.isclose(a[5:6].reshape(()), b[5:6].reshape(())),
+    "allclose": lambda xp, a, b: xp.allclose(a, b),
+    "allclose_finite": lambda xp, a, b: xp.allclose(a[4:6], b[4:6]),
+    "allclose_equal_nan": lambda xp, a, b: xp.allclose(a[:3], b[:3], equal_nan=True),
+    "array_equal": lambda xp, a, b: xp.array_equal(a, a),
+    "array_equal_nan": lambda xp, a, b: xp.array_equal(a, a, equal_nan=True),
+    "array_equal_shapes": lambda xp, a, b: xp.array_equal(a, a[:3]),
+    "array_equal_ints": lambda xp, a, b: xp.array_equal(a[4:].astype(np.int8), [0, 2, 0, 5], equal_nan=True),
+    "array_equiv": lambda xp, a, b: xp.array_equiv(a[4:], a[4:].reshape(1, 4)),
+    "array_equiv_no": lambda xp, a, b: xp.array_equiv(a[4:], a[:3]),
+    "isposinf": lambda xp, a, b: xp.isposinf(a),
+    "isneginf": lambda xp, a, b: xp.isneginf(b),
+    "isreal": lambda xp, a, b: xp.isreal(a),
+    "iscomplex": lambda xp, a, b: xp.iscomplex(a),
+    "real_if_close": lambda xp, a, b: xp.real_if_close(a),
+}
+
+
+class TestLogic:
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+    @pytest.mark.parametrize("case", sorted(LOGIC_CASES))
+    def test_like_numpy_on_the_device(self, gpu, case, dtype):
+        a, b = LOGIC_A.astype(dtype), LOGIC_B.astype(dtype)
+        want = LOGIC_CASES[case](np, a, b)
+        for xp in (gp, np):  # gpupy's function, and NumPy's reaching it by __array_function__
+            got = LOGIC_CASES[case](xp, gp.asarray(a), gp.asarray(b))
+            if isinstance(want, np.ndarray):
+                same(got, want)
+            else:
+                assert got == want and type(got) is type(want), (got, want)
+        assert fallbacks() == {}
+
 
 # --- boolean masks -------------------------------------------------------------------------------
 

@@ -321,11 +321,11 @@ class TestProtocols:
     def test_numpy_functions_gpupy_lacks_fall_back(self, gpu):
         g = gp.asarray(f32([1, 2, 3, 4]))
         with gp.fallback_mode("silent"):
-            assert np.allclose(g, g + 1e-9) is True
+            assert np.array_equal(np.unique(gp.asarray([3, 1, 3])), [1, 3])
             assert isinstance(np.gcd(gp.arange(4), 2), gp.GpuArray)
             assert isinstance(np.add.reduceat(g, [0, 2]), gp.GpuArray)
-            assert isinstance(np.median(g), (float, np.floating, gp.GpuArray))
-        assert set(fallbacks()) == {"allclose", "gcd", "add.reduceat", "median"}
+            assert np.median(g) == 2.5
+        assert set(fallbacks()) == {"unique", "gcd", "add.reduceat", "median"}
 
     def test_foreign_array_likes_are_deferred_to(self, gpu):
         g = gp.asarray(f32([1, 2]))
