@@ -34,7 +34,7 @@ import numpy as np
 from . import _array, _core
 from ._array import _FUNCTIONS, DEVICE_UFUNCS, UFUNC_IMPL
 from ._core import GpuArray
-from ._fallback import call_numpy
+from ._fallback import HOST_IO, call_numpy
 from ._ufuncs import make_ufuncs, ufunc
 
 UFUNCS = make_ufuncs()
@@ -245,7 +245,7 @@ def fallback_function(qualname, func, module="gpupy"):
 
     fallback.__module__ = module
     fallback.__qualname__ = qualname.rpartition(".")[2]
-    fallback._gpupy_fallback = True
+    fallback._gpupy_fallback = qualname not in HOST_IO  # moving data in or out is not a fallback
     return fallback
 
 
