@@ -101,7 +101,10 @@ def _iter(self):
 
 
 def _contains(self, value):
-    return bool(_gp("any")(self == value))
+    equal = self == value  # NumPy: (a == value).any()
+    if not isinstance(equal, GpuArray) or equal.ndim == 0:
+        return bool(equal)  # Python's answer where == is not elementwise
+    return bool(_gp("any")(equal))
 
 
 def _tolist(self):

@@ -299,6 +299,9 @@ class TestContainerProtocols:
         g = gp.asarray(np.arange(6).reshape(2, 3))
         assert 4 in g and 7 not in g and 2.0 in g
         assert gp.asarray(np.array([3, 4, 5])) in g  # NumPy: (g == value).any()
+        for value in ("a", None, object(), [0, 1, 2], 3.0):
+            assert (value in g) == (value in np.arange(6).reshape(2, 3)), value
+        assert (2 in gp.asarray(np.array(2))) and (3 not in gp.asarray(np.array(2)))
         assert fallbacks() == {}
 
     def test_iteration(self, gpu):
