@@ -39,10 +39,10 @@ def _files_in(path):
     return n, size
 
 
-def child_main():
+def child_main(import_gpupy):
     """Runs in the spawned process: prints one JSON line."""
     t0 = time.perf_counter()
-    import gpupy as gp
+    gp = import_gpupy()  # with the OpenGL driver's initialisation (EGL context)
     t_import = time.perf_counter() - t0
     sys.path.insert(0, HERE)
     import distmap

@@ -196,15 +196,11 @@ class Clock:
 
 
 def timed_call(fn, *args):
-    """Runs fn(clock, *args) with the garbage collector off; (seconds, value, phases)."""
-    gc.collect()
-    gc.disable()
-    try:
-        clock = Clock()
-        value = fn(clock, *args)
-        t = time.perf_counter() - clock.t0
-    finally:
-        gc.enable()
+    """Runs fn(clock, *args); (seconds, value, phases). The caller keeps the
+    garbage collector off (see run_case)."""
+    clock = Clock()
+    value = fn(clock, *args)
+    t = time.perf_counter() - clock.t0
     return t, value, clock.phases
 
 
@@ -232,6 +228,12 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
     """
     first_value = None
     wait_quiet(settings)
+    # The cyclic garbage collector stays off for the whole case (collected
+    # once before): its pauses would land in random runs. Reference
+    # counting still frees every run's arrays at once.
+    gc.collect()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     with LoadMeter() as meter:
         try:
             if gp is not None:
@@ -270,6 +272,9 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
                 del last
         except Exception as exc:  # a failing implementation is a result, not a crash
             result.failed = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        finally:
+            if gc_was_enabled:
+                gc.enable()
     result.foreign_cpu = meter.foreign
     return first_value
 

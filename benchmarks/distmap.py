@@ -11,6 +11,8 @@ distance to the nearest point of S, scaled to 0..255. Versions:
   c++-omp        the same with -fopenmp (all cores, as llvmpipe uses)
   glsl-loop      native/distmap_glsl.cpp, loop over a uniform array
   glsl-unrolled  the same, unrolled chunks of points at constant indices
+  glsl-unrolled-nanmin  the same with NumPy's NaN-propagating minimum and
+                 no contraction: what an exact translation costs per point
 
 Two deviations from the thesis's text, both the same in every version:
 `max(distMin.flat)` (Python's builtin max iterating over elements) is
@@ -119,7 +121,7 @@ def implementations(env):
     if env.glsl is not None:
         for mode, chunk in env.glsl_modes:
             def factory(n, pt, mode=mode, chunk=chunk):
-                if mode == "unrolled":  # no more statements than points (a power of two, few programs)
+                if mode.startswith("unrolled"):  # no more statements than points (a power of two, few programs)
                     chunk = min(chunk, 1 << max(0, len(pt) - 1).bit_length())
                 env.glsl.prepare(n, mode, chunk)
                 return lambda clock: env.glsl.run(n, pt)

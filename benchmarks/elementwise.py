@@ -39,6 +39,9 @@ EXPRESSIONS = [
     ("arctan2(a, b)", "transcendental"),
     ("a**1.5 * b", "power with a non-integer exponent"),
 ]
+# The expression that also runs as a hand-written compute shader
+# (native/distmap_glsl.cpp): the floor for memory-bound work on this GL.
+HAND_WRITTEN = "2*a + 3*b"
 SHORT_NAMES = {_horner("a", 10): "poly10(a)"}
 
 SIZES = (10**3, 10**5, 10**7)
@@ -78,6 +81,13 @@ def run(env, settings):
             impls = [("numpy", lambda: (lambda clock: np.asarray(eval(code, {**namespace(np), **ks_py}, data))))]
             if env.numexpr is not None:
                 impls.append(("numexpr", lambda: (lambda clock: env.numexpr.evaluate(expr, local_dict={**data, **ks_32}))))
+            if env.glsl is not None and expr == HAND_WRITTEN:
+                for layout in ("ssbo", "texture"):
+                    def factory(layout=layout):
+                        env.glsl.ew_prepare(data["a"], data["b"], layout)  # upload: resident, as gpupy's warm inputs
+                        return lambda clock: env.glsl.ew_run()
+
+                    impls.append((f"glsl-{layout}", factory))
             for drv in env.gpupy_drivers:
                 def factory(drv=drv):
                     env.use_driver(drv)

@@ -99,7 +99,7 @@ class CpuDistanceMap:
 class GlslDistanceMap:
     """distmap_glsl.cpp: its own EGL context and compute shader."""
 
-    MODES = {"loop": 0, "unrolled": 1}
+    MODES = {"loop": 0, "unrolled": 1, "unrolled-nanmin": 2}
 
     def __init__(self):
         self.path = build("distmap_glsl.cpp", ["-O2"], GL_LIBS)
@@ -110,6 +110,9 @@ class GlslDistanceMap:
         self.lib.hg_prepare.argtypes = [ctypes.c_int] * 4 + [c_err, ctypes.c_int]
         self.lib.hg_run.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float), ctypes.c_int,
                                     ctypes.POINTER(ctypes.c_float), c_err, ctypes.c_int]
+        self.lib.hg_ew_prepare.argtypes = [ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float),
+                                           ctypes.c_int, ctypes.c_int, c_err, ctypes.c_int]
+        self.lib.hg_ew_run.argtypes = [ctypes.POINTER(ctypes.c_float), c_err, ctypes.c_int]
         self._err = ctypes.create_string_buffer(8192)
         self._check(self.lib.hg_init(self._err, len(self._err)), "init")
         self.renderer = self.lib.hg_describe().decode()
@@ -120,6 +123,18 @@ class GlslDistanceMap:
 
     def prepare(self, n, mode, chunk, local=8):
         self._check(self.lib.hg_prepare(n, self.MODES[mode], chunk, local, self._err, len(self._err)), "prepare")
+
+    def ew_prepare(self, a, b, layout):
+        """Uploads a, b (float32) for 2*a + 3*b in layout "ssbo" or "texture"."""
+        self._ew_a = np.ascontiguousarray(a, dtype=np.float32)
+        self._ew_b = np.ascontiguousarray(b, dtype=np.float32)
+        self._check(self.lib.hg_ew_prepare(_float_ptr(self._ew_a), _float_ptr(self._ew_b), self._ew_a.size,
+                                           {"ssbo": 0, "texture": 1}[layout], self._err, len(self._err)), "ew_prepare")
+
+    def ew_run(self):
+        out = np.empty(self._ew_a.size, dtype=np.float32)
+        self._check(self.lib.hg_ew_run(_float_ptr(out), self._err, len(self._err)), "ew_run")
+        return out
 
     def run(self, n, points):
         px, py = _points32(points)

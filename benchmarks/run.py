@@ -65,10 +65,10 @@ class Env:
             self.problems.append("numexpr not installed (pip install -r benchmarks/requirements.txt)")
         self.cpu_libs = {}
         self.glsl = None
-        self.glsl_modes = [("loop", 1024), ("unrolled", 128)]
-        if "distmap" in args.suites:
+        self.glsl_modes = [("loop", 1024), ("unrolled", 128), ("unrolled-nanmin", 128)]
+        if "distmap" in args.suites or "elementwise" in args.suites:
             import native
-            builds = [] if args.no_cpp else [("c++", native.CPU_FLAGS), ("c++-omp", native.CPU_FLAGS + ["-fopenmp"])]
+            builds = [] if args.no_cpp or "distmap" not in args.suites else [("c++", native.CPU_FLAGS), ("c++-omp", native.CPU_FLAGS + ["-fopenmp"])]
             if args.native and not args.no_cpp:
                 builds.append(("c++-native", native.CPU_FLAGS + ["-march=native"]))
             for name, flags in builds:
@@ -138,11 +138,18 @@ def machine_description(env):
                 d[key] = line.split(":", 1)[1].strip()
     try:
         import subprocess
-        rev = subprocess.run(["git", "-C", env.gpupy_root, "rev-parse", "--short", "HEAD"], capture_output=True,
+        where = env.gpupy_root
+        rev = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", env.gpupy_root, "status", "--porcelain", "--", "src", "drivers", "gpupy"],
+        if not rev:  # gpupy imported from a copy (e.g. a snapshot of an in-place build): name this checkout
+            where = ROOT
+            rev = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "src", "drivers", "gpupy"],
                                capture_output=True, text=True).stdout.strip()
         d["gpupy_commit"] = rev + (" (+ uncommitted changes)" if dirty else "")
+        if where != env.gpupy_root:
+            d["gpupy_commit"] += f"; gpupy imported from {env.gpupy_root}"
     except OSError:
         pass
     d["lp_num_threads"] = os.environ.get("LP_NUM_THREADS")
@@ -184,8 +191,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.child_coldstart:
         import coldstart
-        import_gpupy()
-        coldstart.child_main()
+        coldstart.child_main(import_gpupy)
         return 0
     settings = Settings(quick=args.quick, verbose=not args.quiet)
     settings.reps = args.reps or (3 if args.quick else 5)

@@ -13,10 +13,21 @@
 //   mode 1 "unrolled": CHUNK straight-line statements reading P[0..CHUNK-1]
 //                      at constant indices; the last chunk is padded with
 //                      copies of its last point (the minimum is unchanged)
+//   mode 2 "unrolled-nanmin": mode 1 with NumPy's NaN-propagating minimum
+//                      (isnan tests before the comparison), separately
+//                      computed squares and no contraction (`precise`), as
+//                      an exact translation of the NumPy program must do:
+//                      what gpupy's generated code could reach per point
 // One run = clear to +inf, one dispatch per chunk, read the texture back,
 // then max and scaling on the host (255 * (d / max), as the NumPy program).
 // Each call makes the context current and restores the caller's binding
 // afterwards (gpupy's OpenGL driver, in the same process, does the same).
+//
+// Also here, as a floor for memory-bound elementwise work: `2*a + 3*b` over
+// n float32 with a and b resident on the device, one dispatch and the
+// readback of the result, in two layouts: "ssbo" (linear buffers) and
+// "texture" (R32F textures 4096 wide read with texelFetch, written with
+// imageStore, as gpupy's blocks).
 #define GL_GLEXT_PROTOTYPES 1
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
@@ -91,16 +102,24 @@ std::string shader_source(int mode, int chunk, int local) {
     // Texel (column j, row i): x is the row index (numpy.fromfunction's
     // first argument), y the column index.
     s += "  float x = float(g.y), y = float(g.x);\n";
-    s += "  float m = imageLoad(u_min, g).r;\n";
+    s += std::string(mode == 2 ? "  precise" : " ") + " float m = imageLoad(u_min, g).r;\n";
     if (mode == 0) {
         s += "  for (int k = 0; k < u_count; ++k) {\n";
         s += "    float dx = x - u_pts[k].x, dy = y - u_pts[k].y;\n";
         s += "    m = min(m, sqrt(dx * dx + dy * dy));\n";
         s += "  }\n";
-    } else {
+    } else if (mode == 1) {
         for (int k = 0; k < chunk; ++k) {
             std::string p = "u_pts[" + std::to_string(k) + "]";
             s += "  { float dx = x - " + p + ".x, dy = y - " + p + ".y; m = min(m, sqrt(dx * dx + dy * dy)); }\n";
+        }
+    } else {
+        // minimum(d, m) as NumPy: a NaN operand wins (the first one).
+        s += "  precise float d, dx, dy, dx2, dy2;\n";
+        for (int k = 0; k < chunk; ++k) {
+            std::string p = "u_pts[" + std::to_string(k) + "]";
+            s += "  dx = x - " + p + ".x; dx2 = dx * dx; dy = y - " + p + ".y; dy2 = dy * dy; d = sqrt(dx2 + dy2);\n";
+            s += "  m = isnan(d) ? d : (isnan(m) ? m : (d < m ? d : m));\n";
         }
     }
     s += "  imageStore(u_min, g, vec4(m));\n";
@@ -267,10 +286,167 @@ int hg_run(const float* px, const float* py, int npts, float* out, char* err, in
     return 0;
 }
 
+// ---------------------------------------------------------------- 2*a + 3*b
+
+namespace {
+struct Elementwise {
+    int n = 0, layout = -1, width = 4096, rows = 0;
+    GLuint program = 0;
+    GLuint buffers[3] = {0, 0, 0};
+    GLuint textures[3] = {0, 0, 0};
+    GLint n_location = -1;
+};
+Elementwise ew;
+
+void ew_release() {
+    if (ew.program) glDeleteProgram(ew.program);
+    glDeleteBuffers(3, ew.buffers);
+    glDeleteTextures(3, ew.textures);
+    ew = Elementwise{};
+}
+
+bool ew_compile(int layout, std::string& error) {
+    std::string src = "#version 450\nlayout(local_size_x = 64) in;\nuniform int u_n;\n";
+    if (layout == 0) {
+        src +=
+            "layout(std430, binding = 0) readonly restrict buffer A { float a[]; };\n"
+            "layout(std430, binding = 1) readonly restrict buffer B { float b[]; };\n"
+            "layout(std430, binding = 2) writeonly restrict buffer O { float o[]; };\n"
+            "void main() {\n"
+            "  int i = int(gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u);\n"
+            "  if (i < u_n) o[i] = 2.0 * a[i] + 3.0 * b[i];\n"
+            "}\n";
+    } else {
+        src +=
+            "layout(binding = 0) uniform sampler2D u_a;\n"
+            "layout(binding = 1) uniform sampler2D u_b;\n"
+            "layout(r32f, binding = 0) writeonly restrict uniform image2D u_o;\n"
+            "void main() {\n"
+            "  ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+            "  if (p.y * 4096 + p.x >= u_n) return;\n"
+            "  float v = 2.0 * texelFetch(u_a, p, 0).r + 3.0 * texelFetch(u_b, p, 0).r;\n"
+            "  imageStore(u_o, p, vec4(v));\n"
+            "}\n";
+    }
+    const char* text = src.c_str();
+    GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+    glShaderSource(shader, 1, &text, nullptr);
+    glCompileShader(shader);
+    GLint ok = 0;
+    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[4096];
+        glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+        error = std::string("compile: ") + log;
+        glDeleteShader(shader);
+        return false;
+    }
+    ew.program = glCreateProgram();
+    glAttachShader(ew.program, shader);
+    glLinkProgram(ew.program);
+    glDeleteShader(shader);
+    glGetProgramiv(ew.program, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        error = "link failed";
+        return false;
+    }
+    ew.n_location = glGetUniformLocation(ew.program, "u_n");
+    return true;
+}
+}  // namespace
+
+// layout 0: SSBOs, 1: textures. Uploads a and b (n floats each).
+int hg_ew_prepare(const float* a, const float* b, int n, int layout, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    ew_release();
+    std::string error;
+    if (!ew_compile(layout, error)) {
+        set_error(err, len, error);
+        return 1;
+    }
+    ew.n = n;
+    ew.layout = layout;
+    const GLsizeiptr bytes = static_cast<GLsizeiptr>(sizeof(float)) * n;
+    if (layout == 0) {
+        glCreateBuffers(3, ew.buffers);
+        glNamedBufferData(ew.buffers[0], bytes, a, GL_STATIC_DRAW);
+        glNamedBufferData(ew.buffers[1], bytes, b, GL_STATIC_DRAW);
+        glNamedBufferData(ew.buffers[2], bytes, nullptr, GL_DYNAMIC_READ);
+    } else {
+        ew.rows = (n + ew.width - 1) / ew.width;
+        glCreateTextures(GL_TEXTURE_2D, 3, ew.textures);
+        const float* src[2] = {a, b};
+        std::vector<float> last(ew.width, 0.0f);
+        for (int t = 0; t < 3; ++t) {
+            glTextureStorage2D(ew.textures[t], 1, GL_R32F, ew.width, ew.rows);
+            if (t == 2) break;
+            const int full = n / ew.width, rest = n % ew.width;
+            if (full) glTextureSubImage2D(ew.textures[t], 0, 0, 0, ew.width, full, GL_RED, GL_FLOAT, src[t]);
+            if (rest) {
+                std::memcpy(last.data(), src[t] + static_cast<size_t>(full) * ew.width, sizeof(float) * rest);
+                glTextureSubImage2D(ew.textures[t], 0, 0, full, ew.width, 1, GL_RED, GL_FLOAT, last.data());
+            }
+        }
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in ew_prepare");
+        return 1;
+    }
+    return 0;
+}
+
+// out = 2*a + 3*b, read back into out (n floats).
+int hg_ew_run(float* out, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    glUseProgram(ew.program);
+    glUniform1i(ew.n_location, ew.n);
+    if (ew.layout == 0) {
+        for (GLuint i = 0; i < 3; ++i) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, i, ew.buffers[i]);
+        const GLuint groups = static_cast<GLuint>((ew.n + 63) / 64);
+        const GLuint gx = groups < 32768u ? groups : 32768u;
+        glDispatchCompute(gx, (groups + gx - 1) / gx, 1);
+        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        glGetNamedBufferSubData(ew.buffers[2], 0, static_cast<GLsizeiptr>(sizeof(float)) * ew.n, out);
+    } else {
+        glBindTextureUnit(0, ew.textures[0]);
+        glBindTextureUnit(1, ew.textures[1]);
+        glBindImageTexture(0, ew.textures[2], 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_R32F);
+        glDispatchCompute(static_cast<GLuint>(ew.width / 64), static_cast<GLuint>(ew.rows), 1);
+        glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT);
+        const int full = ew.n / ew.width, rest = ew.n % ew.width;
+        if (full) {
+            glGetTextureSubImage(ew.textures[2], 0, 0, 0, 0, ew.width, full, 1, GL_RED, GL_FLOAT,
+                                 static_cast<GLsizei>(sizeof(float) * full * ew.width), out);
+        }
+        if (rest) {
+            std::vector<float> last(ew.width);
+            glGetTextureSubImage(ew.textures[2], 0, 0, full, 0, ew.width, 1, 1, GL_RED, GL_FLOAT,
+                                 static_cast<GLsizei>(sizeof(float) * ew.width), last.data());
+            std::memcpy(out + static_cast<size_t>(full) * ew.width, last.data(), sizeof(float) * rest);
+        }
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in ew_run");
+        return 1;
+    }
+    return 0;
+}
+
 void hg_shutdown() {
     if (g.context == EGL_NO_CONTEXT) return;
     {
         Bind bind;
+        ew_release();
         if (g.texture) glDeleteTextures(1, &g.texture);
         if (g.program) glDeleteProgram(g.program);
         g.texture = g.program = 0;
