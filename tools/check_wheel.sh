@@ -175,6 +175,8 @@ step "3. inspect the wheel and the sdist"
 # --- 4. manylinux -------------------------------------------------------------
 step "4. auditwheel show / repair"
 PATH=$TOOLS_PATH auditwheel show "$WHEEL"
+echo "(show counts the OpenGL driver's libEGL, libOpenGL and libGLEW as external libraries, hence"
+echo " linux_x86_64; repair leaves them out and tags by the glibc/libstdc++ symbol versions)"
 excludes=()
 for lib in "${AUDITWHEEL_EXCLUDES[@]}"; do excludes+=(--exclude "$lib"); done
 rm -rf "$WORK/wheelhouse"

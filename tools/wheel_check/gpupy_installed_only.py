@@ -61,6 +61,8 @@ def pytest_sessionfinish(session, exitstatus):
     if not binaries and session.testscollected:
         problems.append("no gpupy binary was loaded: the run proves nothing about the installed package")
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.ensure_newline()
     if problems:
         message = "gpupy_installed_only: the tests did not use only the installed gpupy:\n  " + "\n  ".join(problems)
         if reporter:
