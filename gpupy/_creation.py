@@ -112,23 +112,28 @@ def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, dev
         return call_numpy("arange", (start, stop, step), {"dtype": dtype}, reason="non-real or array arguments")
     if step == 0:
         raise ZeroDivisionError("division by zero")
-    result_dtype = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
-    if result_dtype.kind in "biu" and dtype is None:
-        result_dtype = np.result_type(result_dtype, np.int64) if result_dtype.kind == "b" else result_dtype
+    if dtype is None:
+        # NumPy's arange works with Python numbers: float64 if any argument
+        # is a float, else int64 (np.float32 and np.int8 arguments too).
+        inexact = any(isinstance(a, (float, np.floating)) for a in args)
+        result_dtype = np.dtype(np.float64 if inexact else np.int64)
+    else:
+        result_dtype = np.dtype(dtype)
     length = max(0, math.ceil((float(stop) - float(start)) / float(step)))
     if not _is_supported(result_dtype):
         return np.arange(start, stop, step, dtype=result_dtype)
     i = _index((length,), 0, result_dtype)
     if length == 0:
         return i
-    if result_dtype.kind in "iub":
-        return i * step + start if (step != 1 or start != 0) else i
-    # NumPy fills float ranges as v0 + i*delta in the dtype, where v0 and
-    # v1 = dtype(start + step) are stored first and delta = v1 - v0.
+    # NumPy stores v0 = dtype(start) and v1 = dtype(start + step), then
+    # fills v0 + i*delta in the dtype with delta = v1 - v0.
     t = result_dtype.type
     v0 = t(start)
     v1 = t(start + step)
-    delta = t(v1 - v0)
+    with np.errstate(over="ignore"):
+        delta = t(v1 - v0)
+    if v0 == 0 and delta == 1:
+        return i
     values = i * delta + v0
     if length > 1 and t(v0 + delta) != v1:
         values = _core.where(i == 1, v1, values)

@@ -26,6 +26,7 @@ that writes through it reach the original as in NumPy.
 import collections
 import contextlib
 import inspect
+import operator
 import os
 import sys
 import warnings
@@ -386,6 +387,17 @@ def _host_evaluate(name, out, operands, params):
         np.copyto(out, np.arange(out.shape[axis]).reshape(shape), casting="unsafe")
     elif name == "reduce":
         _host_reduce(out, operands[0], params)
+    elif name == "concatenate":
+        np.concatenate(operands, axis=0, out=out, casting="unsafe")
+    elif name == "remap":
+        # out[m] = operand[(m // div) % mod] per axis (mod 0: none)
+        index = []
+        for axis, (div, mod) in enumerate(zip(params["div"], params["mod"])):
+            i = np.arange(out.shape[axis]) // div
+            shape = [1] * out.ndim
+            shape[axis] = out.shape[axis]
+            index.append((i % mod if mod else i).reshape(shape))
+        np.copyto(out, operands[0][tuple(index)], casting="unsafe")
     else:
         getattr(np, name)(*operands, out=out, casting="unsafe")
 
@@ -404,5 +416,9 @@ def _host_reduce(out, operand, params):
             res[..., start:start + chunk] = fold.accumulate(flat[..., start:start + chunk], axis=-1)
 
 
+# The core names ndarray comparisons with arbitrary objects (`g == None`)
+# by the operator NumPy applies.
+_OPERATORS = {"ndarray.__eq__": operator.eq, "ndarray.__ne__": operator.ne}
+
 _core.set_host_evaluator(_host_evaluate)
-_core._set_numpy_fallback(lambda name, args, kwargs: call_numpy(name, args, kwargs))
+_core._set_numpy_fallback(lambda name, args, kwargs: call_numpy(name, args, kwargs, func=_OPERATORS.get(name)))

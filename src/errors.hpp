@@ -24,6 +24,9 @@ struct OverflowError : std::runtime_error {
 struct AxisError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+struct AttributeError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 // A device that runs out of memory even after the cache is empty.
 struct DeviceMemoryError : std::runtime_error {
     using std::runtime_error::runtime_error;

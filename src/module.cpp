@@ -31,6 +31,8 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(axis_error.ptr(), e.what());
         } catch (const DeviceMemoryError& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const AttributeError& e) {
+            PyErr_SetString(PyExc_AttributeError, e.what());
         } catch (const InternalError& e) {
             PyErr_SetString(PyExc_RuntimeError, (std::string("gpupy internal error: ") + e.what()).c_str());
         }

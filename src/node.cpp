@@ -52,11 +52,14 @@ void append_dims(std::string& key, const Dims& d) {
     append_bytes(key, d.data(), d.size() * sizeof(int64_t));
 }
 
-// Canonical order of commutative operands: the older node first (then by
-// view). Numeric, not bytewise, so that a loop like d = minimum(new, d)
-// yields the same operand order at every level: the same IR structure, so
-// one compiled program serves every level.
+// Canonical order of commutative operands: constants last, then the older
+// node first (then by view). So `a + c` has one IR structure whatever the
+// constant (hash-consed, it may be older or newer than `a`), and a loop like
+// d = minimum(new, d) yields the same operand order at every level: one
+// compiled program serves every repetition.
 bool operand_after(const NodeView& a, const NodeView& b) {
+    const bool ca = a.node->kind() == NodeKind::Constant, cb = b.node->kind() == NodeKind::Constant;
+    if (ca != cb) return ca;
     if (a.node->id() != b.node->id()) return a.node->id() > b.node->id();
     if (a.geom.offset != b.geom.offset) return a.geom.offset > b.geom.offset;
     return a.geom.strides > b.geom.strides;

@@ -98,13 +98,29 @@ void register_array(py::module_& m) {
     tp->tp_as_buffer->bf_getbuffer = getbuffer;
     tp->tp_as_buffer->bf_releasebuffer = nullptr;
 
-    cls.def(py::init([](py::handle obj) {
+    // gpupy.ndarray is GpuArray, so its constructor is numpy.ndarray's:
+    // ndarray(shape, dtype=float, buffer=None, offset=0, strides=None).
+    cls.def(py::init([](py::handle shape, py::handle dtype, py::handle buffer, py::handle offset, py::handle strides,
+                        py::handle order) {
+           py::object host = py::module_::import("numpy").attr("ndarray")(shape, dtype, buffer, offset, strides, order);
+           if (buffer.is_none()) host.attr("fill")(0);  // deterministic, unlike uninitialised memory
            GpuArray a;
-           if (!as_gpuarray(obj, &a)) throw TypeError("cannot make a GpuArray from this object");
-           return lazy_copy(a);
+           if (!as_gpuarray(host, &a)) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(host.attr("dtype"))));
+           return a;
        }),
-       py::arg("object"))
-        .def_property_readonly("shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); })
+       py::arg("shape"), py::arg("dtype") = py::float_(0.0).get_type(), py::arg("buffer") = py::none(),
+       py::arg("offset") = 0, py::arg("strides") = py::none(), py::arg("order") = py::none())
+        .def_property(
+            "shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); },
+            [](GpuArray& a, py::handle shape) {
+                // As NumPy: only when the new shape is a view of the same data.
+                GpuArray r = reshape(a, shape_from_python(shape));
+                if (r.owner != a.owner) {
+                    throw AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                                         "copy with the desired shape.");
+                }
+                a.geom = r.geom;
+            })
         .def_property_readonly("ndim", &GpuArray::ndim)
         .def_property_readonly("size", &GpuArray::size)
         .def_property_readonly("dtype", [](const GpuArray& a) { return numpy_dtype(a.dtype()); })
@@ -113,7 +129,8 @@ void register_array(py::module_& m) {
         .def_property_readonly("strides",
                                [](const GpuArray& a) {
                                    Dims s = a.geom.strides;
-                                   for (int64_t& x : s) x *= dtype_itemsize(a.dtype());
+                                   // NumPy reports zero strides for an array with no elements.
+                                   for (int64_t& x : s) x = a.size() == 0 ? 0 : x * dtype_itemsize(a.dtype());
                                    return dims_tuple(s);
                                })
         .def_property_readonly("T", [](const GpuArray& a) { return transpose(a, {}); })
@@ -188,8 +205,11 @@ void register_array(py::module_& m) {
                  }
                  return py::bool_(single_element(a, "scalars"));
              })
-        .def("__float__", [](const GpuArray& a) { return py::float_(single_element(a, "scalars")); })
-        .def("__int__", [](const GpuArray& a) { return py::int_(single_element(a, "scalars")); })
+        // Exact Python types (a float subclass from __float__ is deprecated).
+        .def("__float__", [](const GpuArray& a) { return PyFloat_AsDouble(single_element(a, "scalars").ptr()); })
+        .def("__int__", [](const GpuArray& a) {
+            return py::reinterpret_steal<py::object>(PyNumber_Long(single_element(a, "scalars").ptr()));
+        })
         .def("__complex__", [](const GpuArray& a) { return single_element(a, "scalars").attr("__complex__")(); })
         .def("__index__",
              [](const GpuArray& a) -> py::object {

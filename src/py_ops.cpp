@@ -52,6 +52,22 @@ Operand classify(py::handle obj) {
         o.borrowed = &obj.cast<const GpuArray&>();
         return o;
     }
+    // NumPy scalars first: np.float64 subclasses float and np.bool_ does
+    // not, but both are strong types under NEP 50, unlike Python numbers.
+    if (PyArray_IsScalar(p, Generic)) {
+        PyArray_Descr* d = PyArray_DescrFromScalar(p);
+        const DType t = dtype_from_numpy(d);
+        if (t >= 0) {
+            char buf[16] = {0};
+            PyArray_ScalarAsCtype(p, buf);
+            o.kind = Operand::Array;
+            o.owned = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
+        } else {
+            o.kind = Operand::Unsupported;
+        }
+        Py_DECREF(d);
+        return o;
+    }
     if (PyBool_Check(p)) {
         o.kind = Operand::Array;
         o.owned = GpuArray::of(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, p == Py_True)));
@@ -67,20 +83,6 @@ Operand classify(py::handle obj) {
     }
     if (PyComplex_Check(p)) {
         o.kind = Operand::Unsupported;
-        return o;
-    }
-    if (PyArray_IsScalar(p, Generic)) {
-        PyArray_Descr* d = PyArray_DescrFromScalar(p);
-        const DType t = dtype_from_numpy(d);
-        if (t >= 0) {
-            char buf[16] = {0};
-            PyArray_ScalarAsCtype(p, buf);
-            o.kind = Operand::Array;
-            o.owned = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
-        } else {
-            o.kind = Operand::Unsupported;
-        }
-        Py_DECREF(d);
         return o;
     }
     py::object arr;
@@ -159,9 +161,15 @@ Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
     return loop;
 }
 
-// A weak Python scalar converted to the loop dtype; OverflowError as NumPy.
-gpupy_scalar weak_value(const Operand& o, DType t) {
+// A weak Python scalar converted to the loop dtype; OverflowError as NumPy
+// unless `wrap` (np.where converts Python ints with an unsafe cast).
+gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
     PyObject* p = o.obj.ptr();
+    if (wrap && o.kind == Operand::PyInt && !dtype_is_float(t)) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+        if (!overflow) return scalar_from_int(t, v);
+    }
     if (o.kind == Operand::PyFloat) return scalar_from_double(t, PyFloat_AS_DOUBLE(p));
     if (dtype_is_float(t)) {
         const double d = PyLong_AsDouble(p);
@@ -208,9 +216,9 @@ NodeRef cast_constant(const Node* c, DType t) {
 
 // The operand's view as a child of an expression of shape `shape`,
 // converted to dtype t.
-NodeView child_view(const Operand& o, DType t, const Dims& shape) {
+NodeView child_view(const Operand& o, DType t, const Dims& shape, bool wrap = false) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
-        return constant_view(NodeFactory::constant(t, weak_value(o, t)), shape);
+        return constant_view(NodeFactory::constant(t, weak_value(o, t, wrap)), shape);
     NodeView v = o.arr().node_view();
     if (v.node->dtype() != t) {
         if (v.node->kind() == NodeKind::Constant) {
@@ -295,6 +303,35 @@ void write_output(const GpuArray& target, const GpuArray& result, const char* uf
     assign(target, py::cast(result));
 }
 
+// a OP b for one unsigned and one signed 64-bit operand, exactly: a
+// negative signed value is below every unsigned one.
+NodeRef mixed_sign_compare(OpCode op, const NodeView& a, const NodeView& b, DType a_dtype, const Dims& shape) {
+    const bool a_unsigned = dtype_is_unsigned_int(a_dtype);
+    const NodeView& u = a_unsigned ? a : b;
+    const NodeView& sgn = a_unsigned ? b : a;
+    // Rewrite as u OP' s, with OP' mirrored when the unsigned was on the right.
+    OpCode mirrored = op;
+    if (!a_unsigned) {
+        switch (op) {
+        case GPUPY_OP_LESS: mirrored = GPUPY_OP_GREATER; break;
+        case GPUPY_OP_LESS_EQUAL: mirrored = GPUPY_OP_GREATER_EQUAL; break;
+        case GPUPY_OP_GREATER: mirrored = GPUPY_OP_LESS; break;
+        case GPUPY_OP_GREATER_EQUAL: mirrored = GPUPY_OP_LESS_EQUAL; break;
+        default: break;
+        }
+    }
+    const DType ut = u.node->dtype(), st = sgn.node->dtype();
+    NodeView zero = constant_view(NodeFactory::constant(st, scalar_from_int(st, 0)), shape);
+    NodeView negative{NodeFactory::expression(GPUPY_OP_LESS, GPUPY_BOOL, shape, {sgn, zero}), identity_view(shape)};
+    NodeView s_as_u{NodeFactory::expression(GPUPY_OP_CAST, ut, shape, {sgn}), identity_view(shape)};
+    NodeView same{NodeFactory::expression(mirrored, GPUPY_BOOL, shape, {u, s_as_u}), identity_view(shape)};
+    // u > s and u >= s and u != s hold when s < 0; the others fail.
+    const bool when_negative = mirrored == GPUPY_OP_GREATER || mirrored == GPUPY_OP_GREATER_EQUAL ||
+                               mirrored == GPUPY_OP_NOT_EQUAL;
+    NodeView fixed = constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, when_negative)), shape);
+    return NodeFactory::expression(GPUPY_OP_WHERE, GPUPY_BOOL, shape, {negative, fixed, same});
+}
+
 }  // namespace
 
 bool as_gpuarray(py::handle obj, GpuArray* out) {
@@ -318,7 +355,27 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     bool unsupported = false;
     for (py::handle a : args) {
         ops.push_back(classify(a));
-        if (ops.back().kind == Operand::Unknown) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        if (ops.back().kind == Operand::Unknown) {
+            // `g == None` compares elementwise in NumPy; other operators
+            // with unknown types are NotImplemented (a TypeError).
+            if (op == GPUPY_OP_EQUAL || op == GPUPY_OP_NOT_EQUAL) {
+                // None, strings and objects with identity equality never
+                // equal a number: NumPy's answer is known without computing.
+                // Objects with their own __eq__ go to NumPy's object loop.
+                py::handle other = args[0].ptr() == a.ptr() ? args[1] : args[0];
+                PyObject* u = a.ptr();
+                const bool identity_eq = Py_TYPE(u)->tp_richcompare == PyBaseObject_Type.tp_richcompare;
+                if ((u == Py_None || PyUnicode_Check(u) || identity_eq) && is_gpuarray(other) && !out) {
+                    const GpuArray& g = other.cast<const GpuArray&>();
+                    const bool value = op == GPUPY_OP_NOT_EQUAL;
+                    NodeView c = constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, value)),
+                                               g.geom.shape);
+                    return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, GPUPY_BOOL, g.geom.shape, {c})));
+                }
+                return call_numpy(op == GPUPY_OP_EQUAL ? "ndarray.__eq__" : "ndarray.__ne__", args, out);
+            }
+            return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        }
         if (ops.back().kind == Operand::Unsupported) unsupported = true;
     }
     const char* name = op_info(op).numpy_name;
@@ -331,6 +388,17 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     std::vector<Dims> shapes;
     for (const Operand& o : ops) shapes.push_back(operand_shape(o));
     const Dims shape = broadcast_shapes(shapes);
+    if (has_out && shape != out_arr.geom.shape) {
+        // NumPy broadcasts the output with the inputs, then requires it to
+        // be the result's shape.
+        std::vector<Dims> with_out = shapes;
+        with_out.push_back(out_arr.geom.shape);
+        const Dims all = broadcast_shapes(with_out);
+        if (all != out_arr.geom.shape) {
+            throw ValueError("non-broadcastable output operand with shape " + shape_str(out_arr.geom.shape) +
+                             " doesn't match the broadcast shape " + shape_str(all));
+        }
+    }
     std::vector<NodeView> children;
     children.reserve(ops.size());
     try {
@@ -340,6 +408,19 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         // raising; let it.
         if (op_is_predicate(op)) return call_numpy(name, args, out);
         throw;
+    }
+    if (ops.size() == 2 && loop.in[0] != loop.in[1]) {
+        // NumPy 2 compares uint64 with int64 exactly (mixed loops); the op
+        // table has one operand dtype, so spell it out with the sign test.
+        if (op_is_predicate(op) && dtype_is_integer(loop.in[0]) && dtype_is_integer(loop.in[1])) {
+            GpuArray result = GpuArray::of(mixed_sign_compare(op, children[0], children[1], loop.in[0], shape));
+            if (has_out) {
+                write_output(out_arr, result, name);
+                return py::reinterpret_borrow<py::object>(out);
+            }
+            return py::cast(std::move(result));
+        }
+        return call_numpy(name, args, out);
     }
     OpCode node_op = op;
     if (op == GPUPY_OP_POWER) {
@@ -390,8 +471,8 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     } else {
         children.push_back(child_view(oc, GPUPY_BOOL, shape));
     }
-    children.push_back(child_view(ox, t, shape));
-    children.push_back(child_view(oy, t, shape));
+    children.push_back(child_view(ox, t, shape, true));
+    children.push_back(child_view(oy, t, shape, true));
     return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_WHERE, t, shape, std::move(children))));
 }
 

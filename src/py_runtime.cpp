@@ -94,6 +94,10 @@ void install_host_evaluator(py::object fn) {
             params["ndim"] = p.ndim;
             params["chunk"] = p.chunk;
             params["mode"] = p.mode == GPUPY_REDUCE_CHUNKS ? "chunks" : "prefix";
+        } else if (x.op() == CORE_OP_REMAP) {
+            name = "remap";
+            params["div"] = py::cast(x.remap_params().div);
+            params["mod"] = py::cast(x.remap_params().mod);
         } else {
             name = op_info(x.op()).numpy_name;
         }

@@ -223,8 +223,10 @@ void register_structural(py::module_& m) {
             const DType t = dtype_from_object(dtype);
             if (t < 0) throw TypeError("gpupy cannot reduce into dtype " + std::string(py::str(dtype)));
             const std::vector<int> ax = axes_from(axes, a.ndim());
+            const OpCode f = fold_op(fold);
+            if (ax.empty()) return astype(a, t);  // folding nothing: each value as it is
             NodeView v = cast_view(axes_last(a, ax), t);
-            return owning(reduce_trailing(v, static_cast<int>(ax.size()), fold_op(fold), t, chunk));
+            return owning(reduce_trailing(v, static_cast<int>(ax.size()), f, t, chunk));
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
     m.def(

@@ -124,17 +124,31 @@ bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* sca
     return true;
 }
 
+namespace {
+
+// operator.index(obj): TypeError "'x' object cannot be interpreted as an
+// integer" for anything that is not an integer, as NumPy reports it.
+int64_t index_value(py::handle obj) {
+    PyObject* i = PyNumber_Index(obj.ptr());
+    if (!i) throw py::error_already_set();
+    const long long v = PyLong_AsLongLong(i);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return v;
+}
+
+}  // namespace
+
 Dims shape_from_python(py::handle shape) {
     Dims out;
-    if (PyLong_Check(shape.ptr()) || PyArray_IsScalar(shape.ptr(), Integer) ||
-        (PyObject_HasAttrString(shape.ptr(), "__index__") && !PySequence_Check(shape.ptr()))) {
-        out.push_back(py::cast<int64_t>(py::reinterpret_borrow<py::object>(shape).attr("__index__")()));
-    } else {
-        for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) {
-            if (PyFloat_Check(d.ptr())) throw TypeError("'float' object cannot be interpreted as an integer");
-            out.push_back(py::cast<int64_t>(py::reinterpret_borrow<py::object>(d).attr("__index__")()));
-        }
+    PyObject* p = shape.ptr();
+    if (PyLong_Check(p) || PyArray_IsScalar(p, Integer) || (PyObject_HasAttrString(p, "__index__") && !PySequence_Check(p))) {
+        out.push_back(index_value(shape));
+        return out;
     }
+    if (!PySequence_Check(p) && !PyObject_HasAttrString(p, "__iter__")) out.push_back(index_value(shape));
+    else
+        for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) out.push_back(index_value(d));
     return out;
 }
 
@@ -208,7 +222,9 @@ GpuArray broadcast_to(const GpuArray& a, const Dims& shape) {
     for (int64_t d : shape) {
         if (d < 0) throw ValueError("all elements of broadcast shape must be non-negative");
     }
-    bool ok = shape.size() >= a.geom.shape.size();
+    if (shape.size() < a.geom.shape.size())
+        throw ValueError("input operand has more dimensions than allowed by the axis remapping");
+    bool ok = true;
     for (size_t i = 0; ok && i < a.geom.shape.size(); ++i) {
         const int64_t have = a.geom.shape[i], want = shape[shape.size() - a.geom.shape.size() + i];
         ok = have == want || have == 1;

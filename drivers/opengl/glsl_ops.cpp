@@ -117,7 +117,14 @@ std::string cast_expression(int in, int out, const std::string& a, ShaderFunctio
     if (in == out) return a;
     if (fo.kind == DtypeKind::Bool) return "(" + truth(in, a) + ")";
     if (fi.kind == DtypeKind::Bool) return "(" + a + " ? " + lit(out, 1) + " : " + lit(out, 0) + ")";
-    if (fo.kind == DtypeKind::Float) return std::string(fo.glsl_type) + "(" + a + ")";
+    if (fo.kind == DtypeKind::Float) {
+        // 64-bit integers: exact helpers (int_to_float.glsl).
+        if (fi.bits == 64 && fi.kind != DtypeKind::Float) {
+            const std::string from = fi.kind == DtypeKind::Signed ? "i64" : "u64";
+            return call(fns, std::string("gpo_cvt_") + (fo.bits == 64 ? "f64_" : "f32_") + from, {a});
+        }
+        return std::string(fo.glsl_type) + "(" + a + ")";
+    }
     if (fi.kind == DtypeKind::Float) {
         std::string s = suffix(in);
         switch (out) {
@@ -139,6 +146,14 @@ std::string cast_expression(int in, int out, const std::string& a, ShaderFunctio
     std::string narrow = a;
     if (fi.bits == 64) narrow = "uint(uint64_t(" + a + "))";  // low 32 bits
     return wrap(out, std::string(fo.glsl_type) + "(" + narrow + ")");
+}
+
+// fn(x) with x's sign kept (see FLOOR below), x itself when |x| is so
+// large that it is an integer.
+std::string rounded(const char* fn, const std::string& x, const std::string& s, bool f64, ShaderFunctions& fns) {
+    const std::string big = f64 ? "4503599627370496.0lf" : "8388608.0";
+    return "(abs(" + x + ") >= " + big + " ? " + x + " : " +
+           call(fns, "gpo_copysign_" + s, {std::string(fn) + "(" + x + ")", x}) + ")";
 }
 
 std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns,
@@ -171,10 +186,12 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
         // Rounding never changes the sign, but llvmpipe's double ceil/trunc/
         // roundEven return +0.0 for small negative inputs (NumPy: -0.0), so
         // the input's sign is put back.
-        case GPUPY_OP_FLOOR: return call(fns, "gpo_copysign_" + s, {"floor(" + a[0] + ")", a[0]});
-        case GPUPY_OP_CEIL: return call(fns, "gpo_copysign_" + s, {"ceil(" + a[0] + ")", a[0]});
-        case GPUPY_OP_TRUNC: return call(fns, "gpo_copysign_" + s, {"trunc(" + a[0] + ")", a[0]});
-        case GPUPY_OP_RINT: return call(fns, "gpo_copysign_" + s, {"roundEven(" + a[0] + ")", a[0]});
+        // Values of 2^52 (2^23) and more are integers already; llvmpipe's
+        // double roundEven was measured changing odd ones in [2^52, 2^53).
+        case GPUPY_OP_FLOOR: return rounded("floor", a[0], s, f64, fns);
+        case GPUPY_OP_CEIL: return rounded("ceil", a[0], s, f64, fns);
+        case GPUPY_OP_TRUNC: return rounded("trunc", a[0], s, f64, fns);
+        case GPUPY_OP_RINT: return rounded("roundEven", a[0], s, f64, fns);
         // NaN propagates from either side (the first NaN wins); on ties
         // (+0 vs -0) the second operand, as NumPy's SIMD loops return.
         case GPUPY_OP_MAXIMUM:
