@@ -428,6 +428,19 @@ class TestPartialEvaluation:
         assert gp.stats()["evaluations"] <= 1
         assert BLOCK // 2 <= y._evaluated_count() <= BLOCK
 
+    @pytest.mark.parametrize("key", [np.s_[5:], np.s_[::-1], np.s_[-7::-1]], ids=["offset", "reversed", "reversed_offset"])
+    def test_misaligned_view_is_split_once_per_storage_boundary(self, gpu, key):
+        """Each output block of a view whose blocks straddle two storage
+        blocks needs at most two pieces (one per storage block it reads),
+        not a subdivision that grows with the block size."""
+        gp.set_block_size(64)
+        h = ramp(1530, 0.5)
+        v = gp.asarray(h)[key]
+        gp.reset_stats()
+        gpu.assert_same(gp.sqrt(v), np.sqrt(h[key]))
+        out_blocks = -(-v.size // 64)
+        assert gp.stats()["evaluations"] <= 2 * out_blocks
+
     def test_scalar_conversion_reads_one_block(self, gpu):
         gp.set_block_size(BLOCK)
         y = gp.asarray(ramp(10 * BLOCK)) * 0.5
