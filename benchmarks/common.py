@@ -36,6 +36,8 @@ class Result:
     params: dict = field(default_factory=dict)
     first: float = None           # seconds, first run in this process
     times: list = field(default_factory=list)  # warm runs, seconds
+    cpu_times: list = field(default_factory=list)  # CPU seconds of this process (all its threads) per warm run
+    cpu_first: float = None       # ... of the first run
     error: float = None           # max |got - ref| / max |ref|
     bad_fraction: float = None    # share of elements outside tolerance
     ok: bool = None               # None: not checked (it is the reference)
@@ -52,17 +54,22 @@ class Result:
         return statistics.median(self.times) if self.times else None
 
     @property
+    def cpu_median(self):
+        return statistics.median(self.cpu_times) if self.cpu_times else self.cpu_first
+
+    @property
     def best(self):
         return min(self.times) if self.times else None
 
     @property
     def typical(self):
-        """The time a table shows: median of warm runs, else the estimate."""
+        """The time a table shows: median of warm runs, else the single
+        (first) run, else the estimate."""
         if self.times:
             return self.median
-        if self.estimated is not None:
-            return self.estimated
-        return self.first
+        if self.first is not None and not self.failed:
+            return self.first
+        return self.estimated
 
 
 def log(settings, *args):
@@ -196,12 +203,19 @@ class Clock:
 
 
 def timed_call(fn, *args):
-    """Runs fn(clock, *args); (seconds, value, phases). The caller keeps the
-    garbage collector off (see run_case)."""
+    """Runs fn(clock, *args); (seconds, value, phases, cpu seconds). The
+    caller keeps the garbage collector off (see run_case).
+
+    CPU seconds: time.process_time() of this process, all threads
+    (llvmpipe's and OpenMP's included). On a busy shared machine it moves
+    much less than wall time: a figure of the work done, not of the wait.
+    """
+    c0 = time.process_time()
     clock = Clock()
     value = fn(clock, *args)
     t = time.perf_counter() - clock.t0
-    return t, value, clock.phases
+    cpu = time.process_time() - c0
+    return t, value, clock.phases, cpu
 
 
 SHORT_BUDGET_S = 0.25   # fast cases repeat until this much warm time ...
@@ -212,6 +226,8 @@ def _more(done, spent, settings, min_warm):
     """Whether to do another warm run."""
     if done < min_warm:
         return True
+    if min_warm == 0 and done == 0:
+        return False
     if spent >= settings.budget_s:
         return False
     if done < settings.reps:
@@ -238,7 +254,7 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
         try:
             if gp is not None:
                 gp.reset_stats()
-            t, value, phases = timed_call(fn)
+            t, value, phases, result.cpu_first = timed_call(fn)
             result.first = t
             if gp is not None:
                 result.stats_first = gpupy_stats(gp)
@@ -246,13 +262,19 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
             if check is not None:
                 result.ok, result.error, result.bad_fraction = check(value)
             del value
+            if result.first > settings.budget_s:
+                # One run longer than the whole warm budget: it is the figure
+                # (compile and JIT are a negligible share of it).
+                min_warm = 0
+                result.note = result.note or "single run (longer than the per-case budget)"
             warm_phases = []
             spent = 0.0
             while _more(len(result.times), spent, settings, min_warm):
                 if gp is not None:
                     gp.reset_stats()
-                t, value, phases = timed_call(fn)
+                t, value, phases, cpu = timed_call(fn)
                 result.times.append(t)
+                result.cpu_times.append(cpu)
                 warm_phases.append((t, phases))
                 spent += t
                 if gp is not None:

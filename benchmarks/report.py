@@ -56,8 +56,10 @@ def _cell(r, ref=None, show_ratio=True):
         return "—"
     if r.failed:
         return "failed"
-    if r.estimated is not None and not r.times:
+    if r.estimated is not None and r.first is None:
         s = f"~{fmt_time(r.estimated)} est."
+    elif not r.times:
+        s = fmt_time(r.typical) + "¹"
     else:
         s = fmt_time(r.typical)
     if show_ratio and ref is not None and r is not ref:
@@ -111,16 +113,27 @@ def section_distmap(results):
     for case in cases:
         ref = _find(results, "distmap", case, "numpy")
         rows.append([case] + [_cell(_find(results, "distmap", case, i), ref) for i in impls])
+    cpu_rows = []
+    for case in cases:
+        cells = []
+        for i in impls:
+            r = _find(results, "distmap", case, i)
+            cells.append("—" if r is None or r.cpu_median is None else fmt_time(r.cpu_median))
+        cpu_rows.append([case] + cells)
     out = ["### Distance map (thesis 5.2, appendix A.3; e = 2)", "",
            "Median of warm runs; in parentheses the speed-up over NumPy (NumPy time / this time; "
-           "below 1x = slower). `est.`: extrapolated linearly in |S| from the largest |S| measured, not run.", "",
-           table(["case"] + impls, rows)]
+           "below 1x = slower). `est.`: extrapolated linearly in |S| from the largest |S| measured, not run. "
+           "¹: a single run (it took longer than the per-case budget of warm runs).", "",
+           table(["case"] + impls, rows), "",
+           "CPU time per warm run (median; this process, all threads). With two cores, an ideally parallel "
+           "version's wall time is half of it; on a busy machine this is the steadier figure.", "",
+           table(["case"] + impls, cpu_rows)]
     # detail for gpupy and the hand-written shader
     det = []
     for case in cases:
         for impl in impls:
             r = _find(results, "distmap", case, impl)
-            if r is None or not (impl.startswith("gpupy") or impl.startswith("glsl")) or r.failed or not r.times:
+            if r is None or not (impl.startswith("gpupy") or impl.startswith("glsl")) or r.failed or r.first is None:
                 continue
             sf, sw = r.stats_first, r.stats_warm
             ph = ", ".join(f"{k} {fmt_time(v)}" for k, v in r.phases.items()) if r.phases else "—"
@@ -129,7 +142,8 @@ def section_distmap(results):
             warm = (f"{sw.get('evaluations')} / {sw.get('programs_compiled')} / {sw.get('check_ir_calls')} / "
                     f"{sw.get('collapses')}") if sw else "—"
             err = "—" if r.error is None else f"{r.error:.1e}"
-            det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best), comp, warm, ph, err])
+            det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best), fmt_time(r.cpu_median),
+                        comp, warm, ph, err])
     if det:
         out += ["", "Details. first: the first run in this process. compile: stats() of the first run — programs "
                 "compiled / compile_seconds / first_run_seconds (the JIT happens at a program's first dispatch, "
@@ -138,9 +152,11 @@ def section_distmap(results):
                 "phases: the median warm run split at the program's steps (build = the Python loop building the "
                 "lazy expression; max = `xp.max(distMin)`; scale+readback = the last two operations and the "
                 "conversion to a NumPy array — a lazy version evaluates wherever the first value is needed). "
-                "err: max |error| / max |NumPy|.", "",
-                table(["case", "impl", "first", "median", "min", "compile", "warm evals/compiled/check_ir/collapses",
-                       "phases (median run)", "err"], det, align=["<", "<", ">", ">", ">", ">", ">", "<", ">"])]
+                "cpu: CPU time of the process (all threads) per warm run, median — steadier than wall time "
+                "on a busy machine. err: max |error| / max |NumPy|.", "",
+                table(["case", "impl", "first", "median", "min", "cpu", "compile",
+                       "warm evals/compiled/check_ir/collapses", "phases (median run)", "err"], det,
+                      align=["<", "<", ">", ">", ">", ">", ">", ">", "<", ">"])]
     return "\n".join(out) + _load_flag(results, "distmap")
 
 
@@ -157,10 +173,10 @@ def section_sphere(results):
     for case in cases:
         for impl in impls:
             r = _find(results, "sphere", case, impl)
-            if r is None or r.failed or not impl.startswith("gpupy") or not r.times:
+            if r is None or r.failed or not impl.startswith("gpupy") or r.first is None:
                 continue
             sf, sw = r.stats_first, r.stats_warm
-            det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best),
+            det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best), fmt_time(r.cpu_median),
                         f"{sf.get('programs_compiled')} / {sf.get('compile_seconds', 0):.2f} s / {sf.get('first_run_seconds', 0):.2f} s",
                         f"{sw.get('evaluations')} / {sw.get('programs_compiled')}",
                         ", ".join(f"{k} {fmt_time(v)}" for k, v in r.phases.items()),
@@ -169,9 +185,9 @@ def section_sphere(results):
            "Median of warm runs (speed-up over NumPy). Timed up to the three channels as NumPy arrays.", "",
            table(["size"] + impls, rows)]
     if det:
-        out += ["", table(["size", "impl", "first", "median", "min", "compile (n / s / first-run s)",
+        out += ["", table(["size", "impl", "first", "median", "min", "cpu", "compile (n / s / first-run s)",
                            "warm evals / compiled", "phases", "err"], det,
-                          align=["<", "<", ">", ">", ">", ">", ">", "<", ">"])]
+                          align=["<", "<", ">", ">", ">", ">", ">", ">", "<", ">"])]
     return "\n".join(out) + _load_flag(results, "sphere")
 
 
@@ -281,8 +297,8 @@ def targets(results, extra):
         if g is None:
             continue
         sp = _speedup(ref, g)
-        ran = g.times and not g.failed and g.ok is not False
-        parts = g.stats_warm.get("evaluations") if g.stats_warm else None
+        ran = g.first is not None and not g.failed and g.ok is not False
+        parts = (g.stats_warm or g.stats_first).get("evaluations")
         rows.append([f"distmap {n}², |S|=5000: partitions and runs, ≥ 10x",
                      ("failed: " + g.failed) if g.failed else (
                          f"{'ran' if ran else 'estimated only'}; {fmt_ratio(sp)} faster than NumPy"
@@ -347,7 +363,7 @@ def plot(results, path=PLOT, n=512):
               "glsl-unrolled-nanmin": ("hand-written GLSL, unrolled, NumPy minimum", "tab:cyan", "^")}
     any_line = False
     for impl in _impls(results, "distmap", DISTMAP_ORDER):
-        pts = sorted((r.params["S"], r.typical, r.estimated is not None and not r.times) for r in results
+        pts = sorted((r.params["S"], r.typical, r.first is None) for r in results
                      if r.bench == "distmap" and r.impl == impl and r.params.get("n") == n and r.typical and not r.failed)
         if not pts:
             continue
