@@ -122,6 +122,7 @@ def print_constants():
     df("LOG2E", 1 / mp.log(2))
     df("LOG10E", 1 / mp.log(10))
     df("TWO_THIRDS", mp.mpf(2) / 3)
+    df("TWO_FIFTHS", mp.mpf(2) / 5)
     df("SIXTH", mp.mpf(1) / 6)
     df("TWENTYFOURTH", mp.mpf(1) / 24)
     df("PIO2", pi / 2)
@@ -168,6 +169,11 @@ def main():
     fits.append(fit("LOG_R", cheb(1e-4, S, NPTS),
                     lambda s: 2 * (mp.atanh(s) / s - 1 - s * s / 3) / s ** 4,
                     lambda s: s ** 4 / 2, lambda s: s * s, 2))
+    # double-float kernel (gp__log1p_kernel): 2/3 and 2/5 z are evaluated in
+    # double-float, the rest is z^2 RB(z).
+    fits.append(fit("LOG_RB", cheb(1e-4, S, NPTS),
+                    lambda s: 2 * (mp.atanh(s) / s - 1 - s * s / 3 - s ** 4 / 5) / s ** 6,
+                    lambda s: s ** 6 / 2, lambda s: s * s, 2))
     # sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= 0.8
     # (pi/4 plus the slack of rounding k = rint(x*2/pi) in float).
     T = 0.8

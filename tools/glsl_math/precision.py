@@ -381,8 +381,14 @@ def main():
                 st = compare(y[keep], ref_hi[keep], ref_np[keep], tuple(v[keep] for v in inputs))
                 r64 = ref_hi[near0].astype(np.float64)
                 st["near0_n"] = int(near0.sum())
-                st["near0_abs"] = float(np.max(np.abs(y[near0] - r64))) if near0.any() else 0.0
-                st["near0_abs_np"] = float(np.max(np.abs(ref_np[near0] - r64))) if near0.any() else 0.0
+                if near0.any():
+                    u = ulp_of_exact(r64)
+                    st["near0_abs"] = float(np.max(np.abs(y[near0] - r64)))
+                    st["near0_abs_np"] = float(np.max(np.abs(ref_np[near0] - r64)))
+                    st["near0_ulp"] = float(np.max(np.abs(y[near0] - r64) / u))
+                    st["near0_ulp_np"] = float(np.max(np.abs(ref_np[near0] - r64) / u))
+                else:
+                    st["near0_abs"] = st["near0_abs_np"] = st["near0_ulp"] = st["near0_ulp_np"] = 0.0
             else:
                 st = compare(y, ref_hi, ref_np, inputs)
         st["name"] = name
@@ -394,7 +400,8 @@ def main():
                 f"({st['secs']:.0f}s)")
         if "near0_n" in st:
             line += (f"\n    {st['near0_n']} results with |r| < 2^-12 (cancellation): max abs error "
-                     f"{st['near0_abs']:.3g} (NumPy f32: {st['near0_abs_np']:.3g})")
+                     f"{st['near0_abs']:.3g}, {st['near0_ulp']:.3g} ulp (NumPy f32: "
+                     f"{st['near0_abs_np']:.3g}, {st['near0_ulp_np']:.3g} ulp)")
         print(line, flush=True)
         if args.verbose:
             for k in ("exact_worst", "cr_worst", "np_worst", "cr_special_ex", "np_special_ex"):

@@ -132,18 +132,21 @@ float gp_expm1(float x) {
 }
 
 // @function gp__log1p_kernel requires gp__fast_two_sum gp__two_prod gp__sqr gp__df_mul
-// log1p(f) as a double-float (relative error ~2^-40) for f in
+// log1p(f) as a double-float (relative error ~2^-42) for f in
 // [sqrt(1/2)-1, sqrt(2)-1].  log1p(f) = 2 atanh(s) with s = f/(2+f), |s| <=
-// 0.1716: = 2s + s z (2/3 + z R(z)), z = s^2, R minimax of degree 2.  s is
-// formed as a double-float (quotient plus exact residual), and the s^3 term,
-// up to 1% of the result, in double-float too, so that log and power can
-// use the result as an extended-precision logarithm.
+// 0.1716: = 2s + s z (2/3 + 2z/5 + z^2 RB(z)), z = s^2, RB minimax of degree
+// 2 (2^-43).  s is a double-float (quotient plus exact residual); the terms
+// s^3 (up to 1% of the result) and s^5 (0.02%) are double-float too, so
+// that power and logaddexp can use the result as an extended-precision
+// logarithm.
 vec2 gp__log1p_kernel(float f) {
-    const float LOG_R0 = 4.000015259e-01;
-    const float LOG_R1 = 2.854709327e-01;
-    const float LOG_R2 = 2.341950834e-01;
+    const float LOG_RB0 = 2.857159972e-01;
+    const float LOG_RB1 = 2.219800800e-01;
+    const float LOG_RB2 = 1.927076727e-01;
     const float TWO_THIRDS_H = 6.666666865e-01;
     const float TWO_THIRDS_L = -1.986821552e-08;
+    const float TWO_FIFTHS_H = 4.000000060e-01;
+    const float TWO_FIFTHS_L = -5.960464566e-09;
     vec2 d = gp__fast_two_sum(2.0, f);              // 2 + f exactly
     precise float sh = f / d.x;
     vec2 p = gp__two_prod(sh, d.x);
@@ -151,9 +154,11 @@ vec2 gp__log1p_kernel(float f) {
     precise float sl = res / d.x;
     vec2 z = gp__sqr(sh);
     precise float zl = z.y + 2.0 * sh * sl;
-    precise float R = fma(fma(LOG_R2, z.x, LOG_R1), z.x, LOG_R0);
-    vec2 c = gp__fast_two_sum(TWO_THIRDS_H, z.x * R);
-    precise float cl = c.y + TWO_THIRDS_L;
+    precise float R = fma(fma(LOG_RB2, z.x, LOG_RB1), z.x, LOG_RB0);
+    vec2 a = gp__two_prod(z.x, TWO_FIFTHS_H);       // 2z/5
+    precise float al = a.y + (z.x * TWO_FIFTHS_L + zl * TWO_FIFTHS_H);
+    vec2 c = gp__fast_two_sum(TWO_THIRDS_H, a.x);
+    precise float cl = c.y + ((TWO_THIRDS_L + al) + z.x * z.x * R);
     vec2 sz = gp__df_mul(vec2(sh, sl), vec2(z.x, zl));
     vec2 q = gp__df_mul(sz, vec2(c.x, cl));
     vec2 r = gp__fast_two_sum(2.0 * sh, q.x);
@@ -163,8 +168,9 @@ vec2 gp__log1p_kernel(float f) {
 
 // @function gp__log1p_kernel_fast requires gp__fast_two_sum gp__two_prod
 // Cheaper gp__log1p_kernel for results that are only rounded to float
-// (gp_log, gp_log2, gp_log10): same formula, but the s^3 term, < 1% of the
-// result, in plain float: relative error ~2^-29 instead of ~2^-40, still
+// (gp_log, gp_log2, gp_log10, ...): log1p(f) = 2s + s z (2/3 + z R(z)), R
+// minimax of degree 2 (2^-36.8), the s^3 term, < 1% of the result, in plain
+// float: relative error ~2^-29 instead of ~2^-40, still
 // enough for ~0.54 ulp (measured) after the final rounding.  s itself stays a
 // double-float (its rounding error would otherwise be the whole ulp).
 vec2 gp__log1p_kernel_fast(float f) {
