@@ -78,6 +78,14 @@ class TestHashConsing:
         gpu.assert_same(p, f32([-0.0, 1.0]) + F32(0.0))
         gpu.assert_same(n, f32([-0.0, 1.0]) + F32(-0.0))
 
+    def test_equal_values_of_other_dtypes_are_other_nodes(self, gpu):
+        a = gp.asarray(np.arange(6, dtype=np.int8))
+        x, y, z = a + np.int8(1), a + np.int16(1), a + 1
+        assert x._node_id == z._node_id  # the weak 1 is the int8 constant 1
+        assert x._node_id != y._node_id
+        assert (x.dtype, y.dtype) == (np.int8, np.int16)
+        gpu.assert_same(y, np.arange(6, dtype=np.int8) + np.int16(1))
+
     def test_same_view_same_node_other_view_other_node(self, gpu):
         a = gp.asarray(ramp(10))
         x, y, z = a[::2] + 1, a[::2] + 1, a[1::2] + 1
