@@ -400,6 +400,27 @@ class TestOpenGLPrograms:
         assert gp.stats()["evaluations"] >= 2
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.int64, np.bool_], ids=str)
+def test_arrays_over_several_texture_rows(gpu, dtype):
+    """Arrays longer than a block texture's row (OpenGL stores a block as a
+    2-D texture 4096 texels wide), read contiguously, reversed, offset,
+    strided and transposed."""
+    width = _describe_limit("block_texture_width") or 4096
+    n = 3 * width + 17
+    rng = np.random.default_rng(3)
+    x = rng.integers(0 if dtype == np.bool_ else -100, 2 if dtype == np.bool_ else 100, n).astype(dtype)
+    y = rng.integers(1, 2 if dtype == np.bool_ else 100, n).astype(dtype)
+    gx, gy = gp.asarray(x), gp.asarray(y)
+    gpu.assert_same(gx * gy, x * y)
+    gpu.assert_same(gx[::-1] ^ gy if dtype == np.bool_ else gx[::-1] - gy, x[::-1] ^ y if dtype == np.bool_ else
+                    x[::-1] - y)
+    gpu.assert_same(gx[5:] == gy[:-5], x[5:] == y[:-5])
+    gpu.assert_same(gp.maximum(gx[::7], gy[3::7]), np.maximum(x[::7], y[3::7]))
+    cut = n - n % 130
+    m, gm = x[:cut].reshape(-1, 130), gx[:cut].reshape(-1, 130)
+    gpu.assert_same(gp.minimum(gm.T, gm.T[::-1]), np.minimum(m.T, m.T[::-1]))
+
+
 # --- evaluating only what is read -----------------------------------------------------------------
 
 class TestPartialEvaluation:
