@@ -319,3 +319,48 @@ def test_ufunc_all_dtypes_multi_block_views(gpu, name, dtype):
         doubled = np.repeat(np_args[1], 2)
         gp_args.append(gp.asarray(doubled)[::2])
     check_ufunc(gpu, name, gp_args, np_args)
+
+
+# --- what each driver must run itself -------------------------------------------------------------
+
+# The expected-path logic above accepts any (op, dtype) a driver declines
+# as a counted fallback; this is the floor under it, so that a driver that
+# stopped declaring its ops could not pass as "everything falls back".
+# DESIGN.md: float32 first; int32, uint32, bool (and float64 where the
+# device has fp64) expected.
+CORE_OPS = ["add", "subtract", "multiply", "floor_divide", "remainder", "negative", "absolute", "square", "sign",
+            "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+            "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+            "invert", "left_shift", "right_shift", "isnan", "isinf", "isfinite", "astype", "where"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "bool", "float64"])
+def test_driver_runs_the_expected_ops_itself(gpu, dtype):
+    dt = np.dtype(dtype)
+    if dtype == "float32":
+        names = UFUNCS + ["astype", "where"]  # every ufunc with a float32 loop
+    else:
+        names = CORE_OPS
+        if dt.kind == "f":
+            # GLSL has no double fmod, so an exact float64 floor_divide and
+            # remainder are not expected of every device
+            names = [n for n in CORE_OPS if n not in ("floor_divide", "remainder")] + ["divide", "sqrt"]
+    missing = []
+    for name in names:
+        if name in ARITY:
+            # only ops NumPy runs in this very dtype (no promotion)
+            if not _has_loop(name, dt):
+                continue
+            if getattr(np, name).resolve_dtypes((dt,) * ARITY[name] + (None,))[0] != dt:
+                continue
+        if not gpu.declares(name, dt):
+            missing.append(name)
+    assert not missing, f"{gpu.name} hands {dtype} {missing} to NumPy"
+
+
+def _has_loop(name, dt):
+    try:
+        getattr(np, name).resolve_dtypes((dt,) * ARITY[name] + (None,))
+        return True
+    except Exception:  # noqa: BLE001
+        return False
