@@ -22,8 +22,17 @@ vec2 gp__trig_reduce_large(float x, out int quadrant) {
     int j = e + 30;
     int w = j >> 5;
     int sh = j & 31;
-    uint t0 = TWO_OVER_PI_BITS[w], t1 = TWO_OVER_PI_BITS[w + 1];
-    uint t2 = TWO_OVER_PI_BITS[w + 2], t3 = TWO_OVER_PI_BITS[min(w + 3, 7)];
+    // Word selection by compare-and-select rather than indexing: a dynamic
+    // index is a per-lane gather on SIMD implementations such as llvmpipe.
+    uint t0 = TWO_OVER_PI_BITS[0], t1 = TWO_OVER_PI_BITS[1];
+    uint t2 = TWO_OVER_PI_BITS[2], t3 = TWO_OVER_PI_BITS[3];
+    for (int i = 1; i <= 4; i++) {
+        bool sel = w == i;
+        t0 = sel ? TWO_OVER_PI_BITS[i] : t0;
+        t1 = sel ? TWO_OVER_PI_BITS[i + 1] : t1;
+        t2 = sel ? TWO_OVER_PI_BITS[i + 2] : t2;
+        t3 = sel ? TWO_OVER_PI_BITS[i + 3] : t3;
+    }
     uint w0 = t0, w1 = t1, w2 = t2;
     if (sh != 0) {
         w0 = (t0 << sh) | (t1 >> (32 - sh));
