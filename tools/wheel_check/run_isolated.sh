@@ -2,13 +2,17 @@
 # Runs a command with parts of the file system hidden from it, for
 # tools/check_wheel.sh:
 #
-#   run_isolated.sh [--hide-dir DIR]... [--without-gl all|vendor] -- COMMAND [ARG]...
+#   run_isolated.sh [--hide-dir DIR]... [--block-import DIR]... [--without-gl all|vendor]
+#                   -- COMMAND [ARG]...
 #
-# --hide-dir DIR      DIR appears empty (and read-only). The wheel check hides
-#                     the source tree's gpupy/ this way, so that nothing in the
-#                     run -- the tests, their subprocesses, the examples -- can
-#                     import gpupy from the source tree instead of the installed
-#                     package.
+# --hide-dir DIR      DIR appears empty (and read-only).
+# --block-import DIR  DIR, a Python package, is replaced by one whose
+#                     __init__.py raises ImportError naming DIR. The wheel check
+#                     does this to the source tree's gpupy/, so that anything in
+#                     the run -- the tests, their subprocesses (with PYTHONPATH
+#                     pointing at the tree, say), the examples -- that imports
+#                     gpupy from the source tree instead of the installed
+#                     package fails loudly.
 # --without-gl all    as on a machine where none of the OpenGL stack is
 #                     installed: the runtime libraries of libegl1, libopengl0,
 #                     libgl1, libglx0, libglvnd0 (libGLdispatch), libglew2.2 and
@@ -59,10 +63,12 @@ shift
 mnt=$1
 shift
 hide_dirs=()
+block_dirs=()
 gl_mode=none
 while (($#)); do
   case $1 in
     --hide-dir) hide_dirs+=("$(realpath "$2")"); shift 2 ;;
+    --block-import) block_dirs+=("$(realpath "$2")"); shift 2 ;;
     --without-gl) gl_mode=$2; shift 2 ;;
     --) shift; break ;;
     *) die "unknown option $1" ;;
@@ -84,6 +90,17 @@ for dir in "${hide_dirs[@]}"; do
   n=$((n + 1))
   mkdir "$mnt/empty$n"
   mount --bind "$mnt/empty$n" "$dir"
+  mount -o remount,bind,ro "$dir"
+done
+
+for dir in "${block_dirs[@]}"; do
+  [[ -d $dir ]] || die "no directory $dir"
+  n=$((n + 1))
+  mkdir "$mnt/blocked$n"
+  printf 'raise ImportError(%s)\n' \
+    "\"${dir##*/} was imported from $dir, which run_isolated.sh blocks: use the installed package\"" \
+    > "$mnt/blocked$n/__init__.py"
+  mount --bind "$mnt/blocked$n" "$dir"
   mount -o remount,bind,ro "$dir"
 done
 
