@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Static checks of drivers/opengl/glsl_math:
   1. every @function's `requires` list names exactly the gp_ functions it calls;
-  2. every public gp_* function, assembled with its dependencies only, compiles
+  2. every `const float` and the 2/pi table in the GLSL files equal what
+     fit_coefficients.py prints (so the constants are reproducible);
+  3. every public gp_* function, assembled with its dependencies only, compiles
      as a GLSL 4.50 compute shader with glslangValidator (if installed:
      Debian package glslang-tools) and with the local OpenGL driver (moderngl,
      EGL).  glslang's warning about reserved "__" identifiers (the gp__ helper
@@ -29,9 +31,32 @@ def shader(name, funcs):
             "  a[i] = %s(%s);\n}\n" % (name, ", ".join("a[i + %du]" % k for k in range(nargs))))
 
 
+def check_constants():
+    """Compare the GLSL constants with fit_coefficients.py's output."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, os.path.join(here, "fit_coefficients.py")],
+                         capture_output=True, text=True, check=True).stdout
+    fit = {m.group(1): float(m.group(2))
+           for m in re.finditer(r"const float (\w+) = ([^;]+);", out)}
+    table = re.search(r"uint\[8\]\(([^)]*)\)", out).group(1).replace(" ", "")
+    problems = []
+    for fn in sorted(os.listdir(glsl_lib.LIBDIR)):
+        if not fn.endswith(".glsl"):
+            continue
+        text = open(os.path.join(glsl_lib.LIBDIR, fn)).read()
+        for m in re.finditer(r"const float (\w+) = ([^;]+);", text):
+            name, v = m.group(1), float(m.group(2))
+            if fit.get(name) != v:
+                problems.append(f"{fn}: {name} = {v} but fit_coefficients.py gives {fit.get(name)}")
+        if "TWO_OVER_PI_BITS" in text and table not in re.sub(r"\s", "", text):
+            problems.append(f"{fn}: TWO_OVER_PI_BITS differs from fit_coefficients.py")
+    return problems
+
+
 def main():
     funcs = glsl_lib.load()
     problems = glsl_lib.check_requires(funcs)
+    problems += check_constants()
     public = [n for n in funcs if n.startswith("gp_") and not n.startswith("gp__")]
     glslang = shutil.which("glslangValidator")
     reserved_warned = False

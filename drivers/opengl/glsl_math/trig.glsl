@@ -204,7 +204,7 @@ vec2 gp__atan_kernel(float th, float tl) {
     const float ATAN_A2 = -1.427913159e-01;
     const float ATAN_A3 = 1.100958511e-01;
     const float ATAN_A4 = -8.283184469e-02;
-    const float ATAN_A5 = 4.351194203e-02;
+    const float ATAN_A5 = 4.351195693e-02;
     precise float z = th * th;
     precise float A = fma(fma(fma(fma(fma(ATAN_A5, z, ATAN_A4), z, ATAN_A3), z, ATAN_A2),
                               z, ATAN_A1), z, ATAN_A0);
