@@ -20,16 +20,35 @@ bool contiguous(const gpupy_ir_instr& in) { return (in.flags & GPUPY_INSTR_CONTI
 bool remapped(const gpupy_ir_instr& in) { return !contiguous(in) && (in.flags & GPUPY_INSTR_REMAPPED); }
 
 // Slots one map takes in u_p[]: base; strides (and div, mod) unless
-// contiguous; then block_elems (LOAD) or value div, mod (INDEX).
-int map_slots(const gpupy_ir_instr& in, int ndim) {
+// contiguous; then block_elems (LOAD) or value div, mod (INDEX), and with
+// 32-bit index arithmetic the magic pairs of div and mod (see gpo_udiv31).
+int map_slots(const gpupy_ir_instr& in, int ndim, bool wide) {
     int n = 1;
     if (!contiguous(in)) n += ndim * (remapped(in) ? 3 : 1);
-    return n + (in.op == GPUPY_OP_LOAD ? 1 : 2);
+    if (in.op == GPUPY_OP_LOAD) return n + 1;
+    return n + 2 + (wide ? 0 : 4);
 }
 
-ParamLayout make_layout(const gpupy_ir& ir) {
+// Multiplier and shift that divide 31-bit numerators by d exactly
+// (Granlund & Montgomery, "Division by invariant integers using
+// multiplication"): floor(n / d) == (n * m) >> (31 + l) for 0 <= n < 2^31.
+void magic31(int64_t d, int64_t* m, int64_t* l) {
+    if (d < 1) d = 1;
+    if (d > 2147483647) d = 2147483647;
+    int64_t shift = 0;
+    while ((int64_t{1} << shift) < d) ++shift;
+    const uint64_t mult = (uint64_t{1} << (31 + shift)) / static_cast<uint64_t>(d) + 1;
+    *m = static_cast<int64_t>(mult);  // < 2^32: uploaded as its bit pattern
+    *l = shift;
+}
+
+ParamLayout make_layout(const gpupy_ir& ir, bool wide) {
     ParamLayout l;
     int next = l.shape + ir.ndim;
+    if (!wide) {
+        l.shape_magic = next;
+        next += 2 * ir.ndim;
+    }
     if (ir.reduce_op != GPUPY_OP_NONE) {
         l.reduce = next;
         next += 3;
@@ -38,7 +57,7 @@ ParamLayout make_layout(const gpupy_ir& ir) {
     for (int i = 0; i < ir.ninstr; ++i) {
         if (!has_map(ir.instr[i])) continue;
         l.leaf[i] = next;
-        next += map_slots(ir.instr[i], ir.ndim);
+        next += map_slots(ir.instr[i], ir.ndim, wide);
     }
     l.total = next;
     return l;
@@ -188,7 +207,7 @@ std::string Writer::load(int i, int& unit) {
           << read_texel(in.dtype, "u_t" + std::to_string(first_unit), coord) << ";\n";
         return s.str();
     }
-    std::string e = p(layout_.leaf[i] + map_slots(in, ir_.ndim) - 1);
+    std::string e = p(layout_.leaf[i] + map_slots(in, ir_.ndim, wide_) - 1);
     s << "    " << idx_ << " k" << n << " = l" << n << " / " << e << ";\n";
     s << "    int o" << n << " = int(l" << n << " - k" << n << " * " << e << ");\n";
     std::string pick = read_texel(in.dtype, "u_t" + std::to_string(first_unit + in.nblocks - 1), coord);
@@ -208,6 +227,7 @@ std::string Writer::generate(GeneratedShader& out) {
         if (dtype_format(ir_.instr[i].dtype).needs_int64) need_int64 = true;
         if (has_map(ir_.instr[i]) && !contiguous(ir_.instr[i])) need_unravel = true;
     }
+    if (need_unravel && !wide_ && ir_.ndim > 1) fns_.use("gpo_udiv31");
 
     std::ostringstream body;
     int unit = 0;
@@ -220,9 +240,21 @@ std::string Writer::generate(GeneratedShader& out) {
                 body << load(i, unit);
                 break;
             case GPUPY_OP_INDEX: {
-                int s = layout_.leaf[i] + map_slots(in, ir_.ndim) - 2;
-                std::string v = "((" + map_index(i) + ") / " + p(s) + ") % " + p(s + 1);
-                body << "    " << idx_ << " v" << i << " = " << v << ";\n";
+                // value = (index / div) % mod
+                int s = layout_.leaf[i] + map_slots(in, ir_.ndim, true) - 2;
+                if (wide_) {
+                    std::string v = "((" + map_index(i) + ") / " + p(s) + ") % " + p(s + 1);
+                    body << "    " << idx_ << " v" << i << " = " << v << ";\n";
+                } else {
+                    const std::string udiv = "gpo_udiv31";
+                    fns_.use(udiv);
+                    std::string n = std::to_string(i);
+                    body << "    uint q" << n << " = " << udiv << "(uint(" << map_index(i) << "), uint(" << p(s + 2)
+                         << "), uint(" << p(s + 3) << "));\n";
+                    body << "    uint w" << n << " = " << udiv << "(q" << n << ", uint(" << p(s + 4) << "), uint("
+                         << p(s + 5) << "));\n";
+                    body << "    int v" << n << " = int(q" << n << " - w" << n << " * uint(" << p(s + 1) << "));\n";
+                }
                 ShaderFunctions& fns = fns_;
                 std::string conv = op_expression(GPUPY_OP_CAST, wide_ ? GPUPY_INT64 : GPUPY_INT32, in.dtype,
                                                  {"v" + std::to_string(i)}, fns, DeviceCaps{true, true});
@@ -272,8 +304,14 @@ std::string Writer::generate(GeneratedShader& out) {
     if (need_unravel && ir_.ndim > 0) {
         src << "    " << idx_ << " r = f;\n";
         for (int d = ir_.ndim - 1; d >= 1; --d) {
-            src << "    " << idx_ << " n" << d << " = r % " << p(layout_.shape + d) << "; r = r / "
-                << p(layout_.shape + d) << ";\n";
+            if (wide_) {
+                src << "    " << idx_ << " n" << d << " = r % " << p(layout_.shape + d) << "; r = r / "
+                    << p(layout_.shape + d) << ";\n";
+            } else {
+                src << "    int q" << d << "_ = int(gpo_udiv31(uint(r), uint(" << p(layout_.shape_magic + 2 * d)
+                    << "), uint(" << p(layout_.shape_magic + 2 * d + 1) << ")));\n";
+                src << "    int n" << d << " = r - q" << d << "_ * " << p(layout_.shape + d) << "; r = q" << d << "_;\n";
+            }
         }
         src << "    " << idx_ << " n0 = r;\n";
     }
@@ -357,6 +395,7 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
     for (int d = 0; d < ir.ndim; ++d) {
         out[l.shape + d] = clamp_count(ir.shape[d], wide);
         (d < ir.ndim - ir.reduce_ndim ? outer : inner) *= ir.shape[d];
+        if (l.shape_magic >= 0) magic31(ir.shape[d], &out[l.shape_magic + 2 * d], &out[l.shape_magic + 2 * d + 1]);
     }
     if (l.reduce >= 0) {
         out[l.reduce] = inner;
@@ -390,6 +429,10 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
         } else {
             out[next] = clamp_count(in.div, wide);
             out[next + 1] = in.mod == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide) : clamp_count(in.mod, wide);
+            if (!wide) {
+                magic31(out[next], &out[next + 2], &out[next + 3]);
+                magic31(out[next + 1], &out[next + 4], &out[next + 5]);
+            }
         }
     }
 }
@@ -404,7 +447,7 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
         return "index arithmetic needs 64 bits (domain or INDEX values beyond int32) and the device lacks "
                "GL_ARB_gpu_shader_int64";
     }
-    out.layout = make_layout(ir);
+    out.layout = make_layout(ir, out.wide_index);
 
     std::ostringstream key;
     key << "w" << opt.texture_width << "|m" << opt.caps.glsl_math << "|d" << ir.ndim << "|x" << out.wide_index << "|r" << ir.reduce_op;

@@ -26,6 +26,7 @@ namespace gpupy_gl {
 struct ParamLayout {
     int start = 0, count = 1, dst_offset = 2, shape = 3;  // shape[d] at shape + d
     int reduce = -1;                 // I, nchunks, chunk at reduce + 0..2
+    int shape_magic = -1;            // 32-bit mode: (m, l) of shape[d] at shape_magic + 2d
     std::vector<int> leaf;           // per instruction: first slot of its map, or -1
     int total = 0;
 };

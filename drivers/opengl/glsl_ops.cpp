@@ -192,21 +192,18 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
         case GPUPY_OP_CEIL: return rounded("ceil", a[0], s, f64, fns);
         case GPUPY_OP_TRUNC: return rounded("trunc", a[0], s, f64, fns);
         case GPUPY_OP_RINT: return rounded("roundEven", a[0], s, f64, fns);
-        // NaN propagates from either side (the first NaN wins); on ties
-        // (+0 vs -0) the second operand, as NumPy's SIMD loops return.
+        // maximum/minimum: a NaN on either side propagates (a NaN `a` by the
+        // test, a NaN `b` because the comparison fails); ties (+0 vs -0)
+        // give the second operand. fmax/fmin ignore a NaN unless both are;
+        // ties give the first. One isnan per op: these sit in hot loops.
         case GPUPY_OP_MAXIMUM:
-            return "(" + isnan(a[0]) + " ? " + a[0] + " : (" + isnan(a[1]) + " ? " + a[1] + " : (" + a[0] +
-                   " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")))";
+            return "((" + a[0] + " > " + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
         case GPUPY_OP_MINIMUM:
-            return "(" + isnan(a[0]) + " ? " + a[0] + " : (" + isnan(a[1]) + " ? " + a[1] + " : (" + a[0] +
-                   " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")))";
-        // NaN is ignored unless both are NaN.
+            return "((" + a[0] + " < " + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
         case GPUPY_OP_FMAX:
-            return "(" + isnan(a[1]) + " ? " + a[0] + " : (" + isnan(a[0]) + " ? " + a[1] + " : (" + a[0] +
-                   " > " + a[1] + " ? " + a[0] + " : " + a[1] + ")))";
+            return "((" + a[0] + " >= " + a[1] + " || " + isnan(a[1]) + ") ? " + a[0] + " : " + a[1] + ")";
         case GPUPY_OP_FMIN:
-            return "(" + isnan(a[1]) + " ? " + a[0] + " : (" + isnan(a[0]) + " ? " + a[1] + " : (" + a[0] +
-                   " < " + a[1] + " ? " + a[0] + " : " + a[1] + ")))";
+            return "((" + a[0] + " <= " + a[1] + " || " + isnan(a[1]) + ") ? " + a[0] + " : " + a[1] + ")";
         case GPUPY_OP_EQUAL: return "(" + a[0] + " == " + a[1] + ")";
         case GPUPY_OP_NOT_EQUAL: return "!(" + a[0] + " == " + a[1] + ")";  // NaN != x is true
         case GPUPY_OP_LESS: return "(" + a[0] + " < " + a[1] + ")";
