@@ -177,9 +177,10 @@ def main():
     # sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= 0.8
     # (pi/4 plus the slack of rounding k = rint(x*2/pi) in float).
     T = 0.8
-    fits.append(fit("SIN_S", cheb(1e-4, T, NPTS),
-                    lambda r: (mp.sin(r) - r) / r ** 3,
-                    lambda r: r ** 3 / mp.sin(r), lambda r: r * r, 3))
+    # double-float sin kernel: sin r = r - r^3/6 + r^5 T(r^2) (-r^3/6 exact-ish)
+    fits.append(fit("SIN_T", cheb(1e-4, T, NPTS),
+                    lambda r: (mp.sin(r) - r + r ** 3 / 6) / r ** 5,
+                    lambda r: r ** 5 / mp.sin(r), lambda r: r * r, 2))
     fits.append(fit("COS_C", cheb(1e-4, T, NPTS),
                     lambda r: (mp.cos(r) - 1 + r * r / 2) / r ** 4,
                     lambda r: r ** 4 / mp.cos(r), lambda r: r * r, 3))
