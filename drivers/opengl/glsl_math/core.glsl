@@ -70,7 +70,7 @@ float gp__ldexp(float x, int n) {
 }
 
 // @function gp__ldexp_df requires gp__ldexp gp__two_sum
-// (hi + lo) * 2^k rounded once, for hi in [0.5, 2], |lo| < ulp(hi), k >= -253.
+// (hi + lo) * 2^k rounded once, for hi in [0.5, 4], |lo| < ulp(hi), k >= -253.
 // Normal results: hi + lo is rounded, then scaled exactly.  Denormal results
 // (hi < C = 2^(-126-k)): rounding hi + lo first and again when scaling could
 // be off by one ulp, so hi + lo is rounded directly to the denormal grid

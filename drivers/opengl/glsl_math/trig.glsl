@@ -410,7 +410,7 @@ float gp_arccos(float x) {
     return y;
 }
 
-// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__sqr gp__two_sum gp__fast_two_sum gp__ldexp
+// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__sqr gp__two_sum gp__fast_two_sum gp__ldexp gp__ldexp_df
 // sqrt(x^2 + y^2): hypot(+-inf, NaN) = inf (C99).  Both operands are scaled
 // by 2^-e (e = exponent of the larger), squares and sum are exact
 // double-floats, and the square root gets one residual correction, so the
@@ -437,6 +437,6 @@ float gp_hypot(float x, float y) {
     precise float sh = sqrt(Sn.x);
     vec2 p = gp__sqr(sh);
     precise float res = ((Sn.x - p.x) - p.y) + Sn.y;
-    precise float r = sh + res / (2.0 * sh);
-    return gp__ldexp(r, e);
+    precise float rl = res / (2.0 * sh);
+    return gp__ldexp_df(sh, rl, e);   // one rounding, also for denormal results
 }
