@@ -13,7 +13,6 @@ The comparison helpers live on the fixture object (`gpu.assert_same`,
 """
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -216,7 +215,8 @@ def describe_mismatch(got, expected, bad, inputs=()):
     lines = [f"{bad.sum()} of {bad.size} elements differ; first ones:"]
     for i in idx:
         ins = ", ".join(repr(np.asarray(x).ravel()[i]) if np.asarray(x).size == bad.size else repr(x) for x in inputs)
-        lines.append(f"  [{i}] inputs ({ins}): gpupy {np.asarray(got).ravel()[i]!r} numpy {np.asarray(expected).ravel()[i]!r}")
+        g, e = np.asarray(got).ravel()[i], np.asarray(expected).ravel()[i]
+        lines.append(f"  [{i}] inputs ({ins}): gpupy {g!r} numpy {e!r}")
     return "\n".join(lines)
 
 
@@ -304,7 +304,7 @@ class Gpu:
 
 
 def _settings():
-    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback())
+    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback(), gp.host_threshold())
 
 
 def _use(name):
@@ -314,14 +314,18 @@ def _use(name):
     saved = _settings()
     gp.use_driver(name)
     gp.set_fallback("raise")
+    # Tests run on the driver they name: small work is not diverted to the
+    # host engine (tests/test_host_engine.py covers that path).
+    gp.set_host_threshold(0)
     gp.reset_stats()
     g = Gpu(name)
     return g, saved
 
 
 def _restore(g, saved):
-    driver, block, budget, fallback = saved
+    driver, block, budget, fallback, host = saved
     g._restore()
+    gp.set_host_threshold(host)
     gp.set_fallback(fallback)
     gp.set_block_size(block)
     gp.set_cache_bytes(budget)

@@ -140,7 +140,7 @@ def path_of(gpu, ufunc_name, *operands):
     return "device" if p == "error" else p
 
 
-def _operands(dt, n=None):
+def _operands(dt):
     a = specials(dt)
     b = np.roll(a, 3)
     if dt.kind in "iu":
@@ -249,7 +249,8 @@ def test_zero_d_arrays_are_not_weak(gpu):
     ha = np.arange(4, dtype=F32)
     z = np.array(2.0)  # float64, 0-d
     gpu.assert_same(gp.asarray(ha) + gp.asarray(z), ha + z)
-    gpu.assert_same(gp.asarray(ha.astype(np.int8)) + gp.asarray(np.array(3, np.int64)), ha.astype(np.int8) + np.array(3))
+    i8 = ha.astype(np.int8)
+    gpu.assert_same(gp.asarray(i8) + gp.asarray(np.array(3, np.int64)), i8 + np.array(3))
 
 
 def test_comparison_with_out_of_range_python_int(gpu, silent_fallback):
@@ -701,8 +702,8 @@ def _cast_source(src, dst):
         info = np.iinfo(dst)
         with np.errstate(invalid="ignore"):
             t = np.trunc(v.astype(np.float64))
-        ok = np.isfinite(t) & (t >= info.min) & (t <= info.max) & (t.astype(np.float64) < 2.0 ** (info.bits - 1 if
-                                                                                                   info.min < 0 else info.bits))
+        limit = 2.0 ** (info.bits - 1 if info.min < 0 else info.bits)
+        ok = np.isfinite(t) & (t >= info.min) & (t <= info.max) & (t < limit)
         v = v[ok]
         rng = np.random.default_rng(5)
         lo, hi = max(info.min, -1e6), min(info.max, 1e6)
@@ -730,6 +731,27 @@ def test_astype_float_rounding(gpu):
     u64 = np.array([2 ** 64 - 1, 2 ** 63, 2 ** 53 + 1, 1], np.uint64)
     check_same_behaviour(gpu, lambda xp: xp.asarray(u64).astype(np.float32))
     check_same_behaviour(gpu, lambda xp: xp.asarray(u64).astype(np.float64))
+
+
+NEAR_LIMITS = {
+    np.dtype(np.float64): [2.0 ** 31 - 1, -2.0 ** 31, 2.0 ** 31 - 0.5, 2.0 ** 63 - 1024, -2.0 ** 63, 2.0 ** 64 - 2048,
+                           2.0 ** 63, 2.0 ** 53 + 2, 4294967295.0, 4294967295.7, 65535.9, -128.9, 255.9, 1e-300, -0.9],
+    np.dtype(np.float32): [2.0 ** 31 - 128, -2.0 ** 31, 2.0 ** 63 - 2 ** 39, -2.0 ** 63, 2.0 ** 64 - 2 ** 40, 2.0 ** 63,
+                           16777216.0, 4294967040.0, 65535.9, -128.9, 255.9, -0.9],
+}
+
+
+@pytest.mark.parametrize("dst", [t for t in ALL_DTYPES if t.kind in "iu"], ids=str)
+@pytest.mark.parametrize("src", sorted(NEAR_LIMITS, key=str), ids=str)
+def test_astype_near_integer_limits(gpu, src, dst):
+    """Float -> integer conversions of the largest values the target holds
+    (those NumPy defines), alone and fused after an operation."""
+    v = np.array(NEAR_LIMITS[src], src)
+    info = np.iinfo(dst)
+    t = np.trunc(v.astype(np.float64))
+    v = v[(t >= info.min) & (t <= info.max) & (t < 2.0 ** (info.bits - 1 if info.min < 0 else info.bits))]
+    check_same_behaviour(gpu, lambda xp: xp.asarray(v).astype(dst))
+    check_same_behaviour(gpu, lambda xp: (xp.asarray(v) * 1).astype(dst))
 
 
 def test_astype_unsupported_dtype_goes_to_numpy(gpu, silent_fallback):

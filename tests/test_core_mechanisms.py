@@ -228,8 +228,9 @@ class TestPartitioning:
                 "assert np.array_equal(np.asarray(r), ((h + 1) * h - 2) / (h + 3))\n"
                 "s = gp.stats()\n"
                 "print(gp.driver(), s['evaluations'], s['collapses'])\n")
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(gp.__file__)))
         env = dict(os.environ, GPUPY_DRIVER="software", GPUPY_SOFTWARE_MAX_OPS="1",
-                   PYTHONPATH=os.pathsep.join([str(gp.__path__[0].rsplit(os.sep, 1)[0]), os.environ.get("PYTHONPATH", "")]))
+                   PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         name, evaluations, collapses = proc.stdout.split()
@@ -457,7 +458,8 @@ class TestPartialEvaluation:
         assert gp.stats()["evaluations"] <= 1
         assert BLOCK // 2 <= y._evaluated_count() <= BLOCK
 
-    @pytest.mark.parametrize("key", [np.s_[5:], np.s_[::-1], np.s_[-7::-1]], ids=["offset", "reversed", "reversed_offset"])
+    @pytest.mark.parametrize("key", [np.s_[5:], np.s_[::-1], np.s_[-7::-1]],
+                             ids=["offset", "reversed", "reversed_offset"])
     def test_misaligned_view_is_split_once_per_storage_boundary(self, gpu, key):
         """Each output block of a view whose blocks straddle two storage
         blocks needs at most two pieces (one per storage block it reads),
