@@ -49,6 +49,9 @@ def _mapped_gpupy_binaries():
     return paths
 
 
+_summary = []
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
     problems = []
@@ -60,16 +63,15 @@ def pytest_sessionfinish(session, exitstatus):
     problems += [f"{path} was loaded" for path in binaries if not _inside(path)]
     if not binaries and session.testscollected:
         problems.append("no gpupy binary was loaded: the run proves nothing about the installed package")
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter:
-        reporter.ensure_newline()
     if problems:
-        message = "gpupy_installed_only: the tests did not use only the installed gpupy:\n  " + "\n  ".join(problems)
-        if reporter:
-            reporter.write_line(message, red=True)
-        else:
-            print(message, file=sys.stderr)
+        _summary.append(("the tests did not use only the installed gpupy:\n  " + "\n  ".join(problems), True))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    elif reporter:
-        reporter.write_line(f"gpupy_installed_only: {len(modules)} gpupy modules and {len(binaries)} gpupy "
-                            f"binaries, all from {_PREFIX}")
+    else:
+        _summary.append((f"{len(modules)} gpupy modules and {len(binaries)} gpupy binaries, all from {_PREFIX}",
+                         False))
+
+
+def pytest_terminal_summary(terminalreporter):
+    # Runs after pytest_sessionfinish, in the summary where lines start cleanly.
+    for message, bad in _summary:
+        terminalreporter.write_line(f"gpupy_installed_only: {message}", red=bad, bold=bad)
