@@ -65,6 +65,16 @@ def cache_bytes():
     return _core.cache_budget()
 
 
+def set_host_threshold(elements):
+    """Evaluations of at most this many elements run on the host engine (in
+    place, no transfers) when the active driver is a device; 0 never."""
+    _core.set_host_threshold(int(elements))
+
+
+def host_threshold():
+    return _core.host_threshold()
+
+
 def set_driver_option(key, value):
     """Sets a driver-specific option, e.g. ("max_ops", 1) on the software driver."""
     _core.set_driver_option(key, value)
@@ -102,6 +112,7 @@ def config_text():
         lines.append(f"  {line}")
     lines.append(f"block size: {block_size()} elements")
     lines.append(f"cache budget: {cache_bytes()} bytes")
+    lines.append(f"host engine below: {host_threshold()} elements")
     lines.append(f"fallback mode: {get_fallback()}")
     lines.append(f"driver libraries: {_core.driver_library_dir()}")
     return "\n".join(lines)

@@ -229,6 +229,13 @@ typedef struct gpupy_driver_api {
     // or value is not understood.
     int (*set_option)(void* ctx, const char* key, const char* value);
     void (*get_counters)(void* ctx, gpupy_driver_counters* out);
+
+    // --- optional capability (may be null) --------------------------------
+    // A block over `nelems` elements of host memory at `host`, used in
+    // place (no copy): drivers that compute on the CPU offer it, and the
+    // core evaluates small work through it instead of moving it to a device.
+    // block_free releases the block, never the memory.
+    int (*block_wrap)(void* ctx, int32_t dtype, int64_t nelems, void* host, gpupy_block** out);
 } gpupy_driver_api;
 
 // The one symbol a driver library exports.

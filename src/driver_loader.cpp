@@ -124,6 +124,12 @@ void Driver::resource_add(gpupy_resources* acc, const gpupy_resources& r) { api_
 void Driver::resource_sub(gpupy_resources* acc, const gpupy_resources& r) { api_->resource_sub(ctx_, acc, &r); }
 bool Driver::resource_check(const gpupy_resources& r) { return api_->resource_check(ctx_, &r) != 0; }
 
+gpupy_block* Driver::wrap(DType dtype, int64_t nelems, void* host) {
+    gpupy_block* b = nullptr;
+    if (!api_->block_wrap || api_->block_wrap(ctx_, dtype, nelems, host, &b) != GPUPY_OK || !b) fail("block_wrap");
+    return b;
+}
+
 std::string Driver::describe() {
     const char* s = api_->describe(ctx_);
     return s ? s : "";

@@ -44,6 +44,10 @@ public:
     void resource_sub(gpupy_resources* acc, const gpupy_resources& r);
     bool resource_check(const gpupy_resources& r);
 
+    // The optional block_wrap capability (host memory used in place).
+    bool can_wrap() const { return api_->block_wrap != nullptr; }
+    gpupy_block* wrap(DType dtype, int64_t nelems, void* host);
+
     std::string describe();
     void set_option(const std::string& key, const std::string& value);
     gpupy_driver_counters counters();

@@ -24,15 +24,6 @@ std::vector<NodeRef>& completed_candidates() {
 
 int64_t view_block_count(const NodeView& v, int64_t B) { return (v.geom.size() + B - 1) / B; }
 
-bool bits_set_in_view(const Node& x, const ViewGeometry& g, int64_t f0, int64_t f1) {
-    if (x.complete()) return true;
-    if (!x.host()) return false;
-    if (is_c_contiguous(g.shape, g.strides)) return x.bits().all_in_range(g.offset + f0, g.offset + f1);
-    bool all = true;
-    for_each_element(g, f0, f1, [&](int64_t, int64_t idx) { all = all && x.bits().test(idx); });
-    return all;
-}
-
 void note_progress(Node* x) {
     ++g_work_epoch;
     if (x->kind() == NodeKind::Expression && x->complete()) completed_candidates().push_back(NodeRef(x));
@@ -46,25 +37,25 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     const int64_t B = cache.block_size();
     const int64_t f0 = t.block * B;
     const int64_t f1 = std::min(f0 + B, t.view.geom.size());
-    if (bits_set_in_view(*x, t.view.geom, f0, f1)) return true;
-    if (needs_host_evaluation(*x)) {
-        pre->push_back(Task{Task::HostEval, t.view, 0});
-        return false;
-    }
+    if (view_evaluated(*x, t.view.geom, f0, f1)) return true;
     const ViewGeometry id = identity_view(x->shape());
     const Span span = view_span(t.view.geom, f0, f1);
     if (t.view.geom.shape.size() > GPUPY_MAX_DIMS) {
-        // Too many dimensions for a device domain: evaluate the node's
-        // storage (its own shape) and read the view from there.
+        // Too many dimensions for a domain: evaluate the node's storage (its
+        // own shape) and read the view from there.
+        if (needs_host_evaluation(*x)) {
+            pre->push_back(Task{Task::HostEval, t.view, 0});
+            return false;
+        }
         for (int64_t j = span.lo / B; j <= span.hi / B; ++j) pre->push_back(Task{Task::HostBlock, {t.view.node, id}, j});
         return false;
     }
+    // Values already on the device are read back, not recomputed.
     if (CachedBlock* b = cache.find(x, t.view.geom, t.block)) {
         cache.download(b);
         note_progress(x);
         return true;
     }
-    // The node's storage blocks may be on the device already.
     std::vector<CachedBlock*> storage;
     for (int64_t j = span.lo / B; j <= span.hi / B; ++j) {
         CachedBlock* b = cache.find(x, id, j);
@@ -76,7 +67,17 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
             if (b->dirty) cache.download(b);
         }
         note_progress(x);
-        if (bits_set_in_view(*x, t.view.geom, f0, f1)) return true;
+        if (view_evaluated(*x, t.view.geom, f0, f1)) return true;
+    }
+    // Small work: on the host engine, in place, no transfers.
+    if (rt.use_host_engine(f1 - f0) && !needs_host_evaluation(*x, *rt.host_engine())) {
+        if (!plan_and_evaluate(t.view, t.block, pre, EvalMode::Host)) return false;
+        note_progress(x);
+        return true;
+    }
+    if (needs_host_evaluation(*x)) {
+        pre->push_back(Task{Task::HostEval, t.view, 0});
+        return false;
     }
     pre->push_back(Task{Task::EvalBlock, t.view, t.block});
     return false;
@@ -134,9 +135,19 @@ struct StackEntry {
 
 }  // namespace
 
-bool needs_host_evaluation(const Node& x) {
+bool view_evaluated(const Node& x, const ViewGeometry& g, int64_t f0, int64_t f1) {
+    if (x.complete()) return true;
+    if (!x.host()) return false;
+    if (is_c_contiguous(g.shape, g.strides)) return x.bits().all_in_range(g.offset + f0, g.offset + f1);
+    bool all = true;
+    for_each_element(g, f0, f1, [&](int64_t, int64_t idx) { all = all && x.bits().test(idx); });
+    return all;
+}
+
+bool needs_host_evaluation(const Node& x) { return needs_host_evaluation(x, Runtime::get().driver()); }
+
+bool needs_host_evaluation(const Node& x, Driver& d) {
     if (x.kind() != NodeKind::Expression) return false;
-    Driver& d = Runtime::get().driver();
     if (x.shape().size() > GPUPY_MAX_DIMS || !d.stores(x.dtype())) return true;
     switch (x.op()) {
     case GPUPY_OP_INDEX: return !d.supports(GPUPY_OP_INDEX, x.dtype());

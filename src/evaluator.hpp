@@ -35,8 +35,15 @@ void ensure_device_block(const NodeView& view, int64_t block);
 // Runs tasks until all are done.
 void run_tasks(std::vector<Task> tasks);
 
-// True if the active driver cannot evaluate this node itself (op or dtype
-// unsupported, too many dimensions), so NumPy must.
+class Driver;
+
+// True if the driver cannot evaluate this node itself (op or dtype
+// unsupported, too many dimensions), so NumPy must. Without a driver: the
+// active one.
 bool needs_host_evaluation(const Node& node);
+bool needs_host_evaluation(const Node& node, Driver& driver);
+
+// True if view positions [f0, f1) of the node are all on the host.
+bool view_evaluated(const Node& node, const ViewGeometry& view, int64_t f0, int64_t f1);
 
 }  // namespace gpupy

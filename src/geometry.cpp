@@ -202,6 +202,8 @@ Span span_from(const ViewGeometry& v, size_t dim, const std::vector<int64_t>& in
 }  // namespace
 
 Span view_span(const ViewGeometry& v, int64_t f0, int64_t f1) {
+    // Most views in an expression are contiguous: positions are offsets.
+    if (is_c_contiguous(v.shape, v.strides)) return {v.offset + f0, v.offset + f1 - 1};
     std::vector<int64_t> inner_size(v.shape.size() + 1, 1);
     for (size_t d = v.shape.size(); d-- > 0;) inner_size[d] = inner_size[d + 1] * v.shape[d];
     Span r = span_from(v, 0, inner_size, f0, f1);

@@ -56,7 +56,7 @@ class Planner {
 public:
     // Plans output positions [out_begin, out_end) of `root` (a reduction's
     // output positions when root is a whole REDUCE node).
-    Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs);
+    Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs, EvalMode mode);
     ~Planner();
 
     // Walks and partitions; false if prerequisites were found.
@@ -101,6 +101,7 @@ private:
     }
 
     Runtime& rt_;
+    const bool host_;  // EvalMode::Host: leaves and result in host memory
     Driver& drv_;
     BlockCache& cache_;
     const int64_t B_;
@@ -117,19 +118,18 @@ private:
     int64_t d0_ = 0, d1_ = 0;  // domain positions they read
 
     std::vector<Item> items_;
-    std::unordered_map<std::string, int32_t> memo_;
+    // CSE: the items of each node (usually one view per node).
+    std::unordered_map<uint64_t, std::vector<int32_t>> memo_;
     int32_t top_ = -1;
     std::vector<CachedBlock*> pinned_;
+    std::unordered_map<const Node*, gpupy_block*> wrapped_nodes_;  // host mode
+    std::vector<gpupy_block*> wrapped_;
+    gpupy_block* wrapped(Node* x);
+    // Host mode: block `k` of this domain-shaped view must be on the host.
+    void require_host(const NodeView& v) {
+        for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_; ++k) require(Task{Task::HostBlock, v, k});
+    }
 };
-
-std::string item_key(const NodeView& v) {
-    std::string k;
-    const uint64_t id = v.node->id();
-    k.append(reinterpret_cast<const char*>(&id), sizeof id);
-    k.append(reinterpret_cast<const char*>(&v.geom.offset), sizeof v.geom.offset);
-    k.append(reinterpret_cast<const char*>(v.geom.strides.data()), v.geom.strides.size() * sizeof(int64_t));
-    return k;
-}
 
 gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
     gpupy_ir_instr in;
@@ -141,9 +141,10 @@ gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
     return in;
 }
 
-Planner::Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs)
+Planner::Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::vector<Task>* prereqs, EvalMode mode)
     : rt_(Runtime::get()),
-      drv_(rt_.driver()),
+      host_(mode == EvalMode::Host),
+      drv_(host_ ? *rt_.host_engine() : rt_.driver()),
       cache_(rt_.cache()),
       B_(cache_.block_size()),
       root_(root),
@@ -171,6 +172,7 @@ Planner::Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::
 
 Planner::~Planner() {
     for (CachedBlock* b : pinned_) cache_.unpin(b);
+    for (gpupy_block* b : wrapped_) drv_.free(b);
 }
 
 void Planner::domain_range(int64_t a, int64_t b, int64_t* da, int64_t* db) const {
@@ -199,13 +201,15 @@ bool Planner::host_available(const Node* x, int64_t lo, int64_t hi) const {
 }
 
 int32_t Planner::add_item(const NodeView& v) {
-    std::string key = item_key(v);
-    auto it = memo_.find(key);
-    if (it != memo_.end()) return it->second;
+    std::vector<int32_t>& same_node = memo_[v.node->id()];
+    for (int32_t j : same_node) {
+        const ViewGeometry& g = items_[j].view.geom;
+        if (g.offset == v.geom.offset && g.strides == v.geom.strides) return j;
+    }
     const int32_t i = static_cast<int32_t>(items_.size());
-    items_.push_back(Item{});
+    same_node.push_back(i);
+    items_.emplace_back();
     items_[i].view = v;
-    memo_.emplace(std::move(key), i);
     classify(i);
     return i;
 }
@@ -213,13 +217,14 @@ int32_t Planner::add_item(const NodeView& v) {
 void Planner::collapse_to_storage(Node* x, const Span& span) {
     const ViewGeometry id = identity_view(x->shape());
     for (int64_t j = span.lo / B_; j <= span.hi / B_; ++j) {
-        if (!cache_.find(x, id, j)) require(Task{Task::EvalBlock, NodeView{NodeRef(x), id}, j});
+        if (host_) require(Task{Task::HostBlock, NodeView{NodeRef(x), id}, j});
+        else if (!cache_.find(x, id, j)) require(Task{Task::EvalBlock, NodeView{NodeRef(x), id}, j});
     }
 }
 
 void Planner::classify(int32_t i) {
-    // Copy what we need: add_item below may grow items_.
-    NodeView v = items_[i].view;
+    // (classify never adds items, so this reference stays valid.)
+    const NodeView& v = items_[i].view;
     Node* x = v.node.get();
     auto set = [&](Item::Class c) { items_[i].cls = c; };
 
@@ -230,8 +235,9 @@ void Planner::classify(int32_t i) {
         require(Task{Task::HostEval, v, 0});
         return set(Item::Pending);
     }
+    if (host_ && x->host() && view_evaluated(*x, v.geom, d0_, d1_)) return set(Item::Storage);
     // The exact blocks of this view, already evaluated?
-    {
+    if (!host_ && x->cached_blocks > 0) {
         bool all = true;
         std::vector<CachedBlock*> hits;
         for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_ && all; ++k) {
@@ -248,13 +254,18 @@ void Planner::classify(int32_t i) {
     const Span span = view_span(v.geom, d0_, d1_);
     const int64_t j0 = span.lo / B_, j1 = span.hi / B_;
     if (host_available(x, j0 * B_, std::min((j1 + 1) * B_, x->size()) - 1)) return set(Item::Storage);
-    {
+    if (x->cached_blocks > 0) {
         const ViewGeometry id = identity_view(x->shape());
         bool all = true;
         for (int64_t j = j0; j <= j1 && all; ++j) all = cache_.find(x, id, j) != nullptr;
-        if (all) return set(Item::Storage);
+        if (all && !host_) return set(Item::Storage);
+        if (all && i != top_) {
+            // On the device already: read it back rather than recompute.
+            require_host(v);
+            return set(Item::Pending);
+        }
     }
-    if (needs_host_evaluation(*x)) {
+    if (needs_host_evaluation(*x, drv_)) {
         require(Task{Task::HostEval, v, 0});
         return set(Item::Pending);
     }
@@ -279,10 +290,10 @@ void Planner::classify(int32_t i) {
         const int64_t k0 = s.lo / B_, k1 = s.hi / B_;
         if (sx->kind() == NodeKind::Constant || host_available(sx, k0 * B_, std::min((k1 + 1) * B_, sx->size()) - 1)) return;
         const ViewGeometry sid = identity_view(sx->shape());
-        bool all = true;
+        bool all = !host_;
         for (int64_t j = k0; j <= k1 && all; ++j) all = cache_.find(sx, sid, j) != nullptr;
         if (all) return;
-        if (needs_host_evaluation(*sx)) require(Task{Task::HostEval, src, 0});
+        if (needs_host_evaluation(*sx, drv_)) require(Task{Task::HostEval, src, 0});
         else collapse_to_storage(sx, s);
         return set(Item::Pending);
     }
@@ -373,7 +384,8 @@ void Planner::collapse(int32_t c) {
     Item& it = items_[c];
     ++stats().collapses;
     for (int64_t k = d0_ / B_; k <= (d1_ - 1) / B_; ++k) {
-        if (!cache_.find(it.view.node.get(), it.view.geom, k)) require(Task{Task::EvalBlock, it.view, k});
+        if (host_) require(Task{Task::HostBlock, it.view, k});
+        else if (!cache_.find(it.view.node.get(), it.view.geom, k)) require(Task{Task::EvalBlock, it.view, k});
     }
     it.cls = Item::Pending;
     it.kids.clear();
@@ -403,7 +415,7 @@ bool Planner::check_subtree(int32_t i, gpupy_resources* exact) {
 }
 
 bool Planner::partition() {
-    if (reduction_ && needs_host_evaluation(*root_.node)) {
+    if (reduction_ && needs_host_evaluation(*root_.node, drv_)) {
         require(Task{Task::HostEval, root_, 0});
         return false;
     }
@@ -557,6 +569,7 @@ Span Planner::leaf_span(const Item& it, int64_t da, int64_t db) const {
 }
 
 int64_t Planner::blocks_needed(const Leaf& l, int64_t da, int64_t db) const {
+    if (host_) return 1;  // host mode reads each node's whole buffer in place
     const Item& it = items_[l.item];
     if (it.cls == Item::Exact) return (db - 1) / B_ - da / B_ + 1;
     const Span s = leaf_span(it, da, db);
@@ -564,23 +577,35 @@ int64_t Planner::blocks_needed(const Leaf& l, int64_t da, int64_t db) const {
 }
 
 bool Planner::split(const std::vector<Leaf>& leaves, std::vector<Piece>* pieces, std::vector<int32_t>* to_pack) {
+    // Pieces are the longest prefixes in which every leaf reads one storage
+    // block (found by binary search on the cut: a leaf's block count only
+    // grows with the range), so a block straddling one storage boundary
+    // becomes two pieces, not a subdivision that grows with the block size.
     pieces->clear();
-    std::vector<Piece> todo{{o0_, o1_}};
-    while (!todo.empty()) {
-        Piece p = todo.back();
-        todo.pop_back();
+    auto worst_in = [&](int64_t a, int64_t b) {
         int64_t da, db;
-        domain_range(p.a, p.b, &da, &db);
+        domain_range(a, b, &da, &db);
         int64_t worst = 0;
         for (const Leaf& l : leaves) worst = std::max(worst, blocks_needed(l, da, db));
-        const bool can_split = p.b - p.a > 1 && todo.size() + pieces->size() + 2 <= kMaxPieces;
-        if (worst > 1 && can_split) {
-            const int64_t mid = p.a + (p.b - p.a) / 2;
-            todo.push_back({mid, p.b});
-            todo.push_back({p.a, mid});
-            continue;
+        return worst;
+    };
+    int64_t a = o0_;
+    while (a < o1_) {
+        int64_t cut = o1_;
+        if (worst_in(a, o1_) > 1) {
+            int64_t lo = a + 1, hi = o1_;  // [a, lo) is tried first: one output always fits best
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo + 1) / 2;
+                if (worst_in(a, mid) <= 1) lo = mid;
+                else hi = mid - 1;
+            }
+            cut = lo;
         }
+        if (pieces->size() + 1 >= kMaxPieces && cut < o1_) cut = o1_;  // too many: bind several blocks
+        const int64_t worst = worst_in(a, cut);
         if (worst > GPUPY_MAX_LEAF_BLOCKS) {
+            int64_t da, db;
+            domain_range(a, cut, &da, &db);
             for (const Leaf& l : leaves) {
                 if (blocks_needed(l, da, db) > GPUPY_MAX_LEAF_BLOCKS) {
                     if (items_[l.item].cls == Item::Remapped)
@@ -590,9 +615,9 @@ bool Planner::split(const std::vector<Leaf>& leaves, std::vector<Piece>* pieces,
             }
             return false;
         }
-        pieces->push_back(p);
+        pieces->push_back({a, cut});
+        a = cut;
     }
-    std::sort(pieces->begin(), pieces->end(), [](const Piece& x, const Piece& y) { return x.a < y.a; });
     return true;
 }
 
@@ -659,8 +684,25 @@ CachedBlock* Planner::storage_block(Node* x, int64_t j) {
     return b;
 }
 
+gpupy_block* Planner::wrapped(Node* x) {
+    auto it = wrapped_nodes_.find(x);
+    if (it != wrapped_nodes_.end()) return it->second;
+    gpupy_block* b = drv_.wrap(x->dtype(), x->size(), x->ensure_host_buffer());
+    wrapped_.push_back(b);
+    wrapped_nodes_.emplace(x, b);
+    return b;
+}
+
 void Planner::bind(gpupy_ir_instr* in, const Item& it, int64_t da, int64_t db) {
     Node* x = it.cls == Item::Remapped ? it.source.node.get() : it.view.node.get();
+    if (host_) {
+        // The node's whole host buffer as one block: element index = offset.
+        in->nblocks = 1;
+        in->block_first = 0;
+        in->block_elems = std::max<int64_t>(x->size(), 1);
+        in->blocks[0] = wrapped(x);
+        return;
+    }
     int64_t k0, k1;
     if (it.cls == Item::Exact) {
         k0 = da / B_;
@@ -706,7 +748,7 @@ bool Planner::execute(gpupy_block* dst, int64_t dst_base) {
             for (const Leaf& l : leaves) bind(&bound[l.instr], items_[l.item], da, db);
             gpupy_ir ir = make_ir(bound, p.a, p.b);
             drv_.eval_ir(ir, dst);
-            ++stats().evaluations;
+            if (!host_) ++stats().evaluations;  // device dispatches; the host engine counts its own
         }
     }
     return true;
@@ -723,6 +765,8 @@ namespace {
 
 // One planned piece of a destination block: `plan` fills output positions
 // starting at dst_base.
+struct PlannedPart;
+bool evaluate_on_host(const NodeView& root, int64_t o0, int64_t o1, std::vector<PlannedPart>& parts);
 struct PlannedPart {
     std::unique_ptr<Planner> plan;
     int64_t dst_base;
@@ -731,7 +775,7 @@ struct PlannedPart {
 // The parts of a block of a whole CONCAT node: each operand covers a
 // contiguous range of the result's flat positions.
 bool plan_concat(const NodeView& root, int64_t o0, int64_t o1, std::vector<Task>* prereqs,
-                 std::vector<PlannedPart>* parts) {
+                 std::vector<PlannedPart>* parts, EvalMode mode) {
     const Node* x = root.node.get();
     int64_t start = 0;
     bool ok = true;
@@ -739,7 +783,7 @@ bool plan_concat(const NodeView& root, int64_t o0, int64_t o1, std::vector<Task>
         const int64_t n = part.geom.size();
         const int64_t a = std::max(o0, start), b = std::min(o1, start + n);
         if (a < b) {
-            auto plan = std::make_unique<Planner>(part, a - start, b - start, prereqs);
+            auto plan = std::make_unique<Planner>(part, a - start, b - start, prereqs, mode);
             ok = plan->partition() && ok;
             parts->push_back({std::move(plan), a - o0});
         }
@@ -748,9 +792,46 @@ bool plan_concat(const NodeView& root, int64_t o0, int64_t o1, std::vector<Task>
     return ok;
 }
 
+// Host mode: the result goes straight into the node's host buffer when the
+// view's positions are contiguous there, else through a scratch buffer.
+bool evaluate_on_host(const NodeView& root, int64_t o0, int64_t o1, std::vector<PlannedPart>& parts) {
+    Runtime& rt = Runtime::get();
+    Driver& engine = *rt.host_engine();
+    Node* x = root.node.get();
+    const int item = dtype_itemsize(x->dtype());
+    const int64_t n = o1 - o0;
+    char* base = x->ensure_host_buffer();
+    const bool whole_node = x->op() == CORE_OP_REDUCE && is_identity_view(root.geom, x->shape());
+    const bool direct = whole_node || is_c_contiguous(root.geom.shape, root.geom.strides);
+    const int64_t first = whole_node ? o0 : root.geom.offset + o0;
+    std::vector<char> scratch;
+    char* out = direct ? base + first * item : (scratch.resize(static_cast<size_t>(n * item)), scratch.data());
+    gpupy_block* dst = engine.wrap(x->dtype(), n, out);
+    try {
+        for (PlannedPart& p : parts) {
+            if (!p.plan->execute(dst, p.dst_base)) {
+                engine.free(dst);
+                return false;
+            }
+        }
+    } catch (...) {
+        engine.free(dst);
+        throw;
+    }
+    engine.free(dst);
+    parts.clear();
+    if (direct) {
+        if (x->kind() == NodeKind::Expression) x->bits().set_range(first, first + n);
+    } else {
+        scatter_to_host(x, root.geom, o0, n, scratch.data());
+    }
+    ++stats().host_engine_evaluations;
+    return true;
+}
+
 }  // namespace
 
-bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs) {
+bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs, EvalMode mode) {
     BlockCache& cache = Runtime::get().cache();
     Node* x = root.node.get();
     const int64_t B = cache.block_size();
@@ -758,12 +839,13 @@ bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* p
     const int64_t o0 = block * B, o1 = std::min(o0 + B, total);
     std::vector<PlannedPart> parts;
     if (x->op() == CORE_OP_CONCAT && !x->complete() && is_identity_view(root.geom, x->shape())) {
-        if (!plan_concat(root, o0, o1, prereqs, &parts)) return false;
+        if (!plan_concat(root, o0, o1, prereqs, &parts, mode)) return false;
     } else {
-        auto plan = std::make_unique<Planner>(root, o0, o1, prereqs);
+        auto plan = std::make_unique<Planner>(root, o0, o1, prereqs, mode);
         if (!plan->partition()) return false;
         parts.push_back({std::move(plan), 0});
     }
+    if (mode == EvalMode::Host) return evaluate_on_host(root, o0, o1, parts);
     gpupy_block* dst = cache.allocate(x->dtype(), o1 - o0);
     try {
         for (PlannedPart& p : parts) {
@@ -787,7 +869,7 @@ std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
     const int64_t B = Runtime::get().cache().block_size();
     Node* x = root.node.get();
     const int64_t total = (x->op() == CORE_OP_REDUCE && is_identity_view(root.geom, x->shape())) ? x->size() : root.geom.size();
-    Planner p(root, block * B, std::min(block * B + B, total), &prereqs);
+    Planner p(root, block * B, std::min(block * B + B, total), &prereqs, EvalMode::Device);
     if (!p.partition()) return {};
     return p.final_ir();
 }

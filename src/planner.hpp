@@ -19,9 +19,15 @@
 
 namespace gpupy {
 
-// Evaluates block `block` of `root` into the device cache and returns true,
-// or returns false having appended what must happen first to `prereqs`.
-bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs);
+// Where an evaluation runs: on the active driver's device (the result is a
+// cached device block) or on the host engine (the result is written into
+// the node's host buffer in place and its evaluated bits set).
+enum class EvalMode { Device, Host };
+
+// Evaluates block `block` of `root` and returns true, or returns false
+// having appended what must happen first to `prereqs`.
+bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs,
+                       EvalMode mode = EvalMode::Device);
 
 // The IR the planner would emit for block `block` of `root`, as evaluated
 // now; empty if it cannot yet be built. For tests and introspection.

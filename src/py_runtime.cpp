@@ -34,6 +34,7 @@ py::dict stats_dict() {
     d["collapses"] = s.collapses;
     d["check_ir_calls"] = s.check_ir_calls;
     d["host_evaluations"] = s.host_evaluations;
+    d["host_engine_evaluations"] = s.host_engine_evaluations;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();
@@ -123,6 +124,8 @@ void register_runtime(py::module_& m) {
     m.def("set_block_size", [](int64_t n) {
         Runtime::get().cache().set_block_size(n);
     });
+    m.def("host_threshold", [] { return Runtime::get().host_elements(); });
+    m.def("set_host_threshold", [](int64_t n) { Runtime::get().set_host_elements(n); });
     m.def("cache_budget", [] { return Runtime::get().cache().budget(); });
     m.def("set_cache_budget", [](int64_t n) { Runtime::get().cache().set_budget(n); });
     m.def("clear_cache", [] { Runtime::get().cache().clear(); });

@@ -1,5 +1,8 @@
 #include "runtime.hpp"
 
+#include <cstdlib>
+#include <string>
+
 #include "errors.hpp"
 #include "node_hooks.hpp"
 #include "stats.hpp"
@@ -18,8 +21,52 @@ Runtime& Runtime::get() {
     return *rt;
 }
 
-Runtime::Runtime() {
+namespace {
+
+// Below this many output elements a device evaluation costs more in fixed
+// overhead (dispatch, readback) than it computes: measured on llvmpipe,
+// see docs/performance.md. GPUPY_HOST_ELEMENTS overrides it (0: never).
+constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
+
+int64_t host_elements_from_env() {
+    const char* v = std::getenv("GPUPY_HOST_ELEMENTS");
+    if (!v || !*v) return kDefaultHostElements;
+    char* end = nullptr;
+    long long x = std::strtoll(v, &end, 10);
+    if (*end != '\0' || x < 0) throw ValueError(std::string("GPUPY_HOST_ELEMENTS must be a non-negative integer, got '") + v + "'");
+    return x;
+}
+
+}  // namespace
+
+Runtime::Runtime() : host_elements_(host_elements_from_env()) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
+}
+
+void Runtime::set_host_elements(int64_t n) {
+    if (n < 0) throw ValueError("the host threshold must be >= 0");
+    host_elements_ = n;
+}
+
+Driver* Runtime::host_engine() {
+    // The software driver is the host engine: dependency-free, so it loads
+    // wherever the core does.
+    auto it = drivers_.find("software");
+    if (it == drivers_.end()) {
+        try {
+            it = drivers_.emplace("software", Driver::load("software")).first;
+        } catch (const DriverError&) {
+            return nullptr;
+        }
+    }
+    return it->second->can_wrap() ? it->second.get() : nullptr;
+}
+
+bool Runtime::use_host_engine(int64_t outputs) {
+    // A driver that computes on host memory itself gains nothing from it
+    // (and the software driver as the active device keeps its own blocks,
+    // so the cache mechanisms stay exercised).
+    return active_ && !active_->can_wrap() && outputs <= host_elements_ && host_engine() != nullptr;
 }
 
 Driver& Runtime::driver() {

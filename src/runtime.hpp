@@ -28,15 +28,21 @@ public:
     // host buffer; set by the bindings.
     std::function<void(Node& node)> host_evaluator;
 
-    // Evaluations whose output is at most this many elements run on the
-    // host interpreter instead of the device (0: never); see evaluator.cpp.
-    int64_t small_work_elements = 0;
+    // The host engine: a driver that computes on host memory in place
+    // (block_wrap), used for evaluations of at most host_elements outputs
+    // when the active driver is a device that would have to copy them.
+    // nullptr when no such driver loads.
+    Driver* host_engine();
+    bool use_host_engine(int64_t outputs);
+    int64_t host_elements() const { return host_elements_; }
+    void set_host_elements(int64_t n);
 
 private:
     Runtime();
     std::map<std::string, std::unique_ptr<Driver>> drivers_;
     Driver* active_ = nullptr;
     BlockCache cache_;
+    int64_t host_elements_;
 };
 
 }  // namespace gpupy

@@ -18,7 +18,7 @@ struct Stats {
     int64_t collapses = 0;          // subexpressions evaluated separately by partitioning
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
     int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)
-    int64_t small_host_evaluations = 0;  // evaluations routed to the host as too small for the device
+    int64_t host_engine_evaluations = 0;  // small evaluations run in place on the host engine
 };
 
 Stats& stats();

@@ -140,7 +140,12 @@ std::string cast_expression(int in, int out, const std::string& a, ShaderFunctio
     }
     // integer to integer: two's complement truncation or extension.
     if (fo.bits == 64) {
-        std::string wide = fi.kind == DtypeKind::Signed ? "int64_t(" + a + ")" : "uint64_t(" + a + ")";
+        // A 32-bit signed value is widened from explicit halves (low word,
+        // sign word): llvmpipe was measured miscompiling int64_t(int) inside
+        // 64-bit remainder code (-1 % 6 gave 3, as if zero-extended).
+        std::string wide = fi.kind == DtypeKind::Signed && fi.bits < 64
+                               ? "packInt2x32(ivec2(" + a + ", (" + a + ") >> 31))"
+                               : (fi.kind == DtypeKind::Signed ? "int64_t(" + a + ")" : "uint64_t(" + a + ")");
         return std::string(fo.glsl_type) + "(" + wide + ")";
     }
     std::string narrow = a;

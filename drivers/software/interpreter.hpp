@@ -13,6 +13,7 @@ struct Block {
     int32_t dtype;
     int64_t nelems;
     char* data;
+    bool owns_data;  // false for block_wrap blocks over host memory
 };
 
 // Domain points evaluated together: registers of this many elements per

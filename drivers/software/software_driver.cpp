@@ -128,7 +128,7 @@ int sw_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out) 
                    std::to_string(c->max_bytes) + ")";
         return GPUPY_ERROR_NOMEM;
     }
-    auto* b = new (std::nothrow) Block{dtype, nelems, static_cast<char*>(std::malloc(static_cast<size_t>(bytes ? bytes : 1)))};
+    auto* b = new (std::nothrow) Block{dtype, nelems, static_cast<char*>(std::malloc(static_cast<size_t>(bytes ? bytes : 1))), true};
     if (!b || !b->data) {
         if (b) std::free(b->data);
         delete b;
@@ -143,9 +143,24 @@ int sw_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out) 
 void sw_block_free(void* ctx, gpupy_block* block) {
     auto* b = reinterpret_cast<Block*>(block);
     if (!b) return;
-    ctx_of(ctx)->used_bytes -= b->nelems * item_size(b->dtype);
-    std::free(b->data);
+    if (b->owns_data) {
+        ctx_of(ctx)->used_bytes -= b->nelems * item_size(b->dtype);
+        std::free(b->data);
+    }
     delete b;
+}
+
+// Host memory used in place: the core's host engine for small work.
+int sw_block_wrap(void* ctx, int32_t dtype, int64_t nelems, void* host, gpupy_block** out) {
+    Context* c = ctx_of(ctx);
+    if (item_size(dtype) == 0 || nelems < 0 || !host) {
+        c->error = "block_wrap: bad dtype, size or pointer";
+        return GPUPY_ERROR;
+    }
+    auto* b = new (std::nothrow) Block{dtype, nelems, static_cast<char*>(host), false};
+    if (!b) return GPUPY_ERROR_NOMEM;
+    *out = reinterpret_cast<gpupy_block*>(b);
+    return GPUPY_OK;
 }
 
 bool in_range(Context* c, const Block* b, int64_t offset, int64_t count) {
@@ -261,6 +276,7 @@ const gpupy_driver_api kApi = {
     sw_check_ir, sw_eval_ir,
     sw_resource_get, sw_resource_zero, sw_resource_add, sw_resource_sub, sw_resource_check,
     sw_last_error, sw_describe, sw_set_option, sw_get_counters,
+    sw_block_wrap,
 };
 
 }  // namespace

@@ -122,6 +122,7 @@ class DriverApi(ctypes.Structure):
         ("describe", _F(ctypes.c_char_p, _vp)),
         ("set_option", _F(ctypes.c_int, _vp, ctypes.c_char_p, ctypes.c_char_p)),
         ("get_counters", _F(None, _vp, ctypes.POINTER(Counters))),
+        ("block_wrap", _F(ctypes.c_int, _vp, _i32, _i64, _vp, ctypes.POINTER(_vp))),
     ]
 
 
@@ -211,6 +212,16 @@ class Driver:
 
     def free(self, block):
         self.api.block_free(self.ctx, block)
+
+    def can_wrap(self):
+        return bool(self.api.block_wrap)
+
+    def wrap(self, array):
+        """A block over the memory of a contiguous NumPy array (no copy)."""
+        out = ctypes.c_void_p()
+        rc = self.api.block_wrap(self.ctx, DTYPE_OF_NUMPY[array.dtype], array.size, array.ctypes.data, ctypes.byref(out))
+        self.check(rc, "block_wrap")
+        return out
 
     def upload(self, values, dtype=None):
         """A new block holding `values` (a 1-d NumPy array)."""

@@ -210,6 +210,26 @@ def test_check_ir_rejects_malformed_ir(driver):
     assert rc == ERROR and "operand" in driver.last_error()
 
 
+def test_block_wrap_evaluates_in_host_memory(driver):
+    """The optional capability: CPU drivers compute on host memory in place
+    (the core's host engine); a GPU driver leaves it null."""
+    if not driver.can_wrap():
+        assert driver.name != "software", "the software driver is the core's host engine"
+        return
+    src = np.arange(16, dtype=np.float32)
+    dst = np.full(16, -1.0, dtype=np.float32)
+    a, d = driver.wrap(src), driver.wrap(dst)
+    ir = IrBuilder((16,))
+    x = ir.load(a, F32)
+    ir.op("ADD", F32, ir.op("MULTIPLY", F32, x, ir.const(F32, 2.0)), x)
+    driver.eval(ir.build(), d)
+    np.testing.assert_array_equal(dst, src * np.float32(2) + src)  # written in place
+    driver.free(a)
+    driver.free(d)
+    # block_free released the block, not the memory it wrapped.
+    np.testing.assert_array_equal(src, np.arange(16, dtype=np.float32))
+
+
 def test_eval_ir(driver):
     ir, a = two_op_ir(driver)
     dst = driver.alloc(F32, 16)

@@ -1,0 +1,107 @@
+"""The host engine: small evaluations run in place on the host (the software
+driver's interpreter over host memory) when the active driver is a device,
+instead of being uploaded, dispatched and read back."""
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+F32 = np.float32
+
+
+@pytest.fixture
+def device_with_host_engine(opengl):
+    """The OpenGL driver with small work diverted to the host engine."""
+    gp.set_host_threshold(1 << 16)
+    gp.reset_stats()
+    return opengl
+
+
+def test_small_work_runs_on_the_host_engine(device_with_host_engine):
+    a = np.linspace(0, 1, 1000, dtype=F32)
+    b = np.linspace(1, 2, 1000, dtype=F32)
+    got = np.asarray(2 * gp.asarray(a) + 3 * gp.asarray(b))
+    np.testing.assert_array_equal(got, 2 * a + 3 * b)
+    s = gp.stats()
+    assert s["host_engine_evaluations"] == 1
+    assert s["evaluations"] == 0  # nothing dispatched on the device
+    assert s["blocks_uploaded"] == 0 and s["blocks_downloaded"] == 0  # nothing moved
+
+
+def test_large_work_still_runs_on_the_device(device_with_host_engine):
+    gp.set_host_threshold(100)
+    a = np.arange(1000, dtype=F32)
+    got = np.asarray(gp.asarray(a) * 2)
+    np.testing.assert_array_equal(got, a * 2)
+    s = gp.stats()
+    assert s["host_engine_evaluations"] == 0
+    assert s["evaluations"] == 1 and s["blocks_uploaded"] == 1
+
+
+def test_values_on_the_device_are_read_back_not_recomputed(device_with_host_engine):
+    """A small view of a large expression evaluated on the device: the host
+    reads the device's block instead of recomputing it."""
+    gp.set_host_threshold(100)
+    a = np.arange(1000, dtype=F32)
+    e = gp.sqrt(gp.asarray(a)) + 1
+    np.asarray(e)  # on the device (1000 > 100)
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(e[10:20]), np.sqrt(a[10:20]) + 1)
+    assert gp.stats()["host_engine_evaluations"] == 0 and gp.stats()["evaluations"] == 0
+
+
+def test_intermediates_on_the_device_feed_host_work(device_with_host_engine):
+    """Host work whose operand was last evaluated on the device (a dirty
+    block): the operand is read back first, then the host computes."""
+    gp.set_host_threshold(500)
+    big = np.arange(1000, dtype=F32)
+    e = gp.exp(gp.asarray(big) * 0.001)
+    e[0:1000]._flush()  # 1000 > 500: device
+    small = gp.sin(e[::10])  # 100 outputs: host engine
+    # exp on the device and sin on the host: each within 2 ulp of NumPy's
+    # float32 functions (docs/accuracy.md), so 1e-6 (8 ulp) bounds the pair.
+    np.testing.assert_allclose(np.asarray(small), np.sin(np.exp(big * F32(0.001)))[::10], rtol=1e-6)
+    assert gp.stats()["host_engine_evaluations"] >= 1
+
+
+def test_host_engine_runs_what_the_device_cannot(device_with_host_engine):
+    """float64 transcendentals, which GLSL lacks, run on the host engine in
+    double precision rather than falling back to NumPy."""
+    x = np.linspace(-3, 3, 50)
+    got = np.asarray(gp.sin(gp.asarray(x)))
+    np.testing.assert_allclose(got, np.sin(x), rtol=1e-15, atol=1e-15)
+    assert got.dtype == np.float64
+    assert gp.stats()["fallbacks"] == 0 and gp.stats()["host_engine_evaluations"] == 1
+
+
+def test_host_engine_reductions_and_joins(device_with_host_engine):
+    m = np.arange(60, dtype=F32).reshape(6, 10)
+    g = gp.asarray(m)
+    np.testing.assert_array_equal(np.asarray(g.sum(axis=1)), m.sum(axis=1))
+    np.testing.assert_array_equal(np.asarray(gp.concatenate([g, g * 2], axis=1)), np.concatenate([m, m * 2], 1))
+    np.testing.assert_array_equal(np.asarray(gp.cumsum(g, axis=0)), np.cumsum(m, axis=0))
+    np.testing.assert_array_equal(np.asarray(gp.repeat(g[:, :3], 2, axis=0)), np.repeat(m[:, :3], 2, axis=0))
+    s = gp.stats()
+    assert s["evaluations"] == 0 and s["host_engine_evaluations"] >= 4
+
+
+def test_threshold_setting(opengl):
+    previous = gp.host_threshold()
+    try:
+        gp.set_host_threshold(12345)
+        assert gp.host_threshold() == 12345
+        with pytest.raises(ValueError):
+            gp.set_host_threshold(-1)
+    finally:
+        gp.set_host_threshold(previous)
+
+
+def test_software_driver_keeps_its_own_blocks(software):
+    """The software driver as the active device computes on the host itself:
+    no diversion, so its blocks (and the cache mechanisms) stay exercised."""
+    gp.set_host_threshold(1 << 20)
+    a = np.arange(100, dtype=F32)
+    np.testing.assert_array_equal(np.asarray(gp.asarray(a) + 1), a + 1)
+    s = gp.stats()
+    assert s["host_engine_evaluations"] == 0 and s["evaluations"] == 1
