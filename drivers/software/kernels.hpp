@@ -313,9 +313,34 @@ GPUPY_SW_UNARY(DEG2RAD, is_float<T>, a * (kPi<T> / T(180)))
 GPUPY_SW_UNARY(RAD2DEG, is_float<T>, a * (T(180) / kPi<T>))
 
 // --- rounding ------------------------------------------------------------------
-GPUPY_SW_UNARY(FLOOR, is_float<T>, std::floor(a))
-GPUPY_SW_UNARY(CEIL, is_float<T>, std::ceil(a))
-GPUPY_SW_UNARY(TRUNC, is_float<T>, std::trunc(a))
+// Integers and bools are already integral (NumPy 2 has loops returning them).
+struct K_FLOOR {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_float<T>) return std::floor(a);
+        else return a;
+    }
+};
+struct K_CEIL {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_float<T>) return std::ceil(a);
+        else return a;
+    }
+};
+struct K_TRUNC {
+    template <class T>
+    static constexpr bool ok = true;
+    template <class T>
+    static T f(T a) {
+        if constexpr (is_float<T>) return std::trunc(a);
+        else return a;
+    }
+};
 GPUPY_SW_UNARY(RINT, is_float<T>, std::nearbyint(a))
 
 // --- extrema -------------------------------------------------------------------
