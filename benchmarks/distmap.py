@@ -168,12 +168,12 @@ def run(env, settings):
                     log(settings, f"  distmap {case:>16} {name:<15} FAILED {res.failed}")
                     continue
                 check = None if ref is None else (lambda v, ref=ref: compare(v, ref, **CHECK))
-                # a run longer than the budget gets one warm repetition only
+                # (a first run longer than the warm budget is the only run: common.run_case)
                 value = run_case(res, fn, settings, check=check,
                                  gp=env.gpupy if name.startswith("gpupy") else None)
                 if ref is None and name in REFERENCES and value is not None and not res.failed:
                     ref = value
-                    res.note = "reference"
+                    res.note = "; ".join(x for x in (res.note, "reference") if x)
                 del value
                 if ref is None and name not in REFERENCES:
                     res.note = "unchecked (no reference ran)"
