@@ -71,6 +71,7 @@ public:
 private:
     char* data_;
     size_t nbytes_;
+    size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)
 };
 
 // One bit per element: which elements of an expression are on the host.

@@ -2,11 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "kernels.hpp"
 
+// This file is compiled twice: for the x86-64 baseline and, as
+// interpreter_avx2.cpp, with AVX2 (GPUPY_SW_VARIANT=avx2); interpret()
+// picks at run time. Same source, same semantics, wider loops.
+#ifndef GPUPY_SW_VARIANT
+#define GPUPY_SW_VARIANT baseline
+#endif
+
 namespace gpupy_sw {
+namespace GPUPY_SW_VARIANT {
 
 namespace {
 
@@ -164,8 +174,13 @@ public:
     Interpreter(const gpupy_ir& ir, std::string* error) : ir_(ir), error_(error) {
         nd_ = ir.ndim;
         for (int d = 0; d < nd_; ++d) shape_[d] = ir.shape[d];
+        const int64_t fit = kRegisterBytes / (8 * static_cast<int64_t>(ir.ninstr));
+        const int64_t points = ir.reduce_op == GPUPY_OP_NONE ? ir.count : std::max<int64_t>(ir.reduce_chunk, 1);
+        // No larger than the work at hand: registers are allocated per call.
+        chunk_ = static_cast<int>(std::max<int64_t>(1, std::min(std::clamp<int64_t>(fit, kMinChunk, kMaxChunk), points)));
+        idx_.reset(new int64_t[static_cast<size_t>(chunk_)]);
         regs_.resize(static_cast<size_t>(ir.ninstr));
-        for (int i = 0; i < ir.ninstr; ++i) regs_[i].assign(kChunk, 0);
+        for (int i = 0; i < ir.ninstr; ++i) regs_[i].reset(new uint64_t[static_cast<size_t>(chunk_)]);
         // Constants are the same at every point: fill their registers once.
         for (int i = 0; i < ir.ninstr; ++i) {
             const gpupy_ir_instr& in = ir.instr[i];
@@ -173,7 +188,7 @@ public:
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
                 T* r = reg<T>(i);
-                std::fill(r, r + kChunk, scalar_as<T>(in.value));
+                std::fill(r, r + chunk_, scalar_as<T>(in.value));
                 return true;
             });
         }
@@ -184,7 +199,7 @@ public:
 private:
     template <class T>
     T* reg(int i) {
-        return reinterpret_cast<T*>(regs_[i].data());
+        return reinterpret_cast<T*>(regs_[i].get());
     }
     bool fail(const std::string& msg) {
         *error_ = msg;
@@ -200,8 +215,11 @@ private:
     std::string* error_;
     int nd_;
     int64_t shape_[GPUPY_MAX_DIMS];
-    std::vector<std::vector<uint64_t>> regs_;  // kChunk elements of up to 8 bytes each
-    int64_t idx_[kChunk];
+    int chunk_;
+    // chunk_ elements of up to 8 bytes each; uninitialised (every element is
+    // written before it is read).
+    std::vector<std::unique_ptr<uint64_t[]>> regs_;
+    std::unique_ptr<int64_t[]> idx_;
 };
 
 void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out) {
@@ -270,16 +288,16 @@ bool Interpreter::load(const gpupy_ir_instr& in, const int64_t* idx, int n, void
 bool Interpreter::eval_points(int64_t p0, int n) {
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
-        void* out = regs_[i].data();
+        void* out = regs_[i].get();
         switch (in.op) {
         case GPUPY_OP_CONST:
             break;
         case GPUPY_OP_LOAD:
-            map_indices(in, p0, n, idx_);
-            if (!load(in, idx_, n, out)) return false;
+            map_indices(in, p0, n, idx_.get());
+            if (!load(in, idx_.get(), n, out)) return false;
             break;
         case GPUPY_OP_INDEX: {
-            map_indices(in, p0, n, idx_);
+            map_indices(in, p0, n, idx_.get());
             for (int k = 0; k < n; ++k) {
                 int64_t v = in.div > 1 ? idx_[k] / in.div : idx_[k];
                 if (in.mod) v %= in.mod;
@@ -295,7 +313,7 @@ bool Interpreter::eval_points(int64_t p0, int n) {
         }
         case GPUPY_OP_CAST: {
             const int32_t from = ir_.instr[in.arg[0]].dtype;
-            const void* a = regs_[in.arg[0]].data();
+            const void* a = regs_[in.arg[0]].get();
             bool ok = with_type(from, [&](auto f) {
                 using F = decltype(f);
                 return with_type(in.dtype, [&](auto t) {
@@ -310,18 +328,18 @@ bool Interpreter::eval_points(int64_t p0, int n) {
             break;
         }
         case GPUPY_OP_WHERE: {
-            const bool* c = reinterpret_cast<const bool*>(regs_[in.arg[0]].data());
+            const bool* c = reinterpret_cast<const bool*>(regs_[in.arg[0]].get());
             const int item = itemsize(in.dtype);
-            const char* x = reinterpret_cast<const char*>(regs_[in.arg[1]].data());
-            const char* y = reinterpret_cast<const char*>(regs_[in.arg[2]].data());
+            const char* x = reinterpret_cast<const char*>(regs_[in.arg[1]].get());
+            const char* y = reinterpret_cast<const char*>(regs_[in.arg[2]].get());
             char* r = static_cast<char*>(out);
             for (int k = 0; k < n; ++k) std::memcpy(r + k * item, (c[k] ? x : y) + k * item, item);
             break;
         }
         default: {
             const int32_t dt = ir_.instr[in.arg[0]].dtype;
-            const void* a = regs_[in.arg[0]].data();
-            const void* b = in.arg[1] >= 0 ? regs_[in.arg[1]].data() : nullptr;
+            const void* a = regs_[in.arg[0]].get();
+            const void* b = in.arg[1] >= 0 ? regs_[in.arg[1]].get() : nullptr;
             if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
         }
         }
@@ -336,10 +354,10 @@ bool Interpreter::run(Block* dst) {
     if (ir_.dst_offset < 0 || ir_.dst_offset + ir_.count > dst->nelems) return fail("output range outside the destination");
     char* out = dst->data + ir_.dst_offset * item;
     if (ir_.reduce_op == GPUPY_OP_NONE) {
-        for (int64_t done = 0; done < ir_.count; done += kChunk) {
-            const int n = static_cast<int>(std::min<int64_t>(kChunk, ir_.count - done));
+        for (int64_t done = 0; done < ir_.count; done += chunk_) {
+            const int n = static_cast<int>(std::min<int64_t>(chunk_, ir_.count - done));
             if (!eval_points(ir_.start + done, n)) return false;
-            std::memcpy(out + done * item, regs_[last].data(), static_cast<size_t>(n) * item);
+            std::memcpy(out + done * item, regs_[last].get(), static_cast<size_t>(n) * item);
         }
         return true;
     }
@@ -355,9 +373,9 @@ bool Interpreter::run(Block* dst) {
         // is set, stores the running value after each point (scan).
         auto fold_range = [&](T* acc, int64_t p, int64_t q, T* each) -> bool {
             while (p < q) {
-                const int n = static_cast<int>(std::min<int64_t>(kChunk, q - p));
+                const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
                 if (!eval_points(p, n)) return false;
-                const T* v = reinterpret_cast<const T*>(regs_[last].data());
+                const T* v = reinterpret_cast<const T*>(regs_[last].get());
                 if (each) {
                     for (int k = 0; k < n; ++k) {
                         if (!fold(ir_.reduce_op, acc, v + k, 1)) return fail("fold op not supported");
@@ -401,6 +419,27 @@ bool Interpreter::run(Block* dst) {
 
 }  // namespace
 
+bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error) {
+    Interpreter in(ir, error);
+    return in.run(dst);
+}
+
+}  // namespace GPUPY_SW_VARIANT
+
+#ifndef GPUPY_SW_SECONDARY_VARIANT
+namespace avx2 {
+bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error);
+}
+
+namespace {
+
+bool run_range(const gpupy_ir& ir, Block* dst, std::string* error) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    return avx2 ? avx2::interpret_range(ir, dst, error) : baseline::interpret_range(ir, dst, error);
+}
+
+}  // namespace
+
 int supports(int32_t op, int32_t dtype) {
     if (dtype < 0 || dtype >= GPUPY_NUM_DTYPES) return 0;
     switch (op) {
@@ -410,20 +449,45 @@ int supports(int32_t op, int32_t dtype) {
         return 1;
 #define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
     case GPUPY_OP_##NAME:                        \
-        return supported_by<K_##NAME>(dtype);
+        return baseline::supported_by<K_##NAME>(dtype);
 #include "ops.def"
 #undef GPUPY_OP
     }
     return 0;
 }
 
-bool interpret(const gpupy_ir& ir, Block* dst, std::string* error) {
+bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads) {
     if (ir.ninstr <= 0 || ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) {
         *error = "malformed IR";
         return false;
     }
-    Interpreter in(ir, error);
-    return in.run(dst);
+    // Outputs are independent (a scan's output refolds its chunk from the
+    // chunk's start), so large ranges split across threads.
+    const int64_t parts = std::min<int64_t>(threads, ir.count / kMinOutputsPerThread);
+    if (parts <= 1) return run_range(ir, dst, error);
+    std::vector<gpupy_ir> pieces(static_cast<size_t>(parts), ir);
+    std::vector<std::string> errors(static_cast<size_t>(parts));
+    std::vector<char> ok(static_cast<size_t>(parts), 0);
+    const int64_t step = (ir.count + parts - 1) / parts;
+    for (int64_t p = 0; p < parts; ++p) {
+        const int64_t begin = std::min(ir.count, p * step), end = std::min(ir.count, begin + step);
+        pieces[p].start = ir.start + begin;
+        pieces[p].count = end - begin;
+        pieces[p].dst_offset = ir.dst_offset + begin;
+    }
+    std::vector<std::thread> workers;
+    for (int64_t p = 1; p < parts; ++p)
+        workers.emplace_back([&, p] { ok[p] = run_range(pieces[p], dst, &errors[p]); });
+    ok[0] = run_range(pieces[0], dst, &errors[0]);
+    for (std::thread& w : workers) w.join();
+    for (int64_t p = 0; p < parts; ++p) {
+        if (!ok[p]) {
+            *error = errors[p];
+            return false;
+        }
+    }
+    return true;
 }
+#endif  // GPUPY_SW_SECONDARY_VARIANT
 
 }  // namespace gpupy_sw

@@ -9,6 +9,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "driver.hpp"
 #include "interpreter.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 struct Context {
     int64_t max_ops;    // IR operations one evaluation may hold
+    int threads;        // threads one evaluation may use
     int64_t max_bytes;  // simulated device memory; 0 = unlimited
     int64_t used_bytes = 0;
     std::string error;
@@ -33,6 +35,11 @@ int64_t env_limit(const char* name, int64_t fallback) {
 }
 
 Context* ctx_of(void* p) { return static_cast<Context*>(p); }
+
+int default_threads() {
+    const unsigned n = std::thread::hardware_concurrency();
+    return static_cast<int>(env_limit("GPUPY_SOFTWARE_THREADS", n ? n : 1));
+}
 
 // No limit on fusion unless asked for (tests set 1 to force partitioning).
 constexpr int64_t kDefaultMaxOps = std::numeric_limits<int32_t>::max();
@@ -107,6 +114,7 @@ int sw_init(void** ctx, char* errbuf, size_t errlen) {
     }
     c->max_ops = env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps);
     c->max_bytes = env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0);
+    c->threads = default_threads();
     *ctx = c;
     return GPUPY_OK;
 }
@@ -214,7 +222,7 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
             }
         }
     }
-    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error)) return GPUPY_ERROR;
+    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error, c->threads)) return GPUPY_ERROR;
     return GPUPY_OK;
 }
 
@@ -244,7 +252,9 @@ const char* sw_describe(void* ctx) {
     c->description = "device: CPU (software driver)\n";
     c->description += "max_ops: " + std::to_string(c->max_ops) + "\n";
     c->description += "max_bytes: " + (c->max_bytes ? std::to_string(c->max_bytes) : std::string("unlimited")) + "\n";
-    c->description += "chunk: " + std::to_string(kChunk) + " elements\n";
+    c->description += "chunk: " + std::to_string(kMinChunk) + ".." + std::to_string(kMaxChunk) + " elements (as registers fit " + std::to_string(kRegisterBytes >> 10) + " KiB)\n";
+    c->description += "threads: " + std::to_string(c->threads) + "\n";
+    c->description += std::string("kernels: ") + (__builtin_cpu_supports("avx2") ? "avx2" : "baseline") + "\n";
     return c->description.c_str();
 }
 
@@ -258,12 +268,16 @@ int sw_set_option(void* ctx, const char* key, const char* value) {
         c->max_ops = reset ? env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps) : v;
         return GPUPY_OK;
     }
+    if (std::strcmp(key, "threads") == 0 && (reset || (number && v >= 1))) {
+        c->threads = reset ? default_threads() : static_cast<int>(v);
+        return GPUPY_OK;
+    }
     if (std::strcmp(key, "max_bytes") == 0 && (reset || (number && v >= 0))) {
         c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0) : v;
         return GPUPY_OK;
     }
     c->error = std::string("unknown option or bad value; options: max_ops (>= 1), max_bytes (>= 0, 0 = unlimited), "
-                           "or \"default\" for either");
+                           "threads (>= 1), or \"default\" for any of them");
     return GPUPY_ERROR;
 }
 
