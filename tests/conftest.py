@@ -65,7 +65,10 @@ _DECLARED_SCRIPT = textwrap.dedent(r"""
         path = libdir / f"libgpupy_driver_{name}.so"
         if not path.exists():
             continue
-        lib = ctypes.CDLL(str(path))
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError:  # a library it needs (libEGL, libGLEW, ...) is missing
+            continue
         lib.gpupy_driver_entry.restype = ctypes.POINTER(Api)
         api = lib.gpupy_driver_entry().contents
         ctx, err = ctypes.c_void_p(), ctypes.create_string_buffer(1024)

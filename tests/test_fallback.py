@@ -20,8 +20,6 @@ import pytest
 
 import gpupy as gp
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def fallbacks():
     return gp.stats()["fallbacks_by_function"]
@@ -158,7 +156,10 @@ class TestMode:
 
 
 def _run_with_env(code, value):
-    env = dict(os.environ, GPUPY_FALLBACK=value, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    # The gpupy under test (installed, or an in-place build), not necessarily the source tree's.
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(gp.__file__)))
+    env = dict(os.environ, GPUPY_FALLBACK=value,
+               PYTHONPATH=package_parent + os.pathsep + os.environ.get("PYTHONPATH", ""),
                GPUPY_DRIVER="software")
     return subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=env,
                           timeout=120)

@@ -159,7 +159,10 @@ class Driver:
 
     def __init__(self, path):
         self.path = Path(path)
-        self.lib = ctypes.CDLL(str(path))
+        try:
+            self.lib = ctypes.CDLL(str(path))
+        except OSError as e:  # a library it needs (libEGL, libGLEW, ...) is missing
+            raise DriverError(f"cannot load {self.path.name}: {e}") from None
         entry = self.lib.gpupy_driver_entry
         entry.restype = ctypes.POINTER(DriverApi)
         self.api = entry().contents
