@@ -67,8 +67,9 @@ def cache_bytes():
 
 def set_host_threshold(elements):
     """Evaluations of at most this many elements run on the host engine (in
-    place, no transfers) when the active driver is a device; 0 never."""
-    _core.set_host_threshold(int(elements))
+    place, no transfers) when the active driver is a device; 0: never.
+    None (the default) lets the driver judge from its cost model."""
+    _core.set_host_threshold(None if elements is None else int(elements))
 
 
 def host_threshold():
@@ -112,7 +113,9 @@ def config_text():
         lines.append(f"  {line}")
     lines.append(f"block size: {block_size()} elements")
     lines.append(f"cache budget: {cache_bytes()} bytes")
-    lines.append(f"host engine below: {host_threshold()} elements")
+    threshold = host_threshold()
+    lines.append("host engine: " + ("chosen by the driver's cost model" if threshold is None
+                                    else f"evaluations of at most {threshold} elements"))
     lines.append(f"fallback mode: {get_fallback()}")
     lines.append(f"driver libraries: {_core.driver_library_dir()}")
     return "\n".join(lines)

@@ -236,6 +236,12 @@ typedef struct gpupy_driver_api {
     // core evaluates small work through it instead of moving it to a device.
     // block_free releases the block, never the memory.
     int (*block_wrap)(void* ctx, int32_t dtype, int64_t nelems, void* host, gpupy_block** out);
+    // 1 if an evaluation of `elements` outputs costing about `ops` operations
+    // each would finish sooner on the host engine than on this device
+    // (dispatch, transfers and per-element overheads included), else 0.
+    // Drivers that cannot judge leave it null: the core then moves only
+    // small evaluations (GPUPY_HOST_ELEMENTS) to the host.
+    int (*prefers_host)(void* ctx, int64_t elements, int64_t ops);
 } gpupy_driver_api;
 
 // The one symbol a driver library exports.

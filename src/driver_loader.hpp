@@ -47,6 +47,10 @@ public:
     // The optional block_wrap capability (host memory used in place).
     bool can_wrap() const { return api_->block_wrap != nullptr; }
     gpupy_block* wrap(DType dtype, int64_t nelems, void* host);
+    // The driver's judgement (prefers_host), or -1 if it offers none.
+    int prefers_host(int64_t elements, int64_t ops) const {
+        return api_->prefers_host ? (api_->prefers_host(ctx_, elements, ops) ? 1 : 0) : -1;
+    }
 
     std::string describe();
     void set_option(const std::string& key, const std::string& value);

@@ -1,6 +1,7 @@
 #include "evaluator.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "errors.hpp"
 #include "planner.hpp"
@@ -27,6 +28,25 @@ int64_t view_block_count(const NodeView& v, int64_t B) { return (v.geom.size() +
 void note_progress(Node* x) {
     ++g_work_epoch;
     if (x->kind() == NodeKind::Expression && x->complete()) completed_candidates().push_back(NodeRef(x));
+}
+
+// How many operations evaluating `root` would fuse, counted up to `cap`:
+// distinct expression nodes below it that are not on the host already.
+constexpr int64_t kOpsCounted = 256;
+int64_t operations_below(const Node& root, int64_t cap) {
+    std::vector<const Node*> stack{&root};
+    std::unordered_set<const Node*> seen{&root};
+    int64_t ops = 0;
+    while (!stack.empty() && ops < cap) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (n->kind() != NodeKind::Expression || n->complete()) continue;
+        ++ops;
+        for (const NodeView& c : n->children()) {
+            if (seen.insert(c.node.get()).second) stack.push_back(c.node.get());
+        }
+    }
+    return ops;
 }
 
 bool step_host_block(const Task& t, std::vector<Task>* pre) {
@@ -69,8 +89,10 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
         note_progress(x);
         if (view_evaluated(*x, t.view.geom, f0, f1)) return true;
     }
-    // Small work: on the host engine, in place, no transfers.
-    if (rt.use_host_engine(f1 - f0) && !needs_host_evaluation(*x, *rt.host_engine())) {
+    // Work the device would do slower (small, or little arithmetic per
+    // element on a CPU renderer): on the host engine, in place, no transfers.
+    if (rt.use_host_engine(f1 - f0, operations_below(*x, kOpsCounted)) &&
+        !needs_host_evaluation(*x, *rt.host_engine())) {
         if (!plan_and_evaluate(t.view, t.block, pre, EvalMode::Host)) return false;
         note_progress(x);
         return true;

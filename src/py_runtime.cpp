@@ -124,8 +124,16 @@ void register_runtime(py::module_& m) {
     m.def("set_block_size", [](int64_t n) {
         Runtime::get().cache().set_block_size(n);
     });
-    m.def("host_threshold", [] { return Runtime::get().host_elements(); });
-    m.def("set_host_threshold", [](int64_t n) { Runtime::get().set_host_elements(n); });
+    m.def("host_threshold", []() -> py::object {
+        const int64_t n = Runtime::get().host_elements();
+        return n < 0 ? py::none() : py::object(py::int_(n));
+    });
+    m.def("set_host_threshold", [](py::object n) {
+        if (n.is_none()) return Runtime::get().set_host_elements(-1);  // the driver judges
+        const int64_t v = py::cast<int64_t>(n);
+        if (v < 0) throw ValueError("the host threshold must be >= 0 (or None to let the driver judge)");
+        Runtime::get().set_host_elements(v);
+    });
     m.def("cache_budget", [] { return Runtime::get().cache().budget(); });
     m.def("set_cache_budget", [](int64_t n) { Runtime::get().cache().set_budget(n); });
     m.def("clear_cache", [] { Runtime::get().cache().clear(); });

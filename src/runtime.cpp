@@ -30,7 +30,7 @@ constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
 
 int64_t host_elements_from_env() {
     const char* v = std::getenv("GPUPY_HOST_ELEMENTS");
-    if (!v || !*v) return kDefaultHostElements;
+    if (!v || !*v) return -1;
     char* end = nullptr;
     long long x = std::strtoll(v, &end, 10);
     if (*end != '\0' || x < 0) throw ValueError(std::string("GPUPY_HOST_ELEMENTS must be a non-negative integer, got '") + v + "'");
@@ -44,7 +44,7 @@ Runtime::Runtime() : host_elements_(host_elements_from_env()) {
 }
 
 void Runtime::set_host_elements(int64_t n) {
-    if (n < 0) throw ValueError("the host threshold must be >= 0");
+    if (n < -1) throw ValueError("the host threshold must be >= 0 (or None to let the driver judge)");
     host_elements_ = n;
 }
 
@@ -62,11 +62,14 @@ Driver* Runtime::host_engine() {
     return it->second->can_wrap() ? it->second.get() : nullptr;
 }
 
-bool Runtime::use_host_engine(int64_t outputs) {
+bool Runtime::use_host_engine(int64_t outputs, int64_t ops) {
     // A driver that computes on host memory itself gains nothing from it
     // (and the software driver as the active device keeps its own blocks,
     // so the cache mechanisms stay exercised).
-    return active_ && !active_->can_wrap() && outputs <= host_elements_ && host_engine() != nullptr;
+    if (!active_ || active_->can_wrap() || host_engine() == nullptr) return false;
+    if (host_elements_ >= 0) return outputs <= host_elements_;
+    const int judged = active_->prefers_host(outputs, ops);
+    return judged >= 0 ? judged == 1 : outputs <= kDefaultHostElements;
 }
 
 Driver& Runtime::driver() {

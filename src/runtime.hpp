@@ -33,7 +33,12 @@ public:
     // when the active driver is a device that would have to copy them.
     // nullptr when no such driver loads.
     Driver* host_engine();
-    bool use_host_engine(int64_t outputs);
+    // Whether an evaluation of `outputs` elements costing about `ops`
+    // operations each goes to the host engine: by the host threshold when
+    // one is set (GPUPY_HOST_ELEMENTS, set_host_threshold), else by the
+    // active driver's judgement (prefers_host), else by the default size.
+    bool use_host_engine(int64_t outputs, int64_t ops);
+    // -1: no explicit threshold (the driver judges).
     int64_t host_elements() const { return host_elements_; }
     void set_host_elements(int64_t n);
 

@@ -93,8 +93,30 @@ def test_threshold_setting(opengl):
         assert gp.host_threshold() == 12345
         with pytest.raises(ValueError):
             gp.set_host_threshold(-1)
+        gp.set_host_threshold(None)  # the driver's cost model decides
+        assert gp.host_threshold() is None
     finally:
         gp.set_host_threshold(previous)
+
+
+def test_driver_cost_model_routes_by_arithmetic(opengl):
+    """With no threshold set, the driver judges: on a CPU renderer
+    (llvmpipe) an expression with little arithmetic per element runs on the
+    host engine even when large, an arithmetic-heavy one on the device."""
+    if "cpu_renderer: yes" not in gp._core.driver_describe():
+        pytest.skip("the OpenGL driver is a real GPU here; its cost model differs")
+    gp.set_host_threshold(None)
+    n = 1 << 18
+    x = gp.asarray(np.linspace(0, 1, n, dtype=F32))
+    gp.reset_stats()
+    np.asarray(x * 2 + 1)  # 2 operations per element
+    assert gp.stats()["host_engine_evaluations"] == 1 and gp.stats()["evaluations"] == 0
+    heavy = x
+    for k in range(40):  # 80 operations per element
+        heavy = gp.sqrt(heavy * heavy + F32(k))
+    gp.reset_stats()
+    np.asarray(heavy)
+    assert gp.stats()["host_engine_evaluations"] == 0 and gp.stats()["evaluations"] >= 1
 
 
 def test_software_driver_keeps_its_own_blocks(software):

@@ -44,6 +44,8 @@ struct Driver {
     ResourceLimits limits;
     std::string debug_append;
     int64_t first_run_ns = 0;
+    // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
+    bool cpu_renderer = false;
     std::string last_error, description;
 
     ResourceLimits gl_limits() const {
@@ -106,6 +108,9 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             d->gl.query();
             d->caps.fp64 = d->gl.fp64;
             d->caps.int64 = d->gl.int64;
+            for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
+                if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
+            }
             int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -372,6 +377,7 @@ const char* drv_describe(void* ctx) {
       << "egl_platform: " << d->egl.platform << "\n"
       << "vendor: " << d->gl.vendor << "\n"
       << "renderer: " << d->gl.renderer << "\n"
+      << "cpu_renderer: " << (d->cpu_renderer ? "yes" : "no") << "\n"
       << "gl_version: " << d->gl.gl_version << "\n"
       << "glsl_version: " << d->gl.glsl_version << "\n"
       << "shader_stage: compute\n"
@@ -465,6 +471,25 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
                 "max_bytes, block_width, math_library, debug_glsl_append)");
 }
 
+// The cost model behind prefers_host. Measured on llvmpipe (2 cores,
+// docs/performance.md): every compute invocation costs ~7-10 ns whatever
+// it reads (texelFetch, imageLoad or SSBO alike), where the host engine
+// streams an operation over an element in ~0.1 ns; a dispatch plus its
+// readback costs ~50 us. So on a CPU renderer the device only pays off for
+// arithmetic-heavy expressions (the distance map: thousands of operations
+// per element), and on a real GPU only for work large enough to hide the
+// dispatch and transfer.
+constexpr int64_t kAlwaysHostElements = int64_t{1} << 12;
+constexpr int64_t kCpuRendererMinOps = 48;
+constexpr int64_t kGpuMinElements = int64_t{1} << 17;
+
+int drv_prefers_host(void* ctx, int64_t elements, int64_t ops) {
+    Driver* d = D(ctx);
+    if (elements <= kAlwaysHostElements) return 1;
+    if (d->cpu_renderer) return ops < kCpuRendererMinOps ? 1 : 0;
+    return elements < kGpuMinElements ? 1 : 0;
+}
+
 void drv_get_counters(void* ctx, gpupy_driver_counters* out) {
     Driver* d = D(ctx);
     std::memset(out, 0, sizeof *out);
@@ -481,6 +506,8 @@ const gpupy_driver_api kApi = {
     drv_check_ir, drv_eval_ir,
     drv_resource_get, drv_resource_zero, drv_resource_add, drv_resource_sub, drv_resource_check,
     drv_last_error, drv_describe, drv_set_option, drv_get_counters,
+    nullptr,  // block_wrap: device memory is not host memory
+    drv_prefers_host,
 };
 
 }  // namespace

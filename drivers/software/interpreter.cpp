@@ -180,7 +180,11 @@ public:
         chunk_ = static_cast<int>(std::max<int64_t>(1, std::min(std::clamp<int64_t>(fit, kMinChunk, kMaxChunk), points)));
         idx_.reset(new int64_t[static_cast<size_t>(chunk_)]);
         regs_.resize(static_cast<size_t>(ir.ninstr));
-        for (int i = 0; i < ir.ninstr; ++i) regs_[i].reset(new uint64_t[static_cast<size_t>(chunk_)]);
+        ptr_.resize(static_cast<size_t>(ir.ninstr));
+        for (int i = 0; i < ir.ninstr; ++i) {
+            regs_[i].reset(new uint64_t[static_cast<size_t>(chunk_)]);
+            ptr_[i] = reinterpret_cast<char*>(regs_[i].get());
+        }
         // Constants are the same at every point: fill their registers once.
         for (int i = 0; i < ir.ninstr; ++i) {
             const gpupy_ir_instr& in = ir.instr[i];
@@ -205,8 +209,10 @@ private:
         *error_ = msg;
         return false;
     }
-    // Evaluates every instruction at domain points [p0, p0 + n).
-    bool eval_points(int64_t p0, int n);
+    // Evaluates every instruction at domain points [p0, p0 + n); the last
+    // one straight into `direct` when given (else into its register).
+    // Afterwards ptr_[i] is where instruction i's n values are.
+    bool eval_points(int64_t p0, int n, char* direct = nullptr);
     // Element index of the map at each of the n points from p0.
     void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
     bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
@@ -219,6 +225,9 @@ private:
     // chunk_ elements of up to 8 bytes each; uninitialised (every element is
     // written before it is read).
     std::vector<std::unique_ptr<uint64_t[]>> regs_;
+    // Per instruction, where the current chunk's values are: its register,
+    // or for a contiguous load the block memory itself (no copy).
+    std::vector<char*> ptr_;
     std::unique_ptr<int64_t[]> idx_;
 };
 
@@ -285,17 +294,29 @@ bool Interpreter::load(const gpupy_ir_instr& in, const int64_t* idx, int n, void
     return true;
 }
 
-bool Interpreter::eval_points(int64_t p0, int n) {
+bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
+    const int last = ir_.ninstr - 1;
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
-        void* out = regs_[i].get();
+        char* own = reinterpret_cast<char*>(regs_[i].get());
+        void* out = (i == last && direct && in.op != GPUPY_OP_LOAD && in.op != GPUPY_OP_CONST) ? direct : own;
+        ptr_[i] = static_cast<char*>(out);
         switch (in.op) {
         case GPUPY_OP_CONST:
             break;
-        case GPUPY_OP_LOAD:
+        case GPUPY_OP_LOAD: {
+            if ((in.flags & GPUPY_INSTR_CONTIGUOUS) && in.nblocks == 1) {
+                // Consecutive elements of one block: read them in place.
+                const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
+                const int64_t off = in.map.base + p0 - in.block_first;
+                if (off < 0 || off + n > b->nelems) return fail("LOAD index outside its block");
+                ptr_[i] = b->data + off * itemsize(in.dtype);
+                break;
+            }
             map_indices(in, p0, n, idx_.get());
             if (!load(in, idx_.get(), n, out)) return false;
             break;
+        }
         case GPUPY_OP_INDEX: {
             map_indices(in, p0, n, idx_.get());
             for (int k = 0; k < n; ++k) {
@@ -313,7 +334,7 @@ bool Interpreter::eval_points(int64_t p0, int n) {
         }
         case GPUPY_OP_CAST: {
             const int32_t from = ir_.instr[in.arg[0]].dtype;
-            const void* a = regs_[in.arg[0]].get();
+            const void* a = ptr_[in.arg[0]];
             bool ok = with_type(from, [&](auto f) {
                 using F = decltype(f);
                 return with_type(in.dtype, [&](auto t) {
@@ -328,18 +349,18 @@ bool Interpreter::eval_points(int64_t p0, int n) {
             break;
         }
         case GPUPY_OP_WHERE: {
-            const bool* c = reinterpret_cast<const bool*>(regs_[in.arg[0]].get());
+            const bool* c = reinterpret_cast<const bool*>(ptr_[in.arg[0]]);
             const int item = itemsize(in.dtype);
-            const char* x = reinterpret_cast<const char*>(regs_[in.arg[1]].get());
-            const char* y = reinterpret_cast<const char*>(regs_[in.arg[2]].get());
+            const char* x = ptr_[in.arg[1]];
+            const char* y = ptr_[in.arg[2]];
             char* r = static_cast<char*>(out);
             for (int k = 0; k < n; ++k) std::memcpy(r + k * item, (c[k] ? x : y) + k * item, item);
             break;
         }
         default: {
             const int32_t dt = ir_.instr[in.arg[0]].dtype;
-            const void* a = regs_[in.arg[0]].get();
-            const void* b = in.arg[1] >= 0 ? regs_[in.arg[1]].get() : nullptr;
+            const void* a = ptr_[in.arg[0]];
+            const void* b = in.arg[1] >= 0 ? ptr_[in.arg[1]] : nullptr;
             if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
         }
         }
@@ -356,8 +377,9 @@ bool Interpreter::run(Block* dst) {
     if (ir_.reduce_op == GPUPY_OP_NONE) {
         for (int64_t done = 0; done < ir_.count; done += chunk_) {
             const int n = static_cast<int>(std::min<int64_t>(chunk_, ir_.count - done));
-            if (!eval_points(ir_.start + done, n)) return false;
-            std::memcpy(out + done * item, regs_[last].get(), static_cast<size_t>(n) * item);
+            char* target = out + done * item;
+            if (!eval_points(ir_.start + done, n, target)) return false;
+            if (ptr_[last] != target) std::memcpy(target, ptr_[last], static_cast<size_t>(n) * item);
         }
         return true;
     }
@@ -375,7 +397,7 @@ bool Interpreter::run(Block* dst) {
             while (p < q) {
                 const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
                 if (!eval_points(p, n)) return false;
-                const T* v = reinterpret_cast<const T*>(regs_[last].get());
+                const T* v = reinterpret_cast<const T*>(ptr_[last]);
                 if (each) {
                     for (int k = 0; k < n; ++k) {
                         if (!fold(ir_.reduce_op, acc, v + k, 1)) return fail("fold op not supported");

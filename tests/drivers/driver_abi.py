@@ -123,6 +123,7 @@ class DriverApi(ctypes.Structure):
         ("set_option", _F(ctypes.c_int, _vp, ctypes.c_char_p, ctypes.c_char_p)),
         ("get_counters", _F(None, _vp, ctypes.POINTER(Counters))),
         ("block_wrap", _F(ctypes.c_int, _vp, _i32, _i64, _vp, ctypes.POINTER(_vp))),
+        ("prefers_host", _F(ctypes.c_int, _vp, _i64, _i64)),
     ]
 
 
