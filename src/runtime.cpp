@@ -23,9 +23,10 @@ Runtime& Runtime::get() {
 
 namespace {
 
-// Below this many output elements a device evaluation costs more in fixed
-// overhead (dispatch, readback) than it computes: measured on llvmpipe,
-// see docs/performance.md. GPUPY_HOST_ELEMENTS overrides it (0: never).
+// For a driver that does not judge for itself (no prefers_host): below this
+// many output elements a device evaluation costs more in fixed overhead
+// (dispatch, readback) than it computes, as measured on llvmpipe (see
+// docs/performance.md). GPUPY_HOST_ELEMENTS overrides any judgement (0: never).
 constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
 
 int64_t host_elements_from_env() {

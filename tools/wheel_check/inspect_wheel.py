@@ -132,7 +132,7 @@ def inspect_sdist(path, root):
     check(path.name == f"{top}.tar.gz", f"sdist name {path.name} != {top}.tar.gz")
     with tarfile.open(path) as t:
         names = {m.name for m in t.getmembers() if m.isfile()}
-    for required in ("PKG-INFO", "pyproject.toml", "CMakeLists.txt", "README.md", "gpupy/__init__.py",
+    for required in ("PKG-INFO", "pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "gpupy/__init__.py",
                      "gpupy/_version.py", "src/driver.hpp", "drivers/software/CMakeLists.txt",
                      "drivers/opengl/CMakeLists.txt"):
         check(f"{top}/{required}" in names, f"{required} is missing from the sdist")
