@@ -275,14 +275,8 @@ NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::
     std::string key = key_header(op, dtype, shape);
     for (const NodeView& c : children) append_view_key(key, c);
     if (Node* hit = lookup(key)) return shared(hit);
-    Node* n = new Node();
-    n->kind_ = NodeKind::Expression;
-    n->op_ = op;
-    n->dtype_ = dtype;
-    n->shape_ = shape;
-    n->size_ = shape_size(shape);
+    Node* n = new_expression(op, dtype, shape, std::move(key));
     n->children_ = std::move(children);
-    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
@@ -290,14 +284,8 @@ NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
     std::string key = key_header(GPUPY_OP_INDEX, dtype, shape);
     append<int32_t>(key, axis);
     if (Node* hit = lookup(key)) return shared(hit);
-    Node* n = new Node();
-    n->kind_ = NodeKind::Expression;
-    n->op_ = GPUPY_OP_INDEX;
-    n->dtype_ = dtype;
-    n->shape_ = shape;
-    n->size_ = shape_size(shape);
+    Node* n = new_expression(GPUPY_OP_INDEX, dtype, shape, std::move(key));
     n->index_.axis = axis;
-    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
@@ -310,15 +298,9 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     append<uint64_t>(key, p.identity.u);
     append_view_key(key, operand);
     if (Node* hit = lookup(key)) return shared(hit);
-    Node* n = new Node();
-    n->kind_ = NodeKind::Expression;
-    n->op_ = CORE_OP_REDUCE;
-    n->dtype_ = dtype;
-    n->shape_ = shape;
-    n->size_ = shape_size(shape);
+    Node* n = new_expression(CORE_OP_REDUCE, dtype, shape, std::move(key));
     n->reduce_ = p;
     n->children_.push_back(std::move(operand));
-    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
@@ -326,14 +308,8 @@ NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView
     std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
     for (const NodeView& p : parts) append_view_key(key, p);
     if (Node* hit = lookup(key)) return shared(hit);
-    Node* n = new Node();
-    n->kind_ = NodeKind::Expression;
-    n->op_ = CORE_OP_CONCAT;
-    n->dtype_ = dtype;
-    n->shape_ = shape;
-    n->size_ = shape_size(shape);
+    Node* n = new_expression(CORE_OP_CONCAT, dtype, shape, std::move(key));
     n->children_ = std::move(parts);
-    n->hash_key_ = std::move(key);
     return intern(n);
 }
 
@@ -343,16 +319,22 @@ NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, con
     append_dims(key, p.mod);
     append_view_key(key, operand);
     if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(CORE_OP_REMAP, dtype, shape, std::move(key));
+    n->remap_ = p;
+    n->children_.push_back(std::move(operand));
+    return intern(n);
+}
+
+// A fresh expression node, not yet interned: the fields every kind shares.
+Node* NodeFactory::new_expression(OpCode op, DType dtype, const Dims& shape, std::string key) {
     Node* n = new Node();
     n->kind_ = NodeKind::Expression;
-    n->op_ = CORE_OP_REMAP;
+    n->op_ = op;
     n->dtype_ = dtype;
     n->shape_ = shape;
     n->size_ = shape_size(shape);
-    n->remap_ = p;
-    n->children_.push_back(std::move(operand));
     n->hash_key_ = std::move(key);
-    return intern(n);
+    return n;
 }
 
 NodeRef NodeFactory::shared(Node* hit) {

@@ -205,6 +205,7 @@ public:
     static int64_t live_hashed();
 
 private:
+    static Node* new_expression(OpCode op, DType dtype, const Dims& shape, std::string key);
     static NodeRef intern(Node* fresh);
     static NodeRef shared(Node* hit);
 };

@@ -16,6 +16,20 @@
 #endif
 
 namespace gpupy_sw {
+
+#ifndef GPUPY_SW_SECONDARY_VARIANT
+int itemsize(int32_t dtype) {
+    switch (dtype) {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
+    case GPUPY_##NAME:                                 \
+        return ITEMSIZE;
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    }
+    return 0;
+}
+#endif
+
 namespace GPUPY_SW_VARIANT {
 
 namespace {
@@ -42,17 +56,6 @@ bool with_type(int32_t dtype, Fn&& fn) {
 #undef GPUPY_DTYPE
     }
     return false;
-}
-
-int itemsize(int32_t dtype) {
-    switch (dtype) {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
-    case GPUPY_##NAME:                                 \
-        return ITEMSIZE;
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-    }
-    return 0;
 }
 
 template <class T>

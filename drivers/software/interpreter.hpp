@@ -30,6 +30,9 @@ constexpr int64_t kRegisterBytes = int64_t{1} << 20;
 // saves (a thread start is ~20-50 us; 2^16 outputs take ~100 us or more).
 constexpr int64_t kMinOutputsPerThread = int64_t{1} << 16;
 
+// Bytes per element of dtype; 0 for an unknown dtype.
+int itemsize(int32_t dtype);
+
 // 1 if op runs with operands of dtype, else 0 (get_method).
 int supports(int32_t op, int32_t dtype);
 

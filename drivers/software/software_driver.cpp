@@ -44,17 +44,6 @@ int default_threads() {
 // No limit on fusion unless asked for (tests set 1 to force partitioning).
 constexpr int64_t kDefaultMaxOps = std::numeric_limits<int32_t>::max();
 
-int item_size(int32_t dtype) {
-    switch (dtype) {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
-    case GPUPY_##NAME:                                 \
-        return ITEMSIZE;
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-    }
-    return 0;
-}
-
 // Resource slots: 0 = operations (non-leaf instructions, and the fold of a
 // reduction), 1 = leaves. Only operations are limited.
 int64_t count_ops(const gpupy_ir& ir) {
@@ -125,7 +114,7 @@ int sw_get_method(void*, int32_t op, int32_t dtype) { return supports(op, dtype)
 
 int sw_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out) {
     Context* c = ctx_of(ctx);
-    const int item = item_size(dtype);
+    const int item = itemsize(dtype);
     if (item == 0 || nelems < 0) {
         c->error = "block_alloc: bad dtype or size";
         return GPUPY_ERROR;
@@ -152,7 +141,7 @@ void sw_block_free(void* ctx, gpupy_block* block) {
     auto* b = reinterpret_cast<Block*>(block);
     if (!b) return;
     if (b->owns_data) {
-        ctx_of(ctx)->used_bytes -= b->nelems * item_size(b->dtype);
+        ctx_of(ctx)->used_bytes -= b->nelems * itemsize(b->dtype);
         std::free(b->data);
     }
     delete b;
@@ -161,7 +150,7 @@ void sw_block_free(void* ctx, gpupy_block* block) {
 // Host memory used in place: the core's host engine for small work.
 int sw_block_wrap(void* ctx, int32_t dtype, int64_t nelems, void* host, gpupy_block** out) {
     Context* c = ctx_of(ctx);
-    if (item_size(dtype) == 0 || nelems < 0 || !host) {
+    if (itemsize(dtype) == 0 || nelems < 0 || !host) {
         c->error = "block_wrap: bad dtype, size or pointer";
         return GPUPY_ERROR;
     }
@@ -183,7 +172,7 @@ bool in_range(Context* c, const Block* b, int64_t offset, int64_t count) {
 int sw_block_read(void* ctx, gpupy_block* block, int64_t offset, int64_t count, void* dst) {
     auto* b = reinterpret_cast<Block*>(block);
     if (!in_range(ctx_of(ctx), b, offset, count)) return GPUPY_ERROR;
-    const int item = item_size(b->dtype);
+    const int item = itemsize(b->dtype);
     std::memcpy(dst, b->data + offset * item, static_cast<size_t>(count * item));
     return GPUPY_OK;
 }
@@ -191,7 +180,7 @@ int sw_block_read(void* ctx, gpupy_block* block, int64_t offset, int64_t count, 
 int sw_block_write(void* ctx, gpupy_block* block, int64_t offset, int64_t count, const void* src) {
     auto* b = reinterpret_cast<Block*>(block);
     if (!in_range(ctx_of(ctx), b, offset, count)) return GPUPY_ERROR;
-    const int item = item_size(b->dtype);
+    const int item = itemsize(b->dtype);
     std::memcpy(b->data + offset * item, src, static_cast<size_t>(count * item));
     return GPUPY_OK;
 }
