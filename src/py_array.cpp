@@ -108,7 +108,7 @@ void register_array(py::module_& m) {
            if (!as_gpuarray(host, &a)) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(host.attr("dtype"))));
            return a;
        }),
-       py::arg("shape"), py::arg("dtype") = py::float_(0.0).get_type(), py::arg("buffer") = py::none(),
+       py::arg("shape"), py::arg("dtype") = py::type::of(py::float_(0.0)), py::arg("buffer") = py::none(),
        py::arg("offset") = 0, py::arg("strides") = py::none(), py::arg("order") = py::none())
         .def_property(
             "shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); },

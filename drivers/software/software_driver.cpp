@@ -280,6 +280,7 @@ const gpupy_driver_api kApi = {
     sw_resource_get, sw_resource_zero, sw_resource_add, sw_resource_sub, sw_resource_check,
     sw_last_error, sw_describe, sw_set_option, sw_get_counters,
     sw_block_wrap,
+    nullptr,  // prefers_host: the software driver computes on the host already
 };
 
 }  // namespace
