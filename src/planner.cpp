@@ -73,6 +73,7 @@ private:
     bool check_subtree(int32_t i, gpupy_resources* exact);
     void collapse(int32_t i);
     void collapse_to_storage(Node* x, const Span& span);
+    bool store_shared_operand(const NodeView& operand);
     void require(Task t) { pre_->push_back(std::move(t)); }
 
     // IR emission for the subtree at `top`; leaves' blocks left unbound.
@@ -160,6 +161,7 @@ Planner::Planner(const NodeView& root, int64_t out_begin, int64_t out_end, std::
         for (size_t d = dshape_.size() - rp_.ndim; d < dshape_.size(); ++d) inner_ *= dshape_[d];
         domain_range(o0_, o1_, &d0_, &d1_);
         dstride_ = c_strides(dshape_);
+        if (store_shared_operand(operand)) return;  // retried once it is stored
         top_ = add_item(operand);
     } else {
         dshape_ = root.geom.shape;
@@ -220,6 +222,31 @@ void Planner::collapse_to_storage(Node* x, const Span& span) {
         if (host_) require(Task{Task::HostBlock, NodeView{NodeRef(x), id}, j});
         else if (!cache_.find(x, id, j)) require(Task{Task::EvalBlock, NodeView{NodeRef(x), id}, j});
     }
+}
+
+// A reduction fuses its operand's expression into its first pass, so the
+// operand's values are never stored anywhere. When something else still
+// refers to the operand -- the user's array (`m = d.max(); d / m`), another
+// expression, a second reduction -- those values would be computed all over
+// again for it. Then the operand is evaluated into its storage first (a
+// prerequisite) and the reduction reads it from there. True if it asked.
+bool Planner::store_shared_operand(const NodeView& operand) {
+    Node* x = operand.node.get();
+    // Only what the planner would fuse; the REDUCE node holds one reference.
+    if (x->kind() != NodeKind::Expression || x->op() == GPUPY_OP_INDEX || x->op() >= GPUPY_NUM_OPS ||
+        x->complete() || x->refcount() < 2)
+        return false;
+    const Span span = view_span(operand.geom, d0_, d1_);
+    const int64_t j0 = span.lo / B_, j1 = span.hi / B_;
+    if (host_available(x, j0 * B_, std::min((j1 + 1) * B_, x->size()) - 1)) return false;
+    if (!host_) {
+        const ViewGeometry id = identity_view(x->shape());
+        bool all = true;
+        for (int64_t j = j0; j <= j1 && all; ++j) all = cache_.find(x, id, j) != nullptr;
+        if (all) return false;
+    }
+    collapse_to_storage(x, span);
+    return true;
 }
 
 void Planner::classify(int32_t i) {
@@ -419,6 +446,7 @@ bool Planner::partition() {
         require(Task{Task::HostEval, root_, 0});
         return false;
     }
+    if (top_ < 0) return false;  // the constructor asked for prerequisites
     // Iterative post-order walk computing resource bounds.
     std::vector<std::pair<int32_t, size_t>> stack;
     stack.emplace_back(top_, 0);

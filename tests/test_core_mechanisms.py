@@ -663,6 +663,44 @@ def test_broadcasting_errors_match_numpy(gpu, name):
     _assert_same_error(lambda: fn(gp), lambda: fn(np))
 
 
+class TestReductionOperands:
+    """A reduction fuses its operand expression into its first pass; when the
+    operand is also held elsewhere it is stored first, so using it again
+    reads it instead of computing it a second time."""
+
+    def test_only_a_held_operand_costs_an_evaluation_of_its_own(self, gpu):
+        a = gp.asarray(ramp(1000))
+        gp.reset_stats()
+        # (Not inside an assert: pytest's rewriting would hold the temporary.)
+        m = float(gp.sqrt(a * 3 + 1).max())
+        fused = gp.stats()["evaluations"]
+        assert m == np.sqrt(ramp(1000) * F32(3) + F32(1)).max()
+        held = gp.sqrt(a * 5 + 1)
+        gp.reset_stats()
+        m = float(held.max())
+        assert gp.stats()["evaluations"] == fused + 1
+        assert m == np.sqrt(ramp(1000) * F32(5) + F32(1)).max()
+
+    def test_an_operand_the_user_holds_is_stored_and_read_back(self, gpu):
+        h = ramp(1000)
+        d = gp.sqrt(gp.asarray(h) * 3 + 1)
+        m = d.max()
+        hd = np.sqrt(h * F32(3) + F32(1))
+        gpu.assert_same(m, hd.max())
+        # d / m reads d's stored values: no multiply or sqrt left to run.
+        assert sorted(ir_ops(d / m)) == ["divide", "load", "load"]
+        gpu.assert_same(d / m, hd / hd.max())
+
+    def test_an_operand_shared_by_two_reductions_is_computed_once(self, gpu):
+        h = ramp(3000, 1)
+        x = gp.log(gp.asarray(h)) * 2
+        s, p = gp.sum(x), gp.max(x)
+        hx = np.log(h) * F32(2)
+        gpu.assert_same(p, hx.max(), ulp=1)
+        assert "log" not in ir_ops(x + 1)  # x was stored for the other reduction
+        np.testing.assert_allclose(float(s), hx.astype(np.float64).sum(), rtol=1e-5)
+
+
 # --- writes ---------------------------------------------------------------------------------------
 
 class TestWrites:
