@@ -168,6 +168,31 @@ class TestCSE:
         gpu.assert_same(c, h * h * h, ulp=8)
 
 
+class TestRewrites:
+    @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint8])
+    def test_square_of_an_absolute_value_squares_the_value(self, gpu, dtype):
+        if dtype == np.float32:
+            h = np.array([-0.0, 0.0, -1.5, 2.5, np.inf, -np.inf, np.nan, -3e19, 1e-30], dtype)
+        else:
+            info = np.iinfo(dtype)
+            h = np.array([info.min, info.min + 1, -1, 0, 1, 7, info.max], dtype) if info.min else \
+                np.array([0, 1, 15, 16, 255], dtype)
+        with np.errstate(all="ignore"):
+            want = np.abs(h) ** 2
+        a = gp.asarray(h)
+        got = gp.abs(a) ** 2
+        assert "absolute" not in ir_ops(got)
+        gpu.assert_same(got, want)
+        with np.errstate(all="ignore"):
+            want = np.square(np.absolute(h))
+        gpu.assert_same(gp.square(gp.absolute(a)), want)
+
+    def test_a_view_of_an_absolute_value_is_left_alone(self, gpu):
+        h = ramp(10, -5)
+        got = gp.abs(gp.asarray(h))[::2] ** 2
+        gpu.assert_same(got, np.abs(h)[::2] ** 2)
+
+
 # --- partitioning under the software driver's max_ops ---------------------------------------------
 
 def _expression(xp, a, b):
