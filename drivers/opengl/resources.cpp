@@ -30,9 +30,13 @@ void resource_upper_bound(const gpupy_ir_instr& node, gpupy_resources& out) {
     } else if (node.op == GPUPY_OP_CONST) {
         out.slot[kUniforms] = 2;
     }
-    // A node's operand dtype is not part of its description (predicates and
-    // CAST change dtype), so the bound is the op's most expensive dtype.
-    out.slot[kInstructions] = max_op_cost(node.op);
+    // An op's cost depends on its operand dtype, which the node gives only
+    // when the op keeps the dtype; predicates and CAST change it, so their
+    // bound is the op's most expensive dtype. (A loose bound costs the
+    // partitioner exact checks, each a code generation.)
+    const bool keeps_dtype = !leaf && node.op != GPUPY_OP_CAST && op_result_dtype(node.op, node.dtype) == node.dtype &&
+                             node.dtype != GPUPY_BOOL;
+    out.slot[kInstructions] = keeps_dtype ? op_cost(node.op, node.dtype) : max_op_cost(node.op);
     out.slot[kOps] = leaf ? 0 : 1;
 }
 
