@@ -2,7 +2,9 @@
 
 The harness spawns two fresh Python processes in turn, both running the same
 program (distance map 512² |S|=100, shaded sphere 512², the elementwise
-expressions at 10^5) twice on gpupy's OpenGL driver, with
+expressions at 10^5) twice on gpupy's OpenGL driver, all of it on the
+device (set_host_threshold(0): the host engine would otherwise take the
+small parts, which then compile nothing), with
 MESA_SHADER_CACHE_DIR pointing at one new, empty directory:
 
   process 1  cold: Mesa's on-disk shader cache is empty
@@ -50,6 +52,8 @@ def child_main(import_gpupy):
     import sphere
 
     gp.use_driver("opengl")
+    if hasattr(gp, "set_host_threshold"):
+        gp.set_host_threshold(0)  # every part on the device, so every part has a program to compile
     pts = distmap.make_points(512, 100)
     data = elementwise.inputs(10**5)
     ks = {f"k{i}": float(v) for i, v in enumerate(elementwise.COEFFS)}

@@ -175,10 +175,17 @@ def compare(got, ref, rtol, atol_rel=None, max_bad_fraction=0.0):
 
 # ---------------------------------------------------------------- gpupy stats
 
-STAT_KEYS = ("evaluations", "programs_compiled", "program_cache_hits", "compile_seconds", "first_run_seconds",
+STAT_KEYS = ("evaluations", "host_engine_evaluations", "programs_compiled", "program_cache_hits", "compile_seconds", "first_run_seconds",
              "check_ir_calls", "collapses", "blocks_uploaded", "blocks_downloaded", "bytes_uploaded",
              "bytes_downloaded", "blocks_packed", "evictions", "host_evaluations", "nodes_created",
              "nodes_shared", "fallbacks", "fallbacks_by_function")
+
+
+def evals(stats):
+    """'device/host engine' evaluation counts of a stats() delta."""
+    if not stats:
+        return "—"
+    return f"{stats.get('evaluations', 0)}/{stats.get('host_engine_evaluations', 0)}"
 
 
 def gpupy_stats(gp):
@@ -281,7 +288,8 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
                     result.stats_warm = gpupy_stats(gp)
                 last = value
                 del value
-            if gp is not None and result.stats_warm.get("evaluations") == 0:
+            if gp is not None and result.stats_warm and not any(
+                    result.stats_warm.get(k) for k in ("evaluations", "host_engine_evaluations", "host_evaluations")):
                 result.note = "warm run evaluated nothing (a cached result was reused)"
             if warm_phases:
                 med = sorted(warm_phases, key=lambda tp: tp[0])[len(warm_phases) // 2]

@@ -88,16 +88,19 @@ def run(env, settings):
                         return lambda clock: env.glsl.ew_run()
 
                     impls.append((f"glsl-{layout}", factory))
-            for drv in env.gpupy_drivers:
-                def factory(drv=drv):
-                    env.use_driver(drv)
+            variants = [(drv, False) for drv in env.gpupy_drivers]
+            if "opengl" in env.gpupy_drivers and env.has_host_engine:
+                variants.append(("opengl", True))
+            for drv, dev in variants:
+                def factory(drv=drv, dev=dev):
+                    env.use_driver(drv, device_only=dev)
                     if drv not in gdata:
                         gdata[drv] = {k: env.gpupy.array(v) for k, v in data.items()}
                     g = gdata[drv]
                     ns = {**namespace(env.gpupy), **ks_py}
                     return lambda clock: np.asarray(eval(code, ns, g))
 
-                impls.append((f"gpupy-{drv}", factory))
+                impls.append((f"gpupy-{drv}" + ("-dev" if dev else ""), factory))
             for name, factory in impls:
                 res = Result("elementwise", case, name, params={"n": n, "expr": short(expr)})
                 results.append(res)

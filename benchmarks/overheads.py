@@ -32,32 +32,39 @@ def per_call(fn, n, repeats=7):
     return per
 
 
+def build_rows(results, gp, impl, n_calls):
+    big = gp.array(np.ones(10**6, dtype=np.float32))
+    big2 = gp.array(np.ones(10**6, dtype=np.float32))
+
+    r = Result("overhead", "build one lazy op: a + b (same node, hash-consed)", impl)
+    r.times = per_call(lambda: big + big2, n_calls)
+    results.append(r)
+
+    def chain():
+        x = big
+        for _ in range(n_calls):
+            x = x + 1.0
+        return x
+
+    r = Result("overhead", "build one lazy op: x = x + 1.0 (new node each)", impl)
+    r.times = [t / n_calls for t in per_call(chain, 1, repeats=5)]
+    results.append(r)
+
+
 def run(env, settings):
     results = []
     n_calls = 2000 if settings.quick else 10000
-    for drv in env.gpupy_drivers:
-        env.use_driver(drv)
+    variants = [(drv, False) for drv in env.gpupy_drivers]
+    if "opengl" in env.gpupy_drivers and env.has_host_engine:
+        variants.append(("opengl", True))  # the device path itself, without gpupy's host engine
+    for drv, dev in variants:
+        env.use_driver(drv, device_only=dev)
         gp = env.gpupy
-        impl = f"gpupy-{drv}"
-        big = gp.array(np.ones(10**6, dtype=np.float32))
-        big2 = gp.array(np.ones(10**6, dtype=np.float32))
-
-        r = Result("overhead", "build one lazy op: a + b (same node, hash-consed)", impl)
-        r.times = per_call(lambda: big + big2, n_calls)
-        results.append(r)
-
-        def chain():
-            x = big
-            for _ in range(n_calls):
-                x = x + 1.0
-            return x
-
-        r = Result("overhead", "build one lazy op: x = x + 1.0 (new node each)", impl)
-        r.times = [t / n_calls for t in per_call(chain, 1, repeats=5)]
-        results.append(r)
-        del big, big2
-
+        impl = f"gpupy-{drv}" + ("-dev" if dev else "")
+        if not dev:
+            build_rows(results, gp, impl, n_calls)
         small = {k: gp.array(np.linspace(0, 1, 100, dtype=np.float32) + i) for i, k in enumerate("ab")}
+
         np.asarray(2 * small["a"] + 3 * small["b"])  # compile, upload
         r = Result("overhead", "evaluate tiny expression (100 elements, warm)", impl)
         gp.reset_stats()

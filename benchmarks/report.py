@@ -4,7 +4,7 @@ import os
 import re
 from dataclasses import asdict
 
-from common import fmt_ratio, fmt_time, table
+from common import evals, fmt_ratio, fmt_time, table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -15,7 +15,13 @@ END = "<!-- results:end -->"
 
 DISTMAP_ORDER = ["numpy", "c++", "c++-omp", "c++-native", "numexpr", "gpupy-opengl", "gpupy-software",
                  "glsl-loop", "glsl-unrolled", "glsl-unrolled-nanmin"]
-OTHER_ORDER = ["numpy", "numexpr", "gpupy-opengl", "gpupy-software", "glsl-ssbo", "glsl-texture"]
+OTHER_ORDER = ["numpy", "numexpr", "gpupy-opengl", "gpupy-opengl-dev", "gpupy-software", "glsl-ssbo", "glsl-texture"]
+
+
+def result_from_dict(d):
+    from common import Result
+    fields = set(Result.__dataclass_fields__)
+    return Result(**{k: v for k, v in d.items() if k in fields})
 
 
 def result_dict(r):
@@ -139,7 +145,7 @@ def section_distmap(results):
             ph = ", ".join(f"{k} {fmt_time(v)}" for k, v in r.phases.items()) if r.phases else "—"
             comp = (f"{sf.get('programs_compiled', 0)} / {sf.get('compile_seconds', 0):.2f} s / "
                     f"{sf.get('first_run_seconds', 0):.2f} s") if sf else f"prepare {fmt_time(r.params.get('prepare_s'))}"
-            warm = (f"{sw.get('evaluations')} / {sw.get('programs_compiled')} / {sw.get('check_ir_calls')} / "
+            warm = (f"{evals(sw)} / {sw.get('programs_compiled')} / {sw.get('check_ir_calls')} / "
                     f"{sw.get('collapses')}") if sw else "—"
             err = "—" if r.error is None else f"{r.error:.1e}"
             det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best), fmt_time(r.cpu_median),
@@ -148,7 +154,8 @@ def section_distmap(results):
         out += ["", "Details. first: the first run in this process. compile: stats() of the first run — programs "
                 "compiled / compile_seconds / first_run_seconds (the JIT happens at a program's first dispatch, "
                 "so first_run_seconds is JIT plus that first run). warm: stats() of a warm run — evaluations "
-                "(eval_ir calls, i.e. partitions × blocks) / programs compiled / check_ir calls / collapses. "
+                "on the device (eval_ir calls: partitions × blocks) / on the host engine, programs compiled, "
+                "check_ir calls, collapses. "
                 "phases: the median warm run split at the program's steps (build = the Python loop building the "
                 "lazy expression; max = `xp.max(distMin)`; scale+readback = the last two operations and the "
                 "conversion to a NumPy array — a lazy version evaluates wherever the first value is needed). "
@@ -178,15 +185,16 @@ def section_sphere(results):
             sf, sw = r.stats_first, r.stats_warm
             det.append([case, impl, fmt_time(r.first), fmt_time(r.median), fmt_time(r.best), fmt_time(r.cpu_median),
                         f"{sf.get('programs_compiled')} / {sf.get('compile_seconds', 0):.2f} s / {sf.get('first_run_seconds', 0):.2f} s",
-                        f"{sw.get('evaluations')} / {sw.get('programs_compiled')}",
+                        f"{evals(sw)} / {sw.get('programs_compiled')}",
                         ", ".join(f"{k} {fmt_time(v)}" for k, v in r.phases.items()),
                         "—" if r.error is None else f"{r.error:.1e} ({r.bad_fraction:.1e} off)"])
     out = ["### Shaded sphere (appendix A.1)", "",
-           "Median of warm runs (speed-up over NumPy). Timed up to the three channels as NumPy arrays.", "",
+           "Median of warm runs (speed-up over NumPy). Timed up to the three channels as NumPy arrays. "
+           "gpupy-opengl-dev: the device forced (no host engine).", "",
            table(["size"] + impls, rows)]
     if det:
         out += ["", table(["size", "impl", "first", "median", "min", "cpu", "compile (n / s / first-run s)",
-                           "warm evals / compiled", "phases", "err"], det,
+                           "warm evals (device/host) / compiled", "phases", "err"], det,
                           align=["<", "<", ">", ">", ">", ">", ">", ">", "<", ">"])]
     return "\n".join(out) + _load_flag(results, "sphere")
 
@@ -206,22 +214,25 @@ def section_elementwise(results):
                     if r.bench == "elementwise" and r.note and r.note != "reference"})
     out = ["### Fused elementwise expressions (float32)", "",
            "Median of warm runs (speed-up over NumPy); inputs already resident (gpupy: on the device after "
-           "the first run, which includes their upload and the compile).", "",
+           "the first run, which includes their upload and the compile). gpupy-opengl is gpupy as shipped: its "
+           "cost model may run work on the host engine (the software interpreter, in place); gpupy-opengl-dev "
+           "forces the device (`set_host_threshold(0)`); glsl-*: hand-written shaders for `2*a + 3*b`.", "",
            table(["expression", "n"] + impls, rows, align=["<", ">"] + [">"] * len(impls))]
     firsts = []
     for case in cases:
         for impl in impls:
             r = _find(results, "elementwise", case, impl)
-            if r is not None and impl == "gpupy-opengl" and r.stats_first and not r.failed:
-                firsts.append([r.params["expr"], f"{r.params['n']:.0e}".replace("e+0", "e"), fmt_time(r.first),
+            if r is not None and impl in ("gpupy-opengl", "gpupy-opengl-dev") and r.stats_first and not r.failed:
+                firsts.append([r.params["expr"], f"{r.params['n']:.0e}".replace("e+0", "e"), impl, fmt_time(r.first),
                                fmt_time(r.median), str(r.stats_first.get("programs_compiled")),
                                f"{r.stats_first.get('compile_seconds', 0) * 1e3:.0f} ms",
                                f"{r.stats_first.get('first_run_seconds', 0) * 1e3:.0f} ms",
-                               str(r.stats_warm.get("evaluations")) if r.stats_warm else "—"])
+                               evals(r.stats_warm)])
     if firsts:
-        out += ["", "gpupy-opengl first run vs warm:", "",
-                table(["expression", "n", "first", "warm median", "compiled", "compile", "first run (JIT+run)",
-                       "warm evaluations"], firsts, align=["<", ">", ">", ">", ">", ">", ">", ">"])]
+        out += ["", "gpupy on OpenGL, first run vs warm (device/host: evaluations of a warm run on the device "
+                "and on gpupy's host engine):", "",
+                table(["expression", "n", "impl", "first", "warm median", "compiled", "compile", "first run (JIT+run)",
+                       "warm evals device/host"], firsts, align=["<", ">", "<", ">", ">", ">", ">", ">", ">"])]
     if notes:
         out += [""] + [f"- {n}" for n in notes]
     return "\n".join(out) + _load_flag(results, "elementwise")
@@ -241,7 +252,8 @@ def section_overheads(results):
                           f"{fmt_time(r.stats_first.get('compile_seconds'))}, first run "
                           f"{fmt_time(r.stats_first.get('first_run_seconds'))}")
         elif r.stats_warm:
-            extra = f"{r.stats_warm.get('evaluations')} evaluations, {r.stats_warm.get('programs_compiled')} compiled"
+            extra = (f"evaluations device/host {evals(r.stats_warm)}, "
+                     f"{r.stats_warm.get('programs_compiled')} compiled")
         rows.append([r.case, r.impl, fmt_time(r.median), fmt_time(r.best), extra])
     return "\n".join(["### Overheads", "", table(["what", "impl", "median", "min", "notes"], rows,
                                                   align=["<", "<", ">", ">", "<"])])
@@ -255,7 +267,8 @@ def section_coldstart(extra):
     if "failed" in cs:
         return "\n".join(out + [f"Failed: {cs['failed']}"])
     out.append("Two fresh processes run the same program (distance map 512² |S|=100, sphere 512², the elementwise "
-               "expressions at 10^5) twice each on the OpenGL driver, sharing one new MESA_SHADER_CACHE_DIR. "
+               "expressions at 10^5) twice each on the OpenGL driver (all on the device: `set_host_threshold(0)`), "
+               "sharing one new MESA_SHADER_CACHE_DIR. "
                "Overhead = iteration 1 − iteration 2 wall time.")
     out.append("")
     rows = []
@@ -281,13 +294,21 @@ def targets(results, extra):
     def status(ok):
         return "—" if ok is None else ("met" if ok else "NOT met")
 
+    def vs_best(ref, r):
+        """Speed-up of r's fastest run over NumPy's fastest run (NumPy's time
+        is bimodal: its 1 MB temporaries sometimes come from fresh pages)."""
+        if ref is None or r is None or not ref.times or not r.times:
+            return ""
+        return f"; {fmt_ratio(ref.best / r.best)} min vs min ({fmt_time(r.best)} vs {fmt_time(ref.best)})"
+
     g, ref = dm(512, 1000, "gpupy-opengl"), dm(512, 1000, "numpy")
     hand = [r for r in (dm(512, 1000, "glsl-loop"), dm(512, 1000, "glsl-unrolled")) if r and r.typical and not r.failed]
     best_hand = min(hand, key=lambda r: r.typical) if hand else None
     sp = _speedup(ref, g)
     vs_hand = (g.typical / best_hand.typical) if (g and best_hand and g.typical and not g.failed) else None
     rows.append(["distmap 512², |S|=1000: gpupy-OpenGL ≥ 10x faster than NumPy",
-                 f"{fmt_ratio(sp)} ({_cell(g, show_ratio=False)} vs NumPy {_cell(ref, show_ratio=False)})" if sp else "not measured",
+                 f"{fmt_ratio(sp)} median vs median ({_cell(g, show_ratio=False)} vs NumPy {_cell(ref, show_ratio=False)})"
+                 + vs_best(ref, g) if sp else "not measured",
                  status(None if sp is None else sp >= 10 and g.ok is not False)])
     rows.append(["… and within 2x of hand-written GLSL (the faster of loop/unrolled)",
                  f"{vs_hand:.1f}x the time of {best_hand.impl} ({_cell(best_hand, show_ratio=False)})" if vs_hand else "not measured",
@@ -301,13 +322,14 @@ def targets(results, extra):
         parts = (g.stats_warm or g.stats_first).get("evaluations")
         rows.append([f"distmap {n}², |S|=5000: partitions and runs, ≥ 10x",
                      ("failed: " + g.failed) if g.failed else (
-                         f"{'ran' if ran else 'estimated only'}; {fmt_ratio(sp)} faster than NumPy"
-                         + (f"; {parts} evaluations per run" if parts else "")),
+                         f"{'ran' if ran else 'estimated only'}; {fmt_ratio(sp)} median vs median"
+                         + vs_best(ref, g) + (f"; {parts} evaluations per run" if parts else "")),
                      status(bool(ran) and sp is not None and sp >= 10)])
     g, ref = _find(results, "sphere", "2048²", "gpupy-opengl"), _find(results, "sphere", "2048²", "numpy")
     sp = _speedup(ref, g)
     rows.append(["shaded sphere 2048²: gpupy-OpenGL faster than NumPy",
-                 f"{fmt_ratio(sp)} ({_cell(g, show_ratio=False)} vs {_cell(ref, show_ratio=False)})" if sp else "not measured",
+                 f"{fmt_ratio(sp)} ({_cell(g, show_ratio=False)} vs {_cell(ref, show_ratio=False)})" + vs_best(ref, g)
+                 if sp else "not measured",
                  status(None if sp is None else sp > 1 and g.ok is not False)])
     worst = None
     for r in results:

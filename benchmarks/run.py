@@ -88,9 +88,17 @@ class Env:
         self.elementwise_sizes = ints(args.sizes)
         self.expressions = args.expr.split(";") if args.expr else None
 
-    def use_driver(self, name):
+    def use_driver(self, name, device_only=False):
+        """Selects the driver; device_only: no host engine (gpupy's cost model
+        would run small or low-arithmetic work on the host)."""
         if self.gpupy.driver() != name:
             self.gpupy.use_driver(name)
+        if hasattr(self.gpupy, "set_host_threshold"):
+            self.gpupy.set_host_threshold(0 if device_only else None)
+
+    @property
+    def has_host_engine(self):
+        return hasattr(self.gpupy, "set_host_threshold")
 
 
 def machine_description(env):
@@ -177,6 +185,8 @@ def parse_args(argv):
     p.add_argument("--no-glsl", action="store_true", help="skip the hand-written GLSL version")
     p.add_argument("--write-docs", action="store_true", help="regenerate the results section of docs/performance.md and the plot")
     p.add_argument("--json", help="write all raw results to this file")
+    p.add_argument("--from-json", metavar="FILE",
+                   help="measure nothing: print (and with --write-docs, write) the report of a --json file")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--child-coldstart", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -192,6 +202,16 @@ def main(argv=None):
     if args.child_coldstart:
         import coldstart
         coldstart.child_main(import_gpupy)
+        return 0
+    if args.from_json:
+        import report
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        results = [report.result_from_dict(d) for d in saved["results"]]
+        text = report.render(results, saved["machine"], saved["extra"])
+        print(text, flush=True)
+        if args.write_docs:
+            report.write_docs(results, saved["machine"], saved["extra"], text)
         return 0
     settings = Settings(quick=args.quick, verbose=not args.quiet)
     settings.reps = args.reps or (3 if args.quick else 5)

@@ -134,6 +134,12 @@ def run(env, settings):
             return lambda clock: thesis_program(env.gpupy, n, n, clock)
 
         impls.append((f"gpupy-{drv}", factory))
+    if "opengl" in env.gpupy_drivers and env.has_host_engine:
+        def factory(n):
+            env.use_driver("opengl", device_only=True)
+            return lambda clock: thesis_program(env.gpupy, n, n, clock)
+
+        impls.append(("gpupy-opengl-dev", factory))
     for n in sizes:
         ref = None
         case = f"{n}²"
