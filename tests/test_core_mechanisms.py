@@ -12,13 +12,12 @@ driver allows one operation per evaluation.
 """
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import gpupy as gp
+from fresh_python import run_python
 
 F32 = np.float32
 BLOCK = 16
@@ -253,10 +252,7 @@ class TestPartitioning:
                 "assert np.array_equal(np.asarray(r), ((h + 1) * h - 2) / (h + 3))\n"
                 "s = gp.stats()\n"
                 "print(gp.driver(), s['evaluations'], s['collapses'])\n")
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(gp.__file__)))
-        env = dict(os.environ, GPUPY_DRIVER="software", GPUPY_SOFTWARE_MAX_OPS="1",
-                   PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
-        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        proc = run_python(["-c", code], dict(os.environ, GPUPY_DRIVER="software", GPUPY_SOFTWARE_MAX_OPS="1"))
         assert proc.returncode == 0, proc.stderr
         name, evaluations, collapses = proc.stdout.split()
         assert name == "software"

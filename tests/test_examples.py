@@ -19,7 +19,6 @@ longer happens (so that the list cannot go stale).
 import io
 import os
 import runpy
-import subprocess
 import sys
 import tokenize
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 import pytest
 
 import gpupy as gp
+from fresh_python import run_python
 
 PIL_Image = pytest.importorskip("PIL.Image")
 
@@ -183,11 +183,8 @@ def test_command_line(gpu, tmp_path, example, args):
     """A user's command line in a fresh process: gpupy picks the driver from
     GPUPY_DRIVER, nothing falls back (GPUPY_FALLBACK=raise), no warnings."""
     out = tmp_path / "out.png"
-    env = dict(os.environ, GPUPY_DRIVER=gpu.name, GPUPY_FALLBACK="raise",
-               PYTHONPATH=os.pathsep.join([str(Path(gp.__file__).resolve().parents[1]),
-                                           os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, GPUPY_DRIVER=gpu.name, GPUPY_FALLBACK="raise")
     env.pop("GPUPY_EXAMPLE_NUMPY", None)
-    proc = subprocess.run([sys.executable, "-W", "error", str(EXAMPLES / f"{example}.py"), *args, "-o", str(out)],
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = run_python(["-W", "error", str(EXAMPLES / f"{example}.py"), *args, "-o", str(out)], env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and out.exists()

@@ -11,7 +11,6 @@ in "raise" mode and restores every setting afterwards).
 
 import io
 import os
-import subprocess
 import sys
 import warnings
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 
 import gpupy as gp
+from fresh_python import run_python
 
 
 def fallbacks():
@@ -156,13 +156,7 @@ class TestMode:
 
 
 def _run_with_env(code, value):
-    # The gpupy under test (installed, or an in-place build), not necessarily the source tree's.
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(gp.__file__)))
-    env = dict(os.environ, GPUPY_FALLBACK=value,
-               PYTHONPATH=package_parent + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               GPUPY_DRIVER="software")
-    return subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return run_python(["-W", "error", "-c", code], dict(os.environ, GPUPY_FALLBACK=value, GPUPY_DRIVER="software"))
 
 
 class TestEnvironment:
