@@ -116,6 +116,11 @@ def config_text():
     threshold = host_threshold()
     lines.append("host engine: " + ("chosen by the driver's cost model" if threshold is None
                                     else f"evaluations of at most {threshold} elements"))
+    engine = _core.host_engine_describe()
+    loops = [line.split(":", 1)[1].split() for line in (engine or "").splitlines() if line.startswith("host_loops:")]
+    if loops:
+        lines.append(f"NumPy loops on the host: {len([w for w in loops[0] if '/' in w])} (op/dtype), "
+                     "for the math functions")
     lines.append(f"fallback mode: {get_fallback()}")
     lines.append(f"driver libraries: {_core.driver_library_dir()}")
     return "\n".join(lines)

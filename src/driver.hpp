@@ -2,7 +2,8 @@
 //
 // A driver is a shared library under drivers/<name>/ that exports one C
 // symbol, `gpupy_driver_entry`, returning a table of the thesis's 14
-// essential functions (Eitzen 2007, section 4.7) plus four for reporting.
+// essential functions (Eitzen 2007, section 4.7), four for reporting and
+// three optional capabilities.
 // The core loads it with dlopen and never includes a GL header; a driver
 // never sees a Python object. Everything here is plain C layout so that a
 // driver built by another compiler (or read through ctypes in the contract
@@ -16,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GPUPY_DRIVER_ABI_VERSION 1
+#define GPUPY_DRIVER_ABI_VERSION 2
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -167,6 +168,11 @@ typedef struct gpupy_resources {
     int64_t slot[GPUPY_RESOURCE_SLOTS];
 } gpupy_resources;
 
+// An elementwise inner loop with the C signature of NumPy's ufunc loops
+// (PyUFuncGenericFunction): n elements; args holds the inputs, then the
+// output; steps their strides in bytes; data is the loop's own pointer.
+typedef void (*gpupy_host_loop)(char** args, const int64_t* n, const int64_t* steps, void* data);
+
 // Counters a driver keeps for gpupy.stats().
 typedef struct gpupy_driver_counters {
     int64_t programs_compiled;   // programs built (compiled and linked)
@@ -242,6 +248,13 @@ typedef struct gpupy_driver_api {
     // Drivers that cannot judge leave it null: the core then moves only
     // small evaluations (GPUPY_HOST_ELEMENTS) to the host.
     int (*prefers_host)(void* ctx, int64_t elements, int64_t ops);
+    // The core offers, for `op` with operands of `dtype`, the inner loop
+    // NumPy itself runs for that ufunc (vectorised where NumPy's is). A
+    // driver computing on the host may call it in place of its own kernel,
+    // for chunks of contiguous operands: then its values are NumPy's, bit
+    // for bit. Returns 1 if the driver will use it, else 0. Never offered
+    // after the first eval_ir.
+    int (*offer_host_loop)(void* ctx, int32_t op, int32_t dtype, gpupy_host_loop loop, void* data);
 } gpupy_driver_api;
 
 // The one symbol a driver library exports.

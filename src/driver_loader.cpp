@@ -130,6 +130,13 @@ gpupy_block* Driver::wrap(DType dtype, int64_t nelems, void* host) {
     return b;
 }
 
+int Driver::offer_host_loops(const std::vector<HostLoop>& loops) {
+    if (!api_->offer_host_loop) return 0;
+    int taken = 0;
+    for (const HostLoop& l : loops) taken += api_->offer_host_loop(ctx_, l.op, l.dtype, l.loop, l.data) == 1;
+    return taken;
+}
+
 std::string Driver::describe() {
     const char* s = api_->describe(ctx_);
     return s ? s : "";

@@ -13,6 +13,14 @@
 
 namespace gpupy {
 
+// An elementwise inner loop of NumPy's for `op` with operands of `dtype`.
+struct HostLoop {
+    OpCode op;
+    DType dtype;
+    gpupy_host_loop loop;
+    void* data;
+};
+
 class Driver {
 public:
     // Loads and initialises driver `name`; throws DriverError saying why not.
@@ -51,6 +59,10 @@ public:
     int prefers_host(int64_t elements, int64_t ops) const {
         return api_->prefers_host ? (api_->prefers_host(ctx_, elements, ops) ? 1 : 0) : -1;
     }
+
+    // Offers each loop through the optional offer_host_loop; returns how
+    // many the driver took.
+    int offer_host_loops(const std::vector<HostLoop>& loops);
 
     std::string describe();
     void set_option(const std::string& key, const std::string& value);

@@ -41,4 +41,5 @@ PYBIND11_MODULE(_core, m) {
     register_ops(m);
     register_runtime(m);
     register_structural(m);
+    register_numpy_loops();
 }

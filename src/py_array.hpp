@@ -38,6 +38,7 @@ struct GpuArray {
 DType dtype_from_numpy(PyArray_Descr* descr);
 DType dtype_from_object(py::handle obj);  // anything np.dtype() accepts; -1 if unsupported
 py::object numpy_dtype(DType t);          // np.dtype object
+int typenum_of(DType t);                  // NumPy's type number (NPY_FLOAT32, ...)
 // A new ARRAY node holding a copy of `arr` (which must have a supported dtype).
 NodeRef node_from_ndarray(py::handle arr);
 // A read-only ndarray viewing the view's host data; evaluates first.
@@ -76,5 +77,8 @@ void register_array(py::module_& m);
 void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
 void register_structural(py::module_& m);
+// Hands NumPy's own ufunc inner loops to the runtime, which offers them to
+// every driver it loads (numpy_loops.cpp).
+void register_numpy_loops();
 
 }  // namespace gpupy

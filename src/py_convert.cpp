@@ -60,8 +60,6 @@ py::object numpy_dtype(DType t) {
     return cache[t];
 }
 
-namespace {
-
 int typenum_of(DType t) {
     switch (t) {
     case GPUPY_BOOL: return NPY_BOOL;
@@ -78,6 +76,8 @@ int typenum_of(DType t) {
     }
     return NPY_NOTYPE;
 }
+
+namespace {
 
 void release_host_capsule(PyObject* capsule) {
     delete static_cast<std::shared_ptr<HostBuffer>*>(PyCapsule_GetPointer(capsule, "gpupy.HostBuffer"));

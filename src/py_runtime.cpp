@@ -116,6 +116,11 @@ void register_runtime(py::module_& m) {
         return py::str(rt.driver().name());
     });
     m.def("driver_describe", [] { return Runtime::get().driver().describe(); });
+    m.def("host_engine_describe", []() -> py::object {
+        Driver* engine = Runtime::get().host_engine();
+        if (!engine) return py::none();
+        return py::str(engine->describe());
+    });
     m.def("set_driver_option", [](const std::string& key, py::handle value) {
         Runtime::get().driver().set_option(key, std::string(py::str(value)));
     });

@@ -49,13 +49,19 @@ void Runtime::set_host_elements(int64_t n) {
     host_elements_ = n;
 }
 
+std::unique_ptr<Driver> Runtime::load(const std::string& name) {
+    std::unique_ptr<Driver> d = Driver::load(name);
+    d->offer_host_loops(host_loops_);
+    return d;
+}
+
 Driver* Runtime::host_engine() {
     // The software driver is the host engine: dependency-free, so it loads
     // wherever the core does.
     auto it = drivers_.find("software");
     if (it == drivers_.end()) {
         try {
-            it = drivers_.emplace("software", Driver::load("software")).first;
+            it = drivers_.emplace("software", load("software")).first;
         } catch (const DriverError&) {
             return nullptr;
         }
@@ -82,7 +88,7 @@ void Runtime::use_driver(const std::string& name) {
     auto it = drivers_.find(name);
     Driver* next;
     if (it == drivers_.end()) {
-        std::unique_ptr<Driver> d = Driver::load(name);  // throws DriverError
+        std::unique_ptr<Driver> d = load(name);  // throws DriverError
         next = d.get();
         drivers_.emplace(name, std::move(d));
     } else {

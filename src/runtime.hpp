@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "block_cache.hpp"
 #include "driver_loader.hpp"
@@ -38,13 +39,21 @@ public:
     // one is set (GPUPY_HOST_ELEMENTS, set_host_threshold), else by the
     // active driver's judgement (prefers_host), else by the default size.
     bool use_host_engine(int64_t outputs, int64_t ops);
+    // NumPy's ufunc inner loops (found by the bindings at import), offered
+    // to every driver as it loads: a driver computing on the host then
+    // gives NumPy's values at NumPy's (vectorised) speed.
+    void set_host_loops(std::vector<HostLoop> loops) { host_loops_ = std::move(loops); }
+
     // -1: no explicit threshold (the driver judges).
     int64_t host_elements() const { return host_elements_; }
     void set_host_elements(int64_t n);
 
 private:
     Runtime();
+    std::unique_ptr<Driver> load(const std::string& name);
+
     std::map<std::string, std::unique_ptr<Driver>> drivers_;
+    std::vector<HostLoop> host_loops_;
     Driver* active_ = nullptr;
     BlockCache cache_;
     int64_t host_elements_;

@@ -127,3 +127,20 @@ def test_software_driver_keeps_its_own_blocks(software):
     np.testing.assert_array_equal(np.asarray(gp.asarray(a) + 1), a + 1)
     s = gp.stats()
     assert s["host_engine_evaluations"] == 0 and s["evaluations"] == 1
+
+
+def test_host_engine_runs_numpys_own_math_loops(device_with_host_engine):
+    """The core offers NumPy's ufunc loops to the host engine, which takes
+    them for the math functions: NumPy's values (vectorised, as fast as
+    NumPy's) inside fused host evaluations; inline ops keep their kernels."""
+    taken = set(gp._core.host_engine_describe().split("host_loops:")[1].splitlines()[0].split())
+    assert {"sin/float32", "arctan2/float32", "exp/float64", "log1p/float32", "power/float64"} <= taken
+    assert not {"add/float32", "sqrt/float32", "sin/int32"} & taken
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(5000) * 100).astype(F32)
+    b = (rng.standard_normal(5000) * 100).astype(F32)
+    ga, gb = gp.asarray(a), gp.asarray(b)
+    got = np.asarray(gp.sin(ga) * 2 + gp.arctan2(ga, gb) - gp.exp(gb / 100))
+    assert gp.stats()["host_engine_evaluations"] == 1  # one fused evaluation
+    want = np.sin(a) * F32(2) + np.arctan2(a, b) - np.exp(b / F32(100))
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -508,6 +508,7 @@ const gpupy_driver_api kApi = {
     drv_last_error, drv_describe, drv_set_option, drv_get_counters,
     nullptr,  // block_wrap: device memory is not host memory
     drv_prefers_host,
+    nullptr,  // offer_host_loop: this driver computes on the device
 };
 
 }  // namespace

@@ -174,7 +174,8 @@ bool fold(int32_t op, T* acc, const T* v, int n) {
 
 class Interpreter {
 public:
-    Interpreter(const gpupy_ir& ir, std::string* error) : ir_(ir), error_(error) {
+    Interpreter(const gpupy_ir& ir, std::string* error, const HostLoops* loops)
+        : ir_(ir), error_(error), loops_(loops) {
         nd_ = ir.ndim;
         for (int d = 0; d < nd_; ++d) shape_[d] = ir.shape[d];
         const int64_t fit = kRegisterBytes / (8 * static_cast<int64_t>(ir.ninstr));
@@ -222,6 +223,7 @@ private:
 
     const gpupy_ir& ir_;
     std::string* error_;
+    const HostLoops* loops_;
     int nd_;
     int64_t shape_[GPUPY_MAX_DIMS];
     int chunk_;
@@ -364,6 +366,18 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
             const int32_t dt = ir_.instr[in.arg[0]].dtype;
             const void* a = ptr_[in.arg[0]];
             const void* b = in.arg[1] >= 0 ? ptr_[in.arg[1]] : nullptr;
+            if (const HostLoops::Entry* e = loops_ ? loops_->find(in.op, dt) : nullptr) {
+                // Operands, then the result: n contiguous elements each.
+                char* args[3] = {const_cast<char*>(static_cast<const char*>(a)),
+                                 const_cast<char*>(static_cast<const char*>(b)), nullptr};
+                int64_t steps[3] = {itemsize(dt), itemsize(dt), 0};
+                const int nin = b ? 2 : 1;
+                args[nin] = static_cast<char*>(out);
+                steps[nin] = itemsize(in.dtype);
+                const int64_t count = n;
+                e->loop(args, &count, steps, e->data);
+                break;
+            }
             if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
         }
         }
@@ -444,8 +458,8 @@ bool Interpreter::run(Block* dst) {
 
 }  // namespace
 
-bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error) {
-    Interpreter in(ir, error);
+bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops) {
+    Interpreter in(ir, error, loops);
     return in.run(dst);
 }
 
@@ -453,17 +467,34 @@ bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error) {
 
 #ifndef GPUPY_SW_SECONDARY_VARIANT
 namespace avx2 {
-bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error);
+bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops);
 }
 
 namespace {
 
-bool run_range(const gpupy_ir& ir, Block* dst, std::string* error) {
+bool run_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops) {
     static const bool avx2 = __builtin_cpu_supports("avx2");
-    return avx2 ? avx2::interpret_range(ir, dst, error) : baseline::interpret_range(ir, dst, error);
+    return avx2 ? avx2::interpret_range(ir, dst, error, loops) : baseline::interpret_range(ir, dst, error, loops);
 }
 
 }  // namespace
+
+bool wants_host_loop(int32_t op, int32_t dtype) {
+    if (dtype != GPUPY_FLOAT32 && dtype != GPUPY_FLOAT64) return false;
+    switch (op) {
+    case GPUPY_OP_POWER: case GPUPY_OP_CBRT:
+    case GPUPY_OP_EXP: case GPUPY_OP_EXP2: case GPUPY_OP_EXPM1:
+    case GPUPY_OP_LOG: case GPUPY_OP_LOG2: case GPUPY_OP_LOG10: case GPUPY_OP_LOG1P:
+    case GPUPY_OP_LOGADDEXP: case GPUPY_OP_LOGADDEXP2:
+    case GPUPY_OP_SIN: case GPUPY_OP_COS: case GPUPY_OP_TAN:
+    case GPUPY_OP_ARCSIN: case GPUPY_OP_ARCCOS: case GPUPY_OP_ARCTAN: case GPUPY_OP_ARCTAN2:
+    case GPUPY_OP_HYPOT: case GPUPY_OP_SINH: case GPUPY_OP_COSH: case GPUPY_OP_TANH:
+    case GPUPY_OP_ARCSINH: case GPUPY_OP_ARCCOSH: case GPUPY_OP_ARCTANH:
+        return true;
+    default:
+        return false;
+    }
+}
 
 int supports(int32_t op, int32_t dtype) {
     if (dtype < 0 || dtype >= GPUPY_NUM_DTYPES) return 0;
@@ -481,7 +512,7 @@ int supports(int32_t op, int32_t dtype) {
     return 0;
 }
 
-bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads) {
+bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads, const HostLoops* loops) {
     if (ir.ninstr <= 0 || ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) {
         *error = "malformed IR";
         return false;
@@ -489,7 +520,7 @@ bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads) 
     // Outputs are independent (a scan's output refolds its chunk from the
     // chunk's start), so large ranges split across threads.
     const int64_t parts = std::min<int64_t>(threads, ir.count / kMinOutputsPerThread);
-    if (parts <= 1) return run_range(ir, dst, error);
+    if (parts <= 1) return run_range(ir, dst, error, loops);
     std::vector<gpupy_ir> pieces(static_cast<size_t>(parts), ir);
     std::vector<std::string> errors(static_cast<size_t>(parts));
     std::vector<char> ok(static_cast<size_t>(parts), 0);
@@ -502,8 +533,8 @@ bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads) 
     }
     std::vector<std::thread> workers;
     for (int64_t p = 1; p < parts; ++p)
-        workers.emplace_back([&, p] { ok[p] = run_range(pieces[p], dst, &errors[p]); });
-    ok[0] = run_range(pieces[0], dst, &errors[0]);
+        workers.emplace_back([&, p] { ok[p] = run_range(pieces[p], dst, &errors[p], loops); });
+    ok[0] = run_range(pieces[0], dst, &errors[0], loops);
     for (std::thread& w : workers) w.join();
     for (int64_t p = 0; p < parts; ++p) {
         if (!ok[p]) {

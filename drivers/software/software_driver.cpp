@@ -22,6 +22,8 @@ struct Context {
     int threads;        // threads one evaluation may use
     int64_t max_bytes;  // simulated device memory; 0 = unlimited
     int64_t used_bytes = 0;
+    HostLoops offered;       // every loop taken (offer_host_loop)
+    bool use_offered = true;  // option "host_loops"
     std::string error;
     std::string description;
 };
@@ -211,7 +213,8 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
             }
         }
     }
-    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error, c->threads)) return GPUPY_ERROR;
+    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error, c->threads, c->use_offered ? &c->offered : nullptr))
+        return GPUPY_ERROR;
     return GPUPY_OK;
 }
 
@@ -244,6 +247,26 @@ const char* sw_describe(void* ctx) {
     c->description += "chunk: " + std::to_string(kMinChunk) + ".." + std::to_string(kMaxChunk) + " elements (as registers fit " + std::to_string(kRegisterBytes >> 10) + " KiB)\n";
     c->description += "threads: " + std::to_string(c->threads) + "\n";
     c->description += std::string("kernels: ") + (__builtin_cpu_supports("avx2") ? "avx2" : "baseline") + "\n";
+    static const char* const op_names[GPUPY_NUM_OPS] = {
+        "load", "index", "const",
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) NUMPY_NAME,
+#include "ops.def"
+#undef GPUPY_OP
+    };
+    static const char* const dtype_names[GPUPY_NUM_DTYPES] = {
+#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) NUMPY_NAME,
+#include "dtypes.def"
+#undef GPUPY_DTYPE
+    };
+    std::string loops;
+    for (int op = 0; op < GPUPY_NUM_OPS; ++op) {
+        for (int t = 0; t < GPUPY_NUM_DTYPES; ++t) {
+            if (c->offered.find(op, t))
+                loops += (loops.empty() ? "" : " ") + std::string(op_names[op]) + "/" + dtype_names[t];
+        }
+    }
+    // NumPy's loops taken (offer_host_loop); "off: ..." while disabled.
+    c->description += "host_loops: " + std::string(c->use_offered ? "" : "off: ") + (loops.empty() ? "none" : loops) + "\n";
     return c->description.c_str();
 }
 
@@ -265,12 +288,23 @@ int sw_set_option(void* ctx, const char* key, const char* value) {
         c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0) : v;
         return GPUPY_OK;
     }
+    if (std::strcmp(key, "host_loops") == 0 && (reset || !std::strcmp(value, "on") || !std::strcmp(value, "off"))) {
+        c->use_offered = std::strcmp(value, "off") != 0;
+        return GPUPY_OK;
+    }
     c->error = std::string("unknown option or bad value; options: max_ops (>= 1), max_bytes (>= 0, 0 = unlimited), "
-                           "threads (>= 1), or \"default\" for any of them");
+                           "threads (>= 1), host_loops (on, off), or \"default\" for any of them");
     return GPUPY_ERROR;
 }
 
 void sw_get_counters(void*, gpupy_driver_counters* out) { std::memset(out, 0, sizeof *out); }
+
+int sw_offer_host_loop(void* ctx, int32_t op, int32_t dtype, gpupy_host_loop loop, void* data) {
+    if (op < 0 || op >= GPUPY_NUM_OPS || dtype < 0 || dtype >= GPUPY_NUM_DTYPES || !loop) return 0;
+    if (!wants_host_loop(op, dtype)) return 0;
+    ctx_of(ctx)->offered.entry[op][dtype] = {loop, data};
+    return 1;
+}
 
 const gpupy_driver_api kApi = {
     GPUPY_DRIVER_ABI_VERSION, "software",
@@ -281,6 +315,7 @@ const gpupy_driver_api kApi = {
     sw_last_error, sw_describe, sw_set_option, sw_get_counters,
     sw_block_wrap,
     nullptr,  // prefers_host: the software driver computes on the host already
+    sw_offer_host_loop,
 };
 
 }  // namespace

@@ -14,7 +14,7 @@ import numpy as np
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 RESOURCE_SLOTS = 8
@@ -124,6 +124,7 @@ class DriverApi(ctypes.Structure):
         ("get_counters", _F(None, _vp, ctypes.POINTER(Counters))),
         ("block_wrap", _F(ctypes.c_int, _vp, _i32, _i64, _vp, ctypes.POINTER(_vp))),
         ("prefers_host", _F(ctypes.c_int, _vp, _i64, _i64)),
+        ("offer_host_loop", _F(ctypes.c_int, _vp, _i32, _i32, _vp, _vp)),
     ]
 
 

@@ -234,6 +234,52 @@ def test_block_wrap_evaluates_in_host_memory(driver):
     np.testing.assert_array_equal(src, np.arange(16, dtype=np.float32))
 
 
+HOST_LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64),
+                             ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p)
+
+
+def test_offer_host_loop_is_called_for_the_ops_taken(driver):
+    """The optional capability: the core offers NumPy's inner loops; a host
+    driver takes those it wants (the math functions) and calls them, with
+    contiguous operands, instead of its own kernels."""
+    if not driver.api.offer_host_loop:
+        assert driver.name != "software", "the software driver takes NumPy's math loops"
+        return
+    other = Driver(driver.path)  # its own instance: the loop stays out of other tests
+    calls = []
+
+    def fake_sin(args, n, steps, data):
+        # out = in + 1000 (recognisably not a sine), via the pointers given
+        count, (step_in, step_out) = n[0], (steps[0], steps[1])
+        assert step_in == step_out == 4 and data == 1234
+        src = np.ctypeslib.as_array(ctypes.cast(args[0], ctypes.POINTER(ctypes.c_float)), (count,))
+        dst = np.ctypeslib.as_array(ctypes.cast(args[1], ctypes.POINTER(ctypes.c_float)), (count,))
+        dst[:] = src + np.float32(1000)
+        calls.append(count)
+
+    loop = HOST_LOOP(fake_sin)
+    try:
+        fn = ctypes.cast(loop, ctypes.c_void_p)
+        assert other.api.offer_host_loop(other.ctx, OP["SIN"], F32, fn, 1234) == 1
+        assert other.api.offer_host_loop(other.ctx, OP["ADD"], F32, fn, 1234) == 0  # its own kernel is inline
+        assert other.api.offer_host_loop(other.ctx, OP["SIN"], DTYPE["INT32"], fn, 1234) == 0
+        x = np.arange(100, dtype=np.float32)
+        a = other.upload(x)
+        dst = other.alloc(F32, 100)
+        ir = IrBuilder((100,))
+        ir.op("ADD", F32, ir.op("SIN", F32, ir.load(a, F32)), ir.const(F32, 0.5))
+        other.eval(ir.build(), dst)
+        assert sum(calls) == 100
+        np.testing.assert_array_equal(other.read(dst, 0, 100, np.float32), x + np.float32(1000.5))
+        assert other.set_option("host_loops", "off") == OK
+        other.eval(ir.build(), dst)
+        assert sum(calls) == 100  # its own kernel ran
+        # (its C-library sine: within an ulp or so of NumPy's)
+        np.testing.assert_allclose(other.read(dst, 0, 100, np.float32), np.sin(x) + np.float32(0.5), atol=1e-6)
+    finally:
+        other.close()
+
+
 def test_eval_ir(driver):
     ir, a = two_op_ir(driver)
     dst = driver.alloc(F32, 16)
