@@ -321,8 +321,13 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "void main() {\n";
     src << "    " << I << " gid = " << I << "(gl_GlobalInvocationID.y) * " << I << "(gl_NumWorkGroups.x * "
         << kWorkGroupSize << "u) + " << I << "(gl_GlobalInvocationID.x);\n";
-    // No early return: llvmpipe turns uniform reads after one into gathers.
-    src << "    if (gid < " << p(layout_.count) << ") {\n";
+    // Invocations past the end evaluate the last element again and skip
+    // only the store. Neither an early return nor a branch around the
+    // body: llvmpipe turns uniform reads under divergent control flow into
+    // per-lane gathers, which cost the distance map ~3x (docs/performance.md).
+    src << "    bool inside = gid < " << p(layout_.count) << ";\n";
+    src << "    if (!inside) gid = " << p(layout_.count) << " - 1;\n";
+    src << "    {\n";
     src << "        " << I << " f = " << p(layout_.start) << " + gid;\n";
     std::string precise = rf.kind == DtypeKind::Float ? "precise " : "";
     if (!reduce) {
@@ -346,9 +351,11 @@ std::string Writer::generate(GeneratedShader& out) {
         src << "        }\n";
         src << "        " << rf.glsl_type << " result = acc;\n";
     }
-    src << "        " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
-    src << "        imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << store_value(result, "result") << ");\n";
+    src << "        if (inside) {\n";
+    src << "            " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
+    src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << store_value(result, "result") << ");\n";
     if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
+    src << "        }\n";
     src << "    }\n}\n";
 
     if (fns_.missing) return "a GLSL library function is missing";
