@@ -43,6 +43,7 @@ enum gpupy_op_flags {
     GPUPY_OPF_COMMUTATIVE = 1,
     GPUPY_OPF_PREDICATE = 2,
     GPUPY_OPF_INTERNAL = 4,
+    GPUPY_OPF_MATH = 8,
 };
 
 // Opcodes: three leaf kinds, then one per row of ops.def.

@@ -30,20 +30,11 @@ const OpInfo& info(int op) { return kOps[op - kFirstOp]; }
 // float32 ops computed by a library function: glsl_math's gp_<numpy_name>
 // when it exists, else this driver's stand-in gpo_<numpy_name> if any.
 bool is_math_op(int op) {
-    switch (op) {
-        case GPUPY_OP_FLOOR_DIVIDE: case GPUPY_OP_REMAINDER: case GPUPY_OP_FMOD:
-        case GPUPY_OP_POWER: case GPUPY_OP_CBRT:
-        case GPUPY_OP_EXP: case GPUPY_OP_EXP2: case GPUPY_OP_EXPM1:
-        case GPUPY_OP_LOG: case GPUPY_OP_LOG2: case GPUPY_OP_LOG10: case GPUPY_OP_LOG1P:
-        case GPUPY_OP_LOGADDEXP: case GPUPY_OP_LOGADDEXP2:
-        case GPUPY_OP_SIN: case GPUPY_OP_COS: case GPUPY_OP_TAN:
-        case GPUPY_OP_ARCSIN: case GPUPY_OP_ARCCOS: case GPUPY_OP_ARCTAN: case GPUPY_OP_ARCTAN2:
-        case GPUPY_OP_HYPOT: case GPUPY_OP_SINH: case GPUPY_OP_COSH: case GPUPY_OP_TANH:
-        case GPUPY_OP_ARCSINH: case GPUPY_OP_ARCCOSH: case GPUPY_OP_ARCTANH:
-            return true;
-        default:
-            return false;
-    }
+    if (!is_table_op(op)) return false;
+    // The remainder family needs a library routine in GLSL (exact quotients
+    // beyond 2^23) although C has a short formula for it.
+    return (info(op).flags & GPUPY_OPF_MATH) || op == GPUPY_OP_FLOOR_DIVIDE || op == GPUPY_OP_REMAINDER ||
+           op == GPUPY_OP_FMOD;
 }
 
 std::string suffix(int dtype) {

@@ -480,20 +480,14 @@ bool run_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoo
 }  // namespace
 
 bool wants_host_loop(int32_t op, int32_t dtype) {
+    static constexpr int kFlags[] = {
+#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) FLAGS,
+#include "ops.def"
+#undef GPUPY_OP
+    };
+    constexpr int32_t kFirst = GPUPY_OP_CONST + 1;
     if (dtype != GPUPY_FLOAT32 && dtype != GPUPY_FLOAT64) return false;
-    switch (op) {
-    case GPUPY_OP_POWER: case GPUPY_OP_CBRT:
-    case GPUPY_OP_EXP: case GPUPY_OP_EXP2: case GPUPY_OP_EXPM1:
-    case GPUPY_OP_LOG: case GPUPY_OP_LOG2: case GPUPY_OP_LOG10: case GPUPY_OP_LOG1P:
-    case GPUPY_OP_LOGADDEXP: case GPUPY_OP_LOGADDEXP2:
-    case GPUPY_OP_SIN: case GPUPY_OP_COS: case GPUPY_OP_TAN:
-    case GPUPY_OP_ARCSIN: case GPUPY_OP_ARCCOS: case GPUPY_OP_ARCTAN: case GPUPY_OP_ARCTAN2:
-    case GPUPY_OP_HYPOT: case GPUPY_OP_SINH: case GPUPY_OP_COSH: case GPUPY_OP_TANH:
-    case GPUPY_OP_ARCSINH: case GPUPY_OP_ARCCOSH: case GPUPY_OP_ARCTANH:
-        return true;
-    default:
-        return false;
-    }
+    return op >= kFirst && op < GPUPY_NUM_OPS && (kFlags[op - kFirst] & GPUPY_OPF_MATH);
 }
 
 int supports(int32_t op, int32_t dtype) {

@@ -20,7 +20,7 @@ MAX_LEAF_BLOCKS = 4
 RESOURCE_SLOTS = 8
 
 OK, ERROR, ERROR_NOMEM = 0, -1, -2
-OPF_COMMUTATIVE, OPF_PREDICATE, OPF_INTERNAL = 1, 2, 4
+OPF_COMMUTATIVE, OPF_PREDICATE, OPF_INTERNAL, OPF_MATH = 1, 2, 4, 8
 INSTR_CONTIGUOUS, INSTR_REMAPPED = 1, 2
 REDUCE_CHUNKS, REDUCE_PREFIX = 0, 1
 
@@ -37,7 +37,8 @@ def _parse_dtypes():
 
 def _parse_ops():
     flag_values = {"0": 0, "GPUPY_OPF_COMMUTATIVE": OPF_COMMUTATIVE,
-                   "GPUPY_OPF_PREDICATE": OPF_PREDICATE, "GPUPY_OPF_INTERNAL": OPF_INTERNAL}
+                   "GPUPY_OPF_PREDICATE": OPF_PREDICATE, "GPUPY_OPF_INTERNAL": OPF_INTERNAL,
+                   "GPUPY_OPF_MATH": OPF_MATH}
     rows = re.findall(r'GPUPY_OP\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*(\d+)\s*,\s*([^)]*)\)',
                       _strip_comments((SRC / "ops.def").read_text()))
     ops = []
