@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dtype_formats.hpp"
+#include "value_facts.hpp"
 
 namespace gpupy_gl {
 
@@ -231,6 +232,7 @@ std::string Writer::generate(GeneratedShader& out) {
 
     std::ostringstream body;
     int unit = 0;
+    const std::vector<uint8_t> facts = value_facts(ir_);
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
         const DtypeFormat& f = dtype_format(in.dtype);
@@ -273,8 +275,13 @@ std::string Writer::generate(GeneratedShader& out) {
             default: {
                 int arity = op_arity(in.op);
                 std::vector<std::string> args;
-                for (int k = 0; k < arity; ++k) args.push_back(reg(in.arg[k]));
-                std::string e = op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps);
+                unsigned never_nan = 0;
+                for (int k = 0; k < arity; ++k) {
+                    args.push_back(reg(in.arg[k]));
+                    if (facts[in.arg[k]] & kNeverNan) never_nan |= 1u << k;
+                }
+                std::string e =
+                    op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps, never_nan);
                 body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
             }
         }
@@ -471,7 +478,10 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
             key << "b" << in.nblocks;
             out.texture_units += in.nblocks;
         }
-        if (in.op == GPUPY_OP_CONST) const_comps += const_components(in.dtype);
+        if (in.op == GPUPY_OP_CONST) {
+            const_comps += const_components(in.dtype);
+            key << "c" << static_cast<int>(const_facts(in));  // what the code may assume of its value
+        }
         cost += op_cost(in.op, is_leaf(in.op) ? in.dtype : operand_dtype(ir, in));
         key << ";";
     }

@@ -153,7 +153,7 @@ std::string rounded(const char* fn, const std::string& x, const std::string& s, 
 }
 
 std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns,
-                     const DeviceCaps& caps) {
+                     const DeviceCaps& caps, unsigned never_nan_args) {
     const std::string s = suffix(dt);
     const bool f64 = dtype_format(dt).bits == 64;
     const std::string T = dtype_format(dt).glsl_type;
@@ -191,11 +191,18 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
         // maximum/minimum: a NaN on either side propagates (a NaN `a` by the
         // test, a NaN `b` because the comparison fails); ties (+0 vs -0)
         // give the second operand. fmax/fmin ignore a NaN unless both are;
-        // ties give the first. One isnan per op: these sit in hot loops.
+        // ties give the first. One isnan per op: these sit in hot loops,
+        // and none where an operand cannot be NaN: a NaN `b` with `a`
+        // NaN-free fails the comparison; a NaN `a` with `b` NaN-free fails
+        // the reversed one (`b <= a` picks `b` on ties too).
         case GPUPY_OP_MAXIMUM:
-            return "((" + a[0] + " > " + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
-        case GPUPY_OP_MINIMUM:
-            return "((" + a[0] + " < " + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
+        case GPUPY_OP_MINIMUM: {
+            const char* lt = op == GPUPY_OP_MAXIMUM ? " > " : " < ";
+            const char* ge = op == GPUPY_OP_MAXIMUM ? " >= " : " <= ";
+            if (never_nan_args & 1u) return "((" + a[0] + lt + a[1] + ") ? " + a[0] + " : " + a[1] + ")";
+            if (never_nan_args & 2u) return "((" + a[1] + ge + a[0] + ") ? " + a[1] + " : " + a[0] + ")";
+            return "((" + a[0] + lt + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
+        }
         case GPUPY_OP_FMAX:
             return "((" + a[0] + " >= " + a[1] + " || " + isnan(a[1]) + ") ? " + a[0] + " : " + a[1] + ")";
         case GPUPY_OP_FMIN:
@@ -343,7 +350,7 @@ std::string math_function_for(int op, const DeviceCaps& caps) {
 }
 
 std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector<std::string>& args,
-                          ShaderFunctions& fns, const DeviceCaps& caps) {
+                          ShaderFunctions& fns, const DeviceCaps& caps, unsigned never_nan_args) {
     if (!dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return "";
     for (int dt : {in_dtype, out_dtype}) {
         if (dtype_format(dt).needs_int64 && !caps.int64) return "";
@@ -360,7 +367,7 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
     }
     if (op == GPUPY_OP_LOGICAL_NOT) return "!(" + truth(in_dtype, args[0]) + ")";
     switch (dtype_format(in_dtype).kind) {
-        case DtypeKind::Float: return float_op(op, in_dtype, args, fns, caps);
+        case DtypeKind::Float: return float_op(op, in_dtype, args, fns, caps, never_nan_args);
         case DtypeKind::Bool: return bool_op(op, args);
         default: return integer_op(op, in_dtype, args, fns);
     }

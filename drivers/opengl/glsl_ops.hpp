@@ -38,8 +38,10 @@ struct ShaderFunctions {
 // operand values of `in_dtype`) with result dtype `out_dtype`, adding the
 // library functions it calls to `fns`; "" if the driver cannot compute it
 // exactly as NumPy does. For WHERE, in_dtype is the dtype of args[1..2].
+// Bit k of `never_nan_args`: args[k] is known never to be NaN
+// (value_facts.hpp), which spares maximum/minimum their NaN test.
 std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector<std::string>& args,
-                          ShaderFunctions& fns, const DeviceCaps& caps);
+                          ShaderFunctions& fns, const DeviceCaps& caps, unsigned never_nan_args = 0);
 
 // The result dtype of a non-CAST op applied to operands of `in_dtype`.
 int op_result_dtype(int op, int in_dtype);

@@ -494,3 +494,61 @@ def test_program_cache_reuses_one_program(driver):
     assert after.programs_compiled == before.programs_compiled
     if driver.name == "opengl":
         assert after.program_cache_hits == before.program_cache_hits + 2
+
+
+# --- values proven never NaN --------------------------------------------------------------------
+
+NAN_FACTS_DATA = np.array([np.nan, 0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 3.0, np.nan, 7.25, 0.5, 2.0], np.float32)
+
+
+def distance_vs_data_ir(driver, blk, c, op, distance_first):
+    """op(sqrt((i - c)**2), data) or op(data, ...): the distance map's step,
+    with an operand the code generator can prove never NaN (c finite)."""
+    ir = IrBuilder((NAN_FACTS_DATA.size,))
+    d = ir.op("SQRT", F32, ir.op("SQUARE", F32, ir.op("SUBTRACT", F32, ir.index(F32, contiguous=True),
+                                                      ir.const(F32, c))))
+    m = ir.load(blk, F32)
+    ir.op(op, F32, *((d, m) if distance_first else (m, d)))
+    return ir
+
+
+@pytest.mark.parametrize("c", [1.5, np.nan, np.inf, -np.inf, 0.0])
+@pytest.mark.parametrize("op", ["MINIMUM", "MAXIMUM"])
+@pytest.mark.parametrize("distance_first", [True, False])
+def test_maximum_minimum_with_a_never_nan_operand(driver, c, op, distance_first):
+    """NaNs in the data still propagate, a NaN constant makes every value NaN
+    (its program is not the one compiled for a finite constant: the key
+    holds what the code assumes of constants), ties and infinities as NumPy."""
+    blk = driver.upload(NAN_FACTS_DATA)
+    try:
+        got = run_ir(driver, distance_vs_data_ir(driver, blk, c, op, distance_first), NAN_FACTS_DATA.size, F32)
+    finally:
+        driver.free(blk)
+    i = np.arange(NAN_FACTS_DATA.size, dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        d = np.sqrt(np.square(i - np.float32(c)))
+    ufunc = np.minimum if op == "MINIMUM" else np.maximum
+    want = ufunc(d, NAN_FACTS_DATA) if distance_first else ufunc(NAN_FACTS_DATA, d)
+    assert_exact(got, want, f"{op} c={c}", zero_sign_free=True)
+
+
+def test_opengl_drops_the_nan_test_only_where_it_is_proven(opengl, monkeypatch, tmp_path):
+    """The generated GLSL of the distance map's step has no isnan when the
+    constant is finite, and keeps it when it is NaN."""
+    monkeypatch.setenv("GPUPY_GL_DUMP_SHADERS", str(tmp_path))
+    blk = opengl.upload(NAN_FACTS_DATA)
+    sources = {}
+    try:
+        # A comment of its own puts these programs under new keys: compiled
+        # (and dumped) here even if an earlier test built the same IR.
+        assert opengl.set_option("debug_glsl_append", f"// {tmp_path.name}") == OK
+        for c in (1.5, np.nan):
+            before = set(tmp_path.iterdir())
+            run_ir(opengl, distance_vs_data_ir(opengl, blk, c, "MINIMUM", True), NAN_FACTS_DATA.size, F32)
+            (new,) = set(tmp_path.iterdir()) - before
+            sources[c] = new.read_text()
+    finally:
+        opengl.set_option("debug_glsl_append", "")
+        opengl.free(blk)
+    assert "isnan" not in sources[1.5]
+    assert "isnan" in sources[np.nan]
