@@ -80,35 +80,35 @@ std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps, 
     if (ir.start < 0 || ir.count < 0 || ir.dst_offset < 0) return "negative start, count or dst_offset";
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
-        std::string where = "instruction " + std::to_string(i) + " (" + op_enum_name(in.op) + "): ";
-        if (!dtype_valid(in.dtype)) return where + "bad dtype " + std::to_string(in.dtype);
+        // Built only for a message: this loop runs for every instruction of
+        // every eval_ir and check_ir.
+        auto where = [&] { return "instruction " + std::to_string(i) + " (" + op_enum_name(in.op) + "): "; };
+        if (!dtype_valid(in.dtype)) return where() + "bad dtype " + std::to_string(in.dtype);
         int arity = op_arity(in.op);
-        if (arity < 0) return where + "unknown op " + std::to_string(in.op);
+        if (arity < 0) return where() + "unknown op " + std::to_string(in.op);
         for (int k = 0; k < arity; ++k) {
-            if (in.arg[k] < 0 || in.arg[k] >= i) return where + "operand " + std::to_string(k) + " is not an earlier instruction";
+            if (in.arg[k] < 0 || in.arg[k] >= i) return where() + "operand " + std::to_string(k) + " is not an earlier instruction";
         }
         if (in.op == GPUPY_OP_LOAD) {
-            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where + "nblocks " + std::to_string(in.nblocks);
-            if (in.block_elems < 1) return where + "block_elems < 1";
+            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where() + "nblocks " + std::to_string(in.nblocks);
+            if (in.block_elems < 1) return where() + "block_elems < 1";
             for (int b = 0; require_blocks && b < in.nblocks; ++b) {
-                if (!in.blocks[b]) return where + "null block";
+                if (!in.blocks[b]) return where() + "null block";
             }
         }
-        if (in.op == GPUPY_OP_INDEX && in.div < 1) return where + "INDEX div < 1";
+        if (in.op == GPUPY_OP_INDEX && in.div < 1) return where() + "INDEX div < 1";
         if (is_leaf(in.op)) {
-            if (!op_supported(in.op, in.dtype, caps)) return where + "dtype " + dtype_format(in.dtype).numpy_name + " not supported";
+            if (!op_supported(in.op, in.dtype, caps)) return where() + "dtype " + dtype_format(in.dtype).numpy_name + " not supported";
             continue;
         }
         int in_dtype = operand_dtype(ir, in);
         for (int k = 0; k < arity; ++k) {
             int want = (in.op == GPUPY_OP_WHERE && k == 0) ? GPUPY_BOOL : in_dtype;
             if (in.op == GPUPY_OP_CAST) break;
-            if (ir.instr[in.arg[k]].dtype != want) return where + "operand dtypes differ";
+            if (ir.instr[in.arg[k]].dtype != want) return where() + "operand dtypes differ";
         }
-        ShaderFunctions scratch;
-        std::vector<std::string> args(arity, "x");
-        if (op_expression(in.op, in_dtype, in.dtype, args, scratch, caps).empty() || scratch.missing) {
-            return where + "not supported for " + dtype_format(in_dtype).numpy_name + " -> " +
+        if (!expression_supported(in.op, in_dtype, in.dtype, caps)) {
+            return where() + "not supported for " + dtype_format(in_dtype).numpy_name + " -> " +
                    dtype_format(in.dtype).numpy_name;
         }
     }
@@ -463,30 +463,44 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
     }
     out.layout = make_layout(ir, out.wide_index);
 
-    std::ostringstream key;
-    key << "w" << opt.texture_width << "|m" << opt.caps.glsl_math << "|d" << ir.ndim << "|x" << out.wide_index << "|r" << ir.reduce_op;
-    if (ir.reduce_op != GPUPY_OP_NONE) key << "," << ir.reduce_mode << "," << ir.reduce_ndim;
-    key << "|";
+    // The key: the IR's structure as fixed-width binary fields (each field's
+    // meaning follows from the ones before it, so keys cannot alias); built
+    // for every eval_ir and check_ir, so no formatting.
+    std::string& key = out.key;
+    key.reserve(64 + 24 * static_cast<size_t>(ir.ninstr));
+    auto put = [&key](int64_t v) {
+        const int32_t w = static_cast<int32_t>(v);
+        key.append(reinterpret_cast<const char*>(&w), sizeof w);
+    };
+    put(opt.texture_width);
+    put(opt.caps.glsl_math);
+    put(ir.ndim);
+    put(out.wide_index);
+    put(ir.reduce_op);
+    if (ir.reduce_op != GPUPY_OP_NONE) {
+        put(ir.reduce_mode);
+        put(ir.reduce_ndim);
+    }
+    put(ir.ninstr);
     int cost = 0, const_comps = 0;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
         int arity = op_arity(in.op);
-        key << in.op << ":" << in.dtype;
-        for (int k = 0; k < arity; ++k) key << "," << in.arg[k];
-        if (has_map(in)) key << "f" << (in.flags & kFlagMask);
+        put(in.op);
+        put(in.dtype);
+        for (int k = 0; k < arity; ++k) put(in.arg[k]);
+        if (has_map(in)) put(in.flags & kFlagMask);
         if (in.op == GPUPY_OP_LOAD) {
-            key << "b" << in.nblocks;
+            put(in.nblocks);
             out.texture_units += in.nblocks;
         }
         if (in.op == GPUPY_OP_CONST) {
             const_comps += const_components(in.dtype);
-            key << "c" << static_cast<int>(const_facts(in));  // what the code may assume of its value
+            put(const_facts(in));  // what the code may assume of its value
         }
         cost += op_cost(in.op, is_leaf(in.op) ? in.dtype : operand_dtype(ir, in));
-        key << ";";
     }
-    if (!opt.debug_append.empty()) key << "|debug:" << opt.debug_append;
-    out.key = key.str();
+    if (!opt.debug_append.empty()) key += "|debug:" + opt.debug_append;
     out.instruction_cost = cost;
     // Only what leaves add; the fixed part (start, count, shape, ...) is
     // reserved from the limit (resources.hpp).

@@ -1,5 +1,6 @@
 #include "glsl_ops.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -392,8 +393,33 @@ bool op_supported(int op, int dtype, const DeviceCaps& caps) {
     return !op_expression(op, dtype, op_result_dtype(op, dtype), args, fns, caps).empty() && !fns.missing;
 }
 
+bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps& caps) {
+    if (op < 0 || op >= GPUPY_NUM_OPS || !dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return false;
+    // 0: not asked yet, 1: no, 2: yes. Answers never change, so a race
+    // only computes one twice.
+    static std::atomic<int8_t> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES][8];
+    const int c = (caps.fp64 ? 1 : 0) | (caps.int64 ? 2 : 0) | (caps.glsl_math ? 4 : 0);
+    std::atomic<int8_t>& slot = known[op][in_dtype][out_dtype][c];
+    int8_t v = slot.load(std::memory_order_relaxed);
+    if (v == 0) {
+        bool ok = false;
+        if (is_table_op(op)) {
+            ShaderFunctions fns;
+            std::vector<std::string> args(info(op).arity, "x");
+            ok = !op_expression(op, in_dtype, out_dtype, args, fns, caps).empty() && !fns.missing;
+        }
+        v = ok ? 2 : 1;
+        slot.store(v, std::memory_order_relaxed);
+    }
+    return v == 2;
+}
+
 int op_cost(int op, int in_dtype) {
     if (op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST) return 1;
+    if (op < 0 || op >= GPUPY_NUM_OPS || !dtype_valid(in_dtype)) return 1;
+    static std::atomic<int> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES];  // 0: not computed yet
+    std::atomic<int>& slot = known[op][in_dtype];
+    if (int v = slot.load(std::memory_order_relaxed)) return v;
     // Calls into a library function: count its size in lines as a proxy.
     ShaderFunctions fns;
     std::vector<std::string> args(op_arity(op) > 0 ? op_arity(op) : 1, "x");
@@ -405,6 +431,7 @@ int op_cost(int op, int in_dtype) {
         const std::string& text = GlslLibrary::embedded().text(fn);
         for (char c : text) cost += c == ';';
     }
+    slot.store(cost, std::memory_order_relaxed);
     return cost;
 }
 

@@ -53,6 +53,10 @@ const char* op_enum_name(int op);
 // can it store and load the dtype; for CAST: can it convert from `dtype` to
 // every dtype it stores.
 bool op_supported(int op, int dtype, const DeviceCaps& caps);
+// True if op_expression() computes `op` from `in_dtype` to `out_dtype` with
+// every library function it needs. Memoised: validation asks it for every
+// instruction of every IR list.
+bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps& caps);
 
 // Which GLSL function implements a float32 math op ("gp_exp" from
 // glsl_math, "gpo_exp" stand-in), or "" if the op is not a library op.
