@@ -136,8 +136,8 @@ std::string shader_source(int mode, int chunk, int local) {
     return s;
 }
 
-bool compile_program(int mode, int chunk, int local, std::string& error) {
-    std::string src = shader_source(mode, chunk, local);
+// Compiles and links one compute shader; 0 with `error` set on failure.
+GLuint build_compute_program(const std::string& src, std::string& error) {
     const char* text = src.c_str();
     GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
     glShaderSource(shader, 1, &text, nullptr);
@@ -149,7 +149,7 @@ bool compile_program(int mode, int chunk, int local, std::string& error) {
         glGetShaderInfoLog(shader, sizeof log, nullptr, log);
         error = std::string("compile: ") + log;
         glDeleteShader(shader);
-        return false;
+        return 0;
     }
     GLuint program = glCreateProgram();
     glAttachShader(program, shader);
@@ -161,8 +161,14 @@ bool compile_program(int mode, int chunk, int local, std::string& error) {
         glGetProgramInfoLog(program, sizeof log, nullptr, log);
         error = std::string("link: ") + log;
         glDeleteProgram(program);
-        return false;
+        return 0;
     }
+    return program;
+}
+
+bool compile_program(int mode, int chunk, int local, std::string& error) {
+    GLuint program = build_compute_program(shader_source(mode, chunk, local), error);
+    if (!program) return false;
     if (g.program) glDeleteProgram(g.program);
     g.program = program;
     g.pts_location = glGetUniformLocation(program, "u_pts");
@@ -337,28 +343,8 @@ bool ew_compile(int layout, std::string& error) {
             "  imageStore(u_o, p, vec4(v));\n"
             "}\n";
     }
-    const char* text = src.c_str();
-    GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(shader, 1, &text, nullptr);
-    glCompileShader(shader);
-    GLint ok = 0;
-    glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[4096];
-        glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-        error = std::string("compile: ") + log;
-        glDeleteShader(shader);
-        return false;
-    }
-    ew.program = glCreateProgram();
-    glAttachShader(ew.program, shader);
-    glLinkProgram(ew.program);
-    glDeleteShader(shader);
-    glGetProgramiv(ew.program, GL_LINK_STATUS, &ok);
-    if (!ok) {
-        error = "link failed";
-        return false;
-    }
+    ew.program = build_compute_program(src, error);
+    if (!ew.program) return false;
     ew.n_location = glGetUniformLocation(ew.program, "u_n");
     return true;
 }
