@@ -311,6 +311,22 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
 
 # ---------------------------------------------------------------- formatting
 
+def log_case(settings, label, name, res, bad_fraction=True):
+    """The progress line of one finished case: times and the check's verdict."""
+    if res.failed:
+        status = "FAILED " + res.failed
+    elif res.ok is None:
+        status = ""
+    elif res.ok:
+        status = "ok"
+    elif bad_fraction:
+        status = f"WRONG (err {res.error:.2g}, {res.bad_fraction:.2g} off)"
+    else:
+        status = f"WRONG (err {res.error:.2g})"
+    log(settings, f"  {label} {name:<15} first {fmt_time(res.first):>9}  "
+                  f"median {fmt_time(res.median):>9}  min {fmt_time(res.best):>9}  {status}")
+
+
 def fmt_time(t):
     if t is None:
         return "—"

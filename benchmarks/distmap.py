@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from common import Result, compare, fmt_time, log, run_case
+from common import Result, compare, fmt_time, log, log_case, run_case
 
 EXPO = 2  # the thesis's default distance exponent (Euclidean)
 CHECK = dict(rtol=1e-5)  # float32 sqrt/min: results agree to a few ulp
@@ -177,9 +177,6 @@ def run(env, settings):
                 del value
                 if ref is None and name not in REFERENCES:
                     res.note = "unchecked (no reference ran)"
-                status = "FAILED " + res.failed if res.failed else (
-                    "" if res.ok is None else ("ok" if res.ok else f"WRONG (err {res.error:.2g})"))
-                log(settings, f"  distmap {case:>16} {name:<15} first {fmt_time(res.first):>9}  "
-                              f"median {fmt_time(res.median):>9}  min {fmt_time(res.best):>9}  {status}")
+                log_case(settings, f"distmap {case:>16}", name, res, bad_fraction=False)
             del ref
     return results

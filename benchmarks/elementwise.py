@@ -15,7 +15,7 @@ numexpr (whose literals would otherwise promote to float64).
 
 import numpy as np
 
-from common import Result, compare, fmt_time, log, run_case
+from common import Result, compare, log_case, run_case
 
 COEFFS = [0.25, -0.5, 0.75, -1.0, 1.25, -1.5, 1.75, -2.0, 2.25, -2.5, 2.75]  # k0 + k1 a + ... + k10 a^10
 
@@ -118,10 +118,7 @@ def run(env, settings):
                 elif value is not None and ref is not None and value.dtype != ref.dtype:
                     res.note = f"result dtype {value.dtype} (NumPy: {ref.dtype})"
                 del value
-                status = "FAILED " + res.failed if res.failed else (
-                    "" if res.ok is None else ("ok" if res.ok else f"WRONG (err {res.error:.2g}, {res.bad_fraction:.2g} off)"))
-                log(settings, f"  elementwise {case:>32} {name:<15} first {fmt_time(res.first):>9}  "
-                              f"median {fmt_time(res.median):>9}  min {fmt_time(res.best):>9}  {status}")
+                log_case(settings, f"elementwise {case:>32}", name, res)
             del ref
         del gdata
     return results

@@ -10,7 +10,7 @@ left out, it is the same PIL call for all).
 
 import numpy as np
 
-from common import Result, compare, fmt_time, log, run_case
+from common import Result, compare, log_case, run_case
 
 SIZES = (512, 2048)
 QUICK_SIZES = (512, 2048)
@@ -157,9 +157,6 @@ def run(env, settings):
                 ref = value
                 res.note = "reference"
             del value
-            status = "FAILED " + res.failed if res.failed else (
-                "" if res.ok is None else ("ok" if res.ok else f"WRONG (err {res.error:.2g}, {res.bad_fraction:.2g} off)"))
-            log(settings, f"  sphere  {case:>16} {name:<15} first {fmt_time(res.first):>9}  "
-                          f"median {fmt_time(res.median):>9}  min {fmt_time(res.best):>9}  {status}")
+            log_case(settings, f"sphere  {case:>16}", name, res)
         del ref
     return results
