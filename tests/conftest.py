@@ -341,31 +341,28 @@ def driver_name(request):
     return request.param
 
 
-@pytest.fixture
-def gpu(driver_name):
-    g, saved = _use(driver_name)
+def _using(name):
+    """A test's driver, and the settings as they were once it is done."""
+    g, saved = _use(name)
     try:
         yield g
     finally:
         _restore(g, saved)
+
+
+@pytest.fixture
+def gpu(driver_name):
+    yield from _using(driver_name)
 
 
 @pytest.fixture
 def software():
-    g, saved = _use("software")
-    try:
-        yield g
-    finally:
-        _restore(g, saved)
+    yield from _using("software")
 
 
 @pytest.fixture
 def opengl():
-    g, saved = _use("opengl")
-    try:
-        yield g
-    finally:
-        _restore(g, saved)
+    yield from _using("opengl")
 
 
 @pytest.fixture
