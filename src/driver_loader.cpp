@@ -3,12 +3,41 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "errors.hpp"
 
 namespace gpupy {
 
 namespace {
+
+bool same_text(const char* a, const char* b) { return a && b && std::strcmp(a, b) == 0; }
+
+// Why the tables a driver was built with differ from the core's, or "".
+// Opcodes and dtype codes are the driver ABI: a driver built against
+// another ops.def would compute something else for the same number.
+std::string table_mismatch(const gpupy_driver_api& api) {
+    if (!api.op_rows || api.num_op_rows != gpupy_num_op_rows)
+        return "its op table has " + std::to_string(api.op_rows ? api.num_op_rows : 0) + " rows, the core's " +
+               std::to_string(gpupy_num_op_rows);
+    for (int i = 0; i < gpupy_num_op_rows; ++i) {
+        const gpupy_op_row &d = api.op_rows[i], &c = gpupy_op_rows[i];
+        if (d.code != c.code || !same_text(d.name, c.name) || !same_text(d.numpy_name, c.numpy_name) ||
+            d.arity != c.arity || d.flags != c.flags || d.fold_start != c.fold_start)
+            return std::string("op row ") + std::to_string(i) + " is " + (d.name ? d.name : "?") + " = " +
+                   std::to_string(d.code) + " in the driver, " + c.name + " = " + std::to_string(c.code) +
+                   " in the core";
+    }
+    if (!api.dtype_rows || api.num_dtype_rows != gpupy_num_dtype_rows)
+        return "its dtype table differs in length from the core's";
+    for (int i = 0; i < gpupy_num_dtype_rows; ++i) {
+        const gpupy_dtype_row &d = api.dtype_rows[i], &c = gpupy_dtype_rows[i];
+        if (d.code != c.code || d.itemsize != c.itemsize || !same_text(d.numpy_name, c.numpy_name))
+            return std::string("dtype ") + std::to_string(i) + " is " + (d.numpy_name ? d.numpy_name : "?") +
+                   " in the driver, " + c.numpy_name + " in the core";
+    }
+    return "";
+}
 
 std::string dir_of_this_module() {
     Dl_info info;
@@ -48,6 +77,11 @@ std::unique_ptr<Driver> Driver::load(const std::string& name) {
         throw DriverError(path + ": driver ABI version " + std::to_string(api ? api->abi_version : -1) +
                           ", core expects " + std::to_string(GPUPY_DRIVER_ABI_VERSION));
     }
+    const std::string mismatch = table_mismatch(*api);
+    if (!mismatch.empty()) {
+        throw DriverError(path + " was built with another op or dtype table than this core (" + mismatch +
+                          "): rebuild the driver");
+    }
     std::unique_ptr<Driver> d(new Driver());
     d->name_ = name;
     d->library_ = lib;
@@ -60,6 +94,7 @@ std::unique_ptr<Driver> Driver::load(const std::string& name) {
     }
     d->supported_.assign(static_cast<size_t>(GPUPY_NUM_OPS) * GPUPY_NUM_DTYPES, 0);
     for (int op = 0; op < GPUPY_NUM_OPS; ++op) {
+        if (!op_valid(op)) continue;  // a retired code
         for (int t = 0; t < GPUPY_NUM_DTYPES; ++t)
             d->supported_[op * GPUPY_NUM_DTYPES + t] = api->get_method(d->ctx_, op, t) ? 1 : 0;
     }

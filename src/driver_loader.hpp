@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 #include "dtype.hpp"
 #include "op_table.hpp"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 #include "dtype.hpp"
 #include "geometry.hpp"
 #include "op_table.hpp"

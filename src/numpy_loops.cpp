@@ -29,10 +29,10 @@ static_assert(sizeof(npy_intp) == sizeof(int64_t), "NumPy's loop counts and step
 
 // The loop for `op` at `dtype`, or false if the ufunc has none that fits.
 bool find_loop(PyUFuncObject* u, OpCode op, DType dtype, HostLoop* out) {
-    const int arity = op_info(op).arity;
+    const int arity = op_arity(op);
     if (u->nin != arity || u->nout != 1 || !u->functions || !u->types) return false;
     const int in = typenum_of(dtype);
-    const int result = (op_info(op).flags & GPUPY_OPF_PREDICATE) ? NPY_BOOL : in;
+    const int result = op_is_predicate(op) ? NPY_BOOL : in;
     for (int i = 0; i < u->ntypes; ++i) {
         const char* sig = u->types + static_cast<size_t>(i) * u->nargs;
         bool fits = sig[arity] == result;
@@ -52,11 +52,11 @@ void register_numpy_loops() {
     py::module_ numpy = py::module_::import("numpy");
     py::object ufunc_type = numpy.attr("ufunc");
     std::vector<HostLoop> loops;
-    for (OpCode op = 0; op < GPUPY_NUM_OPS; ++op) {
-        const OpInfo& info = op_info(op);
-        if (info.arity < 1 || info.arity > 2 || (info.flags & GPUPY_OPF_INTERNAL)) continue;
-        if (!py::hasattr(numpy, info.numpy_name)) continue;
-        py::object u = numpy.attr(info.numpy_name);
+    for (const gpupy_op_row& row : gpupy_op_rows) {
+        const OpCode op = row.code;
+        if (row.arity < 1 || row.arity > 2 || op_is_internal(op)) continue;
+        if (!py::hasattr(numpy, row.numpy_name)) continue;
+        py::object u = numpy.attr(row.numpy_name);
         if (!py::isinstance(u, ufunc_type)) continue;
         for (DType t = 0; t < GPUPY_NUM_DTYPES; ++t) {
             HostLoop l;

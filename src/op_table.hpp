@@ -1,13 +1,14 @@
-// The op table (ops.def) as data the core can query.
+// The op table as the core sees it: the shared metadata of ops.def
+// (op_meta.hpp) plus the core-only opcodes, which are never in an IR list.
 #pragma once
 
 #include <string>
 
-#include "driver.hpp"
+#include "gpupy/op_meta.hpp"
 
 namespace gpupy {
 
-using OpCode = int32_t;  // enum gpupy_op
+using OpCode = int32_t;  // enum gpupy_op, or a CoreOp
 
 // Core-only opcodes: nodes the core evaluates specially; never in an IR list.
 enum CoreOp : int32_t {
@@ -23,17 +24,9 @@ enum CoreOp : int32_t {
     CORE_NUM_OPS,
 };
 
-struct OpInfo {
-    const char* name;        // enum name, e.g. "ADD"
-    const char* numpy_name;  // e.g. "add"
-    int arity;
-    int flags;               // gpupy_op_flags
-};
-
-// Info for any opcode (leaves and core ops included).
-const OpInfo& op_info(OpCode op);
-inline bool op_is_commutative(OpCode op) { return op_info(op).flags & GPUPY_OPF_COMMUTATIVE; }
-inline bool op_is_predicate(OpCode op) { return op_info(op).flags & GPUPY_OPF_PREDICATE; }
+// The NumPy-facing name of any opcode, core ops included ("add",
+// "reduce", "concatenate", "remap"), for messages and introspection.
+const char* op_display_name(OpCode op);
 // The opcode whose numpy_name is `name`, or GPUPY_OP_NONE.
 OpCode op_from_numpy_name(const std::string& name);
 

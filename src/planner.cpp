@@ -398,7 +398,7 @@ void Planner::compute_bound(int32_t i) {
             }
             if (!fits) {
                 throw DriverError("the " + drv_.name() + " driver cannot evaluate '" +
-                                  op_info(it.view.node->op()).numpy_name +
+                                  op_display_name(it.view.node->op()) +
                                   "' even with every operand evaluated separately (its limits are too small)");
             }
             b = exact;

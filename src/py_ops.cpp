@@ -137,7 +137,7 @@ Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     py::module_ np = py::module_::import("numpy");
-    py::object ufunc = np.attr(op_info(op).numpy_name);
+    py::object ufunc = np.attr(op_display_name(op));
     py::tuple sig(ops.size() + 1);
     py::object builtins = py::module_::import("builtins");
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -389,7 +389,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         }
         if (ops.back().kind == Operand::Unsupported) unsupported = true;
     }
-    const char* name = op_info(op).numpy_name;
+    const char* name = op_display_name(op);
     GpuArray out_arr;
     const bool has_out = out && !out.is_none();
     if (has_out && !(is_gpuarray(out) && (out_arr = out.cast<const GpuArray&>(), true))) unsupported = true;
@@ -581,7 +581,7 @@ py::object inplace(OpCode op, py::object self, py::handle value) {
     if (r.is(py::handle(Py_NotImplemented))) return r;
     GpuArray ra;
     if (!as_gpuarray(r, &ra)) throw TypeError("in-place operation produced an unsupported value");
-    write_output(a, ra, op_info(op).numpy_name);
+    write_output(a, ra, op_display_name(op));
     return self;
 }
 
@@ -591,11 +591,11 @@ void register_ops(py::module_& m) {
         "ufunc",
         [](const std::string& name, py::args args, py::object out) {
             const OpCode op = op_from_numpy_name(name);
-            if (op == GPUPY_OP_NONE || (op_info(op).flags & GPUPY_OPF_INTERNAL))
+            if (op == GPUPY_OP_NONE || op_is_internal(op))
                 throw ValueError("gpupy has no elementwise op '" + name + "'");
-            if (static_cast<int>(args.size()) != op_info(op).arity) {
-                throw TypeError(name + "() takes from " + std::to_string(op_info(op).arity) + " to " +
-                                std::to_string(op_info(op).arity + 1) + " positional arguments but " +
+            if (static_cast<int>(args.size()) != op_arity(op)) {
+                throw TypeError(name + "() takes from " + std::to_string(op_arity(op)) + " to " +
+                                std::to_string(op_arity(op) + 1) + " positional arguments but " +
                                 std::to_string(args.size()) + " were given");
             }
             std::vector<py::handle> hs(args.begin(), args.end());
@@ -605,15 +605,41 @@ void register_ops(py::module_& m) {
     m.def("where", &apply_where);
     m.def("ufunc_names", [] {
         py::list names;
-        for (OpCode op = GPUPY_OP_CONST + 1; op < GPUPY_NUM_OPS; ++op) {
-            if (!(op_info(op).flags & GPUPY_OPF_INTERNAL)) names.append(op_info(op).numpy_name);
+        for (const gpupy_op_row& row : gpupy_op_rows) {
+            if (!op_is_internal(row.code)) names.append(row.numpy_name);
         }
         return names;
+    });
+    // The op table (ops.def) as the core was built with it, for tests and
+    // introspection: one dict per row.
+    m.def("op_table", [] {
+        static const char* const folds[] = {"none", "zero", "one", "all_ones", "lowest", "highest",
+                                            "nan_or_lowest", "nan_or_highest"};
+        py::list rows;
+        for (const gpupy_op_row& r : gpupy_op_rows) {
+            py::dict d;
+            d["code"] = r.code;
+            d["name"] = r.name;
+            d["numpy_name"] = r.numpy_name;
+            d["arity"] = r.arity;
+            d["commutative"] = (r.flags & GPUPY_OPF_COMMUTATIVE) != 0;
+            d["predicate"] = (r.flags & GPUPY_OPF_PREDICATE) != 0;
+            d["internal"] = (r.flags & GPUPY_OPF_INTERNAL) != 0;
+            d["math"] = (r.flags & GPUPY_OPF_MATH) != 0;
+            d["fold"] = folds[r.fold_start];
+            rows.append(d);
+        }
+        return rows;
+    });
+    m.def("dtype_table", [] {
+        py::list rows;
+        for (const gpupy_dtype_row& r : gpupy_dtype_rows) rows.append(py::make_tuple(r.code, r.numpy_name, r.itemsize));
+        return rows;
     });
     m.def("ufunc_arity", [](const std::string& name) {
         const OpCode op = op_from_numpy_name(name);
         if (op == GPUPY_OP_NONE) throw ValueError("unknown op " + name);
-        return op_info(op).arity;
+        return op_arity(op);
     });
 }
 

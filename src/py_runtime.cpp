@@ -64,8 +64,7 @@ py::list ir_to_python(const std::vector<gpupy_ir_instr>& ir) {
     py::list out;
     for (const gpupy_ir_instr& in : ir) {
         py::dict d;
-        d["op"] = in.op == GPUPY_OP_LOAD ? "load" : in.op == GPUPY_OP_INDEX ? "index" : in.op == GPUPY_OP_CONST ? "const"
-                                                                                                          : op_info(in.op).numpy_name;
+        d["op"] = op_display_name(in.op);
         d["dtype"] = dtype_name(in.dtype);
         py::list args;
         for (int a : in.arg) {
@@ -91,7 +90,7 @@ void install_host_evaluator(py::object fn) {
         } else if (x.op() == CORE_OP_REDUCE) {
             const ReduceParams& p = x.reduce_params();
             name = "reduce";
-            params["fold"] = op_info(p.fold).numpy_name;
+            params["fold"] = op_display_name(p.fold);
             params["ndim"] = p.ndim;
             params["chunk"] = p.chunk;
             params["mode"] = p.mode == GPUPY_REDUCE_CHUNKS ? "chunks" : "prefix";
@@ -100,7 +99,7 @@ void install_host_evaluator(py::object fn) {
             params["div"] = py::cast(x.remap_params().div);
             params["mod"] = py::cast(x.remap_params().mod);
         } else {
-            name = op_info(x.op()).numpy_name;
+            name = op_display_name(x.op());
         }
         fn(name, out, operands, params);
     };

@@ -15,52 +15,11 @@ namespace gpupy {
 
 namespace {
 
-// The value a fold starts from: folding it with x gives x.
-gpupy_scalar fold_identity(OpCode fold, DType t) {
-    const bool flt = dtype_is_float(t);
-    switch (fold) {
-    case GPUPY_OP_ADD:
-    case GPUPY_OP_LOGICAL_OR:
-        return scalar_from_int(t, 0);
-    case GPUPY_OP_MULTIPLY:
-    case GPUPY_OP_LOGICAL_AND:
-        return scalar_from_int(t, 1);
-    case GPUPY_OP_FMAX:
-    case GPUPY_OP_FMIN:
-        // fmax(NaN, x) = x, and an all-NaN row stays NaN as in NumPy.
-        if (flt) return scalar_from_double(t, std::numeric_limits<double>::quiet_NaN());
-        [[fallthrough]];
-    case GPUPY_OP_MAXIMUM:
-    case GPUPY_OP_MINIMUM: {
-        const bool max = fold == GPUPY_OP_MAXIMUM || fold == GPUPY_OP_FMAX;
-        if (flt) return scalar_from_double(t, max ? -INFINITY : INFINITY);
-        if (t == GPUPY_BOOL) return scalar_from_int(t, max ? 0 : 1);
-        if (t == GPUPY_UINT64) return scalar_from_uint(t, max ? 0 : ~uint64_t{0});
-        const int bits = dtype_itemsize(t) * 8;
-        if (dtype_is_unsigned_int(t)) return scalar_from_int(t, max ? 0 : static_cast<int64_t>((uint64_t{1} << bits) - 1));
-        const int64_t lo = bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
-        return scalar_from_int(t, max ? lo : -(lo + 1));
-    }
-    default:
-        throw ValueError(std::string("no reduction for ") + op_info(fold).numpy_name);
-    }
-}
-
+// The binary op a reduction folds with: a row of ops.def with a FOLD value.
 OpCode fold_op(const std::string& name) {
     const OpCode op = op_from_numpy_name(name);
-    switch (op) {
-    case GPUPY_OP_ADD:
-    case GPUPY_OP_MULTIPLY:
-    case GPUPY_OP_MAXIMUM:
-    case GPUPY_OP_MINIMUM:
-    case GPUPY_OP_FMAX:
-    case GPUPY_OP_FMIN:
-    case GPUPY_OP_LOGICAL_AND:
-    case GPUPY_OP_LOGICAL_OR:
-        return op;
-    default:
-        throw ValueError("gpupy has no device reduction for '" + name + "'");
-    }
+    if (!op_folds(op)) throw ValueError("gpupy has no device reduction for '" + name + "'");
+    return op;
 }
 
 // A chunk size: at most `requested`, at most a block (a chunk must not
@@ -99,7 +58,7 @@ NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chu
     ReduceParams p;
     p.fold = fold;
     p.mode = GPUPY_REDUCE_CHUNKS;
-    p.identity = fold_identity(fold, t);
+    p.identity = op_fold_start(fold, t);
     if (inner == 0 || shape_size(outer) == 0) {
         NodeView c = constant_view(NodeFactory::constant(t, p.identity), outer);
         return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, outer, {c}), identity_view(outer)};
@@ -168,7 +127,7 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     p.mode = GPUPY_REDUCE_PREFIX;
     p.ndim = 1;
     p.chunk = chunk;
-    p.identity = fold_identity(fold, t);
+    p.identity = op_fold_start(fold, t);
     NodeView local{NodeFactory::reduce(t, shape, v, p), identity_view(shape)};
     if (n <= chunk) return local;
     // Totals of whole chunks, scanned (recursively: far fewer of them),

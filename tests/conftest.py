@@ -13,6 +13,7 @@ The comparison helpers live on the fixture object (`gpu.assert_same`,
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -46,45 +47,37 @@ def holdable(dtype):
 # from the driver libraries themselves, in a subprocess (an OpenGL context
 # of our own must not share the process with gpupy's).
 _DECLARED_SCRIPT = textwrap.dedent(r"""
-    import ctypes, json, re, sys
+    import ctypes, json, sys
     from pathlib import Path
-    src = Path(sys.argv[1]) / "src"
+    sys.path.insert(0, sys.argv[1])  # tests/drivers: the ctypes mirror of the driver ABI
+    from driver_abi import api_of, tables_of
     libdir = Path(sys.argv[2])
-    def rows(name, pattern):
-        text = "\n".join(line.split("//", 1)[0] for line in (src / name).read_text().splitlines())
-        return re.findall(pattern, text)
-    ops = [r[1] for r in rows("ops.def", r'GPUPY_OP\(\s*(\w+)\s*,\s*"(\w+)"')]
-    dtypes = [r[1] for r in rows("dtypes.def", r'GPUPY_DTYPE\(\s*(\w+)\s*,\s*[\w ]+?\s*,\s*"(\w+)"')]
-    INIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t)
-    class Api(ctypes.Structure):  # the head of gpupy_driver_api (src/driver.hpp)
-        _fields_ = [("abi_version", ctypes.c_int32), ("name", ctypes.c_char_p), ("init", INIT),
-                    ("cleanup", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
-                    ("get_method", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32))]
     out = {}
     for name in sys.argv[3:]:
         path = libdir / f"libgpupy_driver_{name}.so"
         if not path.exists():
             continue
         try:
-            lib = ctypes.CDLL(str(path))
+            api = api_of(path)
         except OSError:  # a library it needs (libEGL, libGLEW, ...) is missing
             continue
-        lib.gpupy_driver_entry.restype = ctypes.POINTER(Api)
-        api = lib.gpupy_driver_entry().contents
+        ops, dtypes = tables_of(api)
         ctx, err = ctypes.c_void_p(), ctypes.create_string_buffer(1024)
         if api.init(ctypes.byref(ctx), err, len(err)) != 0:
             continue
-        # opcodes: LOAD, INDEX, CONST, then the rows of ops.def in order
-        out[name] = {op: [d for j, d in enumerate(dtypes) if api.get_method(ctx, 3 + i, j)]
-                     for i, op in enumerate(ops)}
+        out[name] = {numpy_name: [dt for dcode, dt, _ in dtypes if api.get_method(ctx, code, dcode)]
+                     for code, _, numpy_name, *_ in ops}
         api.cleanup(ctx)
     print(json.dumps(out))
 """)
 
 
+
 def _declared_tables():
     libdir = gp._core.driver_library_dir()
-    proc = subprocess.run([sys.executable, "-c", _DECLARED_SCRIPT, str(ROOT), libdir, *DRIVERS],
+    env = dict(os.environ, GPUPY_DRIVER_DIR=libdir)
+    proc = subprocess.run([sys.executable, "-c", _DECLARED_SCRIPT, str(ROOT / "tests" / "drivers"), libdir, *DRIVERS],
+                          env=env,
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"reading the drivers' get_method tables failed:\n{proc.stderr}")

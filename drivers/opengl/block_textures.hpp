@@ -15,7 +15,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 
 struct gpupy_block {
     GLuint texture;

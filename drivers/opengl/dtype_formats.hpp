@@ -9,7 +9,7 @@
 
 #include <GL/glew.h>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 
 namespace gpupy_gl {
 

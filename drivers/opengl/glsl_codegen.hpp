@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 #include "glsl_ops.hpp"
 
 namespace gpupy_gl {

@@ -5,28 +5,16 @@
 #include <cstdint>
 #include <cstring>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
+#include "gpupy/op_meta.hpp"
 #include "dtype_formats.hpp"
 
 namespace gpupy_gl {
 
 namespace {
 
-struct OpInfo {
-    const char* enum_name;
-    const char* numpy_name;
-    int arity;
-    int flags;
-};
-const OpInfo kOps[] = {
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) {#NAME, NUMPY_NAME, ARITY, FLAGS},
-#include "ops.def"
-#undef GPUPY_OP
-};
-constexpr int kFirstOp = GPUPY_OP_CONST + 1;
-
-bool is_table_op(int op) { return op >= kFirstOp && op < GPUPY_NUM_OPS; }
-const OpInfo& info(int op) { return kOps[op - kFirstOp]; }
+bool is_table_op(int op) { return gpupy::op_is_operation(op); }
+const gpupy_op_row& info(int op) { return *gpupy::op_row(op); }
 
 // float32 ops computed by a library function: glsl_math's gp_<numpy_name>
 // when it exists, else this driver's stand-in gpo_<numpy_name> if any.
@@ -332,7 +320,7 @@ const char* op_enum_name(int op) {
         case GPUPY_OP_INDEX: return "INDEX";
         case GPUPY_OP_CONST: return "CONST";
     }
-    return is_table_op(op) ? info(op).enum_name : "?";
+    return is_table_op(op) ? info(op).name : "?";
 }
 
 int op_result_dtype(int op, int in_dtype) {

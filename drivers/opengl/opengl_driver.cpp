@@ -17,7 +17,8 @@
 
 #include "block_textures.hpp"
 #include "context_binding.hpp"
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
+#include "gpupy/op_meta.hpp"
 #include "dtype_formats.hpp"
 #include "egl_context.hpp"
 #include "gl_errors.hpp"
@@ -509,6 +510,8 @@ const gpupy_driver_api kApi = {
     nullptr,  // block_wrap: device memory is not host memory
     drv_prefers_host,
     nullptr,  // offer_host_loop: this driver computes on the device
+    gpupy::gpupy_op_rows, gpupy::gpupy_num_op_rows,
+    gpupy::gpupy_dtype_rows, gpupy::gpupy_num_dtype_rows,
 };
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 #include "glsl_codegen.hpp"
 
 namespace gpupy_gl {

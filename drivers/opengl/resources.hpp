@@ -30,7 +30,7 @@
 
 #include <cstdint>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 #include "glsl_codegen.hpp"
 
 namespace gpupy_gl {

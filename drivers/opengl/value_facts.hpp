@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 
 namespace gpupy_gl {
 

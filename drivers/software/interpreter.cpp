@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpupy/numpy_casts.hpp"
 #include "kernels.hpp"
 
 // This file is compiled twice: for the x86-64 baseline and, as
@@ -17,83 +18,18 @@
 
 namespace gpupy_sw {
 
-#ifndef GPUPY_SW_SECONDARY_VARIANT
-int itemsize(int32_t dtype) {
-    switch (dtype) {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
-    case GPUPY_##NAME:                                 \
-        return ITEMSIZE;
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-    }
-    return 0;
-}
-#endif
 
 namespace GPUPY_SW_VARIANT {
 
 namespace {
 
-// The C++ type of each dtype; bool is one byte holding 0 or 1, as NumPy's.
-template <int D>
-struct CType;
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
-    template <>                                        \
-    struct CType<GPUPY_##NAME> {                       \
-        using type = std::conditional_t<GPUPY_##NAME == GPUPY_BOOL, bool, CTYPE>; \
-    };
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-
-// Calls fn(T{}) with T the C++ type of `dtype`.
+// Calls fn(T{}) with T the C++ type of `dtype` (dtype_meta.hpp).
 template <class Fn>
 bool with_type(int32_t dtype, Fn&& fn) {
-    switch (dtype) {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) \
-    case GPUPY_##NAME:                                 \
-        return fn(typename CType<GPUPY_##NAME>::type{});
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-    }
-    return false;
+    return gpupy::with_ctype<bool>(dtype, std::forward<Fn>(fn));
 }
 
-template <class T>
-T scalar_as(gpupy_scalar s) {
-    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.f);
-    else if constexpr (std::is_same_v<T, bool>) return s.i != 0;
-    else if constexpr (std::is_same_v<T, uint64_t>) return s.u;
-    else return static_cast<T>(s.i);
-}
-
-// Conversion with NumPy's astype(casting="unsafe") results, defined for
-// NaN and out-of-range floats (x86 gives the "integer indefinite" value).
-template <class To, class From>
-To convert(From v) {
-    if constexpr (std::is_same_v<To, bool>) {
-        return v != From(0);
-    } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-        const double d = static_cast<double>(v);
-        if constexpr (sizeof(To) < 4) {
-            return static_cast<To>(convert<int32_t>(v));
-        } else if constexpr (std::is_same_v<To, uint32_t>) {
-            return static_cast<To>(convert<int64_t>(v));
-        } else if constexpr (std::is_same_v<To, uint64_t>) {
-            // x86's conversion sequence: 2^64 and above give 0; NaN and -2^63
-            // and below give the "integer indefinite" value.
-            if (d >= 18446744073709551616.0) return 0;
-            if (std::isnan(d) || d <= -9223372036854775808.0) return static_cast<To>(0x8000000000000000ULL);
-            if (d < 0) return static_cast<To>(static_cast<int64_t>(d));
-            return static_cast<To>(d);
-        } else {
-            constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
-            if (std::isnan(d) || d >= -lo || d < lo) return std::numeric_limits<To>::min();
-            return static_cast<To>(d);
-        }
-    } else {
-        return static_cast<To>(v);
-    }
-}
+using gpupy::scalar_as;
 
 template <class K, int Arity, class T>
 bool run_kernel(const void* a, const void* b, void* out, int n) {
@@ -126,10 +62,10 @@ bool dispatch_kernel(int32_t dtype, const void* a, const void* b, void* out, int
 
 bool run_op(int32_t op, int32_t dtype, const void* a, const void* b, void* out, int n) {
     switch (op) {
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) \
     case GPUPY_OP_##NAME:                        \
         return dispatch_kernel<K_##NAME, ARITY>(dtype, a, b, out, n);
-#include "ops.def"
+#include "gpupy/ops.def"
 #undef GPUPY_OP
     }
     return false;
@@ -163,10 +99,10 @@ bool fold_dispatch(T* acc, const T* v, int n) {
 template <class T>
 bool fold(int32_t op, T* acc, const T* v, int n) {
     switch (op) {
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) \
     case GPUPY_OP_##NAME:                        \
         return fold_dispatch<K_##NAME, ARITY, T>(acc, v, n);
-#include "ops.def"
+#include "gpupy/ops.def"
 #undef GPUPY_OP
     }
     return false;
@@ -332,7 +268,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
                 T* r = static_cast<T*>(out);
-                for (int k = 0; k < n; ++k) r[k] = convert<T>(idx_[k]);
+                for (int k = 0; k < n; ++k) r[k] = gpupy::numpy_cast<T>(idx_[k]);
                 return true;
             });
             break;
@@ -346,7 +282,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                     using T = decltype(t);
                     const F* x = static_cast<const F*>(a);
                     T* r = static_cast<T*>(out);
-                    for (int k = 0; k < n; ++k) r[k] = convert<T>(x[k]);
+                    for (int k = 0; k < n; ++k) r[k] = gpupy::numpy_cast<T>(x[k]);
                     return true;
                 });
             });
@@ -480,14 +416,7 @@ bool run_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoo
 }  // namespace
 
 bool wants_host_loop(int32_t op, int32_t dtype) {
-    static constexpr int kFlags[] = {
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) FLAGS,
-#include "ops.def"
-#undef GPUPY_OP
-    };
-    constexpr int32_t kFirst = GPUPY_OP_CONST + 1;
-    if (dtype != GPUPY_FLOAT32 && dtype != GPUPY_FLOAT64) return false;
-    return op >= kFirst && op < GPUPY_NUM_OPS && (kFlags[op - kFirst] & GPUPY_OPF_MATH);
+    return (dtype == GPUPY_FLOAT32 || dtype == GPUPY_FLOAT64) && gpupy::op_is_math(op);
 }
 
 int supports(int32_t op, int32_t dtype) {
@@ -497,10 +426,10 @@ int supports(int32_t op, int32_t dtype) {
     case GPUPY_OP_INDEX:
     case GPUPY_OP_CONST:
         return 1;
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) \
     case GPUPY_OP_##NAME:                        \
         return baseline::supported_by<K_##NAME>(dtype);
-#include "ops.def"
+#include "gpupy/ops.def"
 #undef GPUPY_OP
     }
     return 0;

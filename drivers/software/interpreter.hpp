@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
+#include "gpupy/op_meta.hpp"
 
 namespace gpupy_sw {
 
@@ -52,7 +53,8 @@ struct HostLoops {
 bool wants_host_loop(int32_t op, int32_t dtype);
 
 // Bytes per element of dtype; 0 for an unknown dtype.
-int itemsize(int32_t dtype);
+using gpupy::dtype_itemsize;
+inline int itemsize(int32_t dtype) { return dtype_itemsize(dtype); }
 
 // 1 if op runs with operands of dtype, else 0 (get_method).
 int supports(int32_t op, int32_t dtype);

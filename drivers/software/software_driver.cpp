@@ -11,7 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
+#include "gpupy/op_meta.hpp"
 #include "interpreter.hpp"
 
 namespace gpupy_sw {
@@ -69,9 +70,9 @@ bool validate(Context* c, const gpupy_ir& ir, bool need_blocks) {
     if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return bad(-1, "bad domain ndim");
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
-        if (in.op < 0 || in.op >= GPUPY_NUM_OPS) return bad(i, "unknown opcode");
-        if (in.dtype < 0 || in.dtype >= GPUPY_NUM_DTYPES) return bad(i, "unknown dtype");
-        int arity = 0;
+        if (!gpupy::op_valid(in.op)) return bad(i, "unknown opcode");
+        if (!gpupy::dtype_valid(in.dtype)) return bad(i, "unknown dtype");
+        const int arity = gpupy::op_arity(in.op);
         switch (in.op) {
         case GPUPY_OP_LOAD:
             if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return bad(i, "LOAD with a bad block count");
@@ -80,15 +81,8 @@ bool validate(Context* c, const gpupy_ir& ir, bool need_blocks) {
             }
             if (in.nblocks > 1 && in.block_elems <= 0) return bad(i, "LOAD with a bad block size");
             break;
-        case GPUPY_OP_INDEX:
-        case GPUPY_OP_CONST:
+        default:
             break;
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) \
-    case GPUPY_OP_##NAME:                        \
-        arity = ARITY;                           \
-        break;
-#include "ops.def"
-#undef GPUPY_OP
         }
         for (int a = 0; a < 3; ++a) {
             if (a < arity && (in.arg[a] < 0 || in.arg[a] >= i)) return bad(i, "operand " + std::to_string(a) + " is not an earlier instruction");
@@ -247,22 +241,11 @@ const char* sw_describe(void* ctx) {
     c->description += "chunk: " + std::to_string(kMinChunk) + ".." + std::to_string(kMaxChunk) + " elements (as registers fit " + std::to_string(kRegisterBytes >> 10) + " KiB)\n";
     c->description += "threads: " + std::to_string(c->threads) + "\n";
     c->description += std::string("kernels: ") + (__builtin_cpu_supports("avx2") ? "avx2" : "baseline") + "\n";
-    static const char* const op_names[GPUPY_NUM_OPS] = {
-        "load", "index", "const",
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) NUMPY_NAME,
-#include "ops.def"
-#undef GPUPY_OP
-    };
-    static const char* const dtype_names[GPUPY_NUM_DTYPES] = {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) NUMPY_NAME,
-#include "dtypes.def"
-#undef GPUPY_DTYPE
-    };
     std::string loops;
     for (int op = 0; op < GPUPY_NUM_OPS; ++op) {
         for (int t = 0; t < GPUPY_NUM_DTYPES; ++t) {
             if (c->offered.find(op, t))
-                loops += (loops.empty() ? "" : " ") + std::string(op_names[op]) + "/" + dtype_names[t];
+                loops += (loops.empty() ? "" : " ") + std::string(gpupy::op_numpy_name(op)) + "/" + gpupy::dtype_name(t);
         }
     }
     // NumPy's loops taken (offer_host_loop); "off: ..." while disabled.
@@ -316,6 +299,8 @@ const gpupy_driver_api kApi = {
     sw_block_wrap,
     nullptr,  // prefers_host: the software driver computes on the host already
     sw_offer_host_loop,
+    gpupy::gpupy_op_rows, gpupy::gpupy_num_op_rows,
+    gpupy::gpupy_dtype_rows, gpupy::gpupy_num_dtype_rows,
 };
 
 }  // namespace

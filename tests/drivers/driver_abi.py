@@ -1,20 +1,20 @@
-"""A ctypes mirror of src/driver.hpp, plus a small helper to load and call a driver.
+"""A ctypes mirror of include/gpupy/driver.hpp, plus a small helper to load and call a driver.
 
-The dtype and op enums are generated at import time by parsing
-src/dtypes.def and src/ops.def, so they cannot drift from the C++ side.
+The op and dtype tables are the ones the driver libraries carry
+(gpupy_driver_api.op_rows / dtype_rows, from ops.def and dtypes.def), read
+from the software driver, so they cannot drift from the C++ side; every
+driver's tables are checked against them and against tests/golden/ in
+test_tables.py.
 """
 
 import ctypes
 import importlib.util
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
-ABI_VERSION = 2
+ABI_VERSION = 3
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 RESOURCE_SLOTS = 8
@@ -23,44 +23,7 @@ OK, ERROR, ERROR_NOMEM = 0, -1, -2
 OPF_COMMUTATIVE, OPF_PREDICATE, OPF_INTERNAL, OPF_MATH = 1, 2, 4, 8
 INSTR_CONTIGUOUS, INSTR_REMAPPED = 1, 2
 REDUCE_CHUNKS, REDUCE_PREFIX = 0, 1
-
-
-def _strip_comments(text):
-    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
-
-
-def _parse_dtypes():
-    rows = re.findall(r'GPUPY_DTYPE\(\s*(\w+)\s*,\s*([\w ]+?)\s*,\s*"(\w+)"\s*,\s*(\d+)\s*\)',
-                      _strip_comments((SRC / "dtypes.def").read_text()))
-    return [(name, numpy_name, int(size)) for name, _ctype, numpy_name, size in rows]
-
-
-def _parse_ops():
-    flag_values = {"0": 0, "GPUPY_OPF_COMMUTATIVE": OPF_COMMUTATIVE,
-                   "GPUPY_OPF_PREDICATE": OPF_PREDICATE, "GPUPY_OPF_INTERNAL": OPF_INTERNAL,
-                   "GPUPY_OPF_MATH": OPF_MATH}
-    rows = re.findall(r'GPUPY_OP\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*(\d+)\s*,\s*([^)]*)\)',
-                      _strip_comments((SRC / "ops.def").read_text()))
-    ops = []
-    for name, numpy_name, arity, flags in rows:
-        value = 0
-        for part in flags.split("|"):
-            value |= flag_values[part.strip()]
-        ops.append((name, numpy_name, int(arity), value))
-    return ops
-
-
-DTYPES = _parse_dtypes()                      # [(ENUM_NAME, numpy name, itemsize)]
-DTYPE = {name: i for i, (name, _, _) in enumerate(DTYPES)}          # "FLOAT32" -> 9
-DTYPE_OF_NUMPY = {np.dtype(npname): i for i, (_, npname, _) in enumerate(DTYPES)}
-NUMPY_OF_DTYPE = {i: np.dtype(npname) for i, (_, npname, _) in enumerate(DTYPES)}
-
-OP_NONE, OP_LOAD, OP_INDEX, OP_CONST = -1, 0, 1, 2
-OPS = _parse_ops()                            # [(ENUM_NAME, numpy name, arity, flags)]
-OP = {"LOAD": OP_LOAD, "INDEX": OP_INDEX, "CONST": OP_CONST}
-OP.update({name: 3 + i for i, (name, _, _, _) in enumerate(OPS)})
-OP_INFO = {3 + i: row for i, row in enumerate(OPS)}                # op -> row
-NUM_OPS = 3 + len(OPS)
+FOLD_NAMES = ("none", "zero", "one", "all_ones", "lowest", "highest", "nan_or_lowest", "nan_or_highest")
 
 
 class Scalar(ctypes.Union):
@@ -89,6 +52,15 @@ class Ir(ctypes.Structure):
 
 class Resources(ctypes.Structure):
     _fields_ = [("slot", ctypes.c_int64 * RESOURCE_SLOTS)]
+
+
+class OpRow(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int32), ("name", ctypes.c_char_p), ("numpy_name", ctypes.c_char_p),
+                ("arity", ctypes.c_int32), ("flags", ctypes.c_int32), ("fold_start", ctypes.c_int32)]
+
+
+class DtypeRow(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int32), ("numpy_name", ctypes.c_char_p), ("itemsize", ctypes.c_int32)]
 
 
 class Counters(ctypes.Structure):
@@ -126,7 +98,28 @@ class DriverApi(ctypes.Structure):
         ("block_wrap", _F(ctypes.c_int, _vp, _i32, _i64, _vp, ctypes.POINTER(_vp))),
         ("prefers_host", _F(ctypes.c_int, _vp, _i64, _i64)),
         ("offer_host_loop", _F(ctypes.c_int, _vp, _i32, _i32, _vp, _vp)),
+        ("op_rows", ctypes.POINTER(OpRow)),
+        ("num_op_rows", ctypes.c_int32),
+        ("dtype_rows", ctypes.POINTER(DtypeRow)),
+        ("num_dtype_rows", ctypes.c_int32),
     ]
+
+
+def api_of(path):
+    """The gpupy_driver_api table of a driver library (nothing initialised)."""
+    lib = ctypes.CDLL(str(path))
+    entry = lib.gpupy_driver_entry
+    entry.restype = ctypes.POINTER(DriverApi)
+    return entry().contents
+
+
+def tables_of(api):
+    """(ops, dtypes) a driver was built with: ops as (code, NAME, numpy
+    name, arity, flags, fold name), dtypes as (code, numpy name, itemsize)."""
+    ops = [(r.code, r.name.decode(), r.numpy_name.decode(), r.arity, r.flags, FOLD_NAMES[r.fold_start])
+           for r in (api.op_rows[i] for i in range(api.num_op_rows))]
+    dtypes = [(r.code, r.numpy_name.decode(), r.itemsize) for r in (api.dtype_rows[i] for i in range(api.num_dtype_rows))]
+    return ops, dtypes
 
 
 DRIVER_NAMES = ("software", "opengl")
@@ -153,6 +146,28 @@ def find_driver(name):
     return None
 
 
+def _reference_tables():
+    path = find_driver("software")
+    if path is None:
+        raise ImportError("libgpupy_driver_software.so not found (set GPUPY_DRIVER_DIR or install gpupy)")
+    return tables_of(api_of(path))
+
+
+_OP_ROWS, _DTYPE_ROWS = _reference_tables()
+DTYPES = [(name.upper(), name, size) for _, name, size in _DTYPE_ROWS]   # [(ENUM_NAME, numpy name, itemsize)]
+DTYPE = {name: code for (code, _, _), (name, _, _) in zip(_DTYPE_ROWS, DTYPES)}  # "FLOAT32" -> 9
+DTYPE_OF_NUMPY = {np.dtype(npname): code for code, npname, _ in _DTYPE_ROWS}
+NUMPY_OF_DTYPE = {code: np.dtype(npname) for code, npname, _ in _DTYPE_ROWS}
+
+OP_NONE, OP_LOAD, OP_INDEX, OP_CONST = -1, 0, 1, 2
+OPS = [(name, numpy_name, arity, flags) for _, name, numpy_name, arity, flags, _ in _OP_ROWS]
+OP = {"LOAD": OP_LOAD, "INDEX": OP_INDEX, "CONST": OP_CONST}
+OP.update({name: code for code, name, *_ in _OP_ROWS})
+OP_INFO = {code: (name, numpy_name, arity, flags) for code, name, numpy_name, arity, flags, _ in _OP_ROWS}
+FOLD_OF = {code: fold for code, *_, fold in _OP_ROWS}
+NUM_OPS = max(OP_INFO) + 1
+
+
 class DriverError(RuntimeError):
     pass
 
@@ -169,6 +184,8 @@ class Driver:
         entry = self.lib.gpupy_driver_entry
         entry.restype = ctypes.POINTER(DriverApi)
         self.api = entry().contents
+        if self.api.abi_version != ABI_VERSION:
+            raise DriverError(f"{self.path.name}: ABI version {self.api.abi_version}, these tests mirror {ABI_VERSION}")
         self.name = self.api.name.decode()
         self.ctx = ctypes.c_void_p()
         errbuf = ctypes.create_string_buffer(512)

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "driver.hpp"
+#include "gpupy/driver.hpp"
 
 using Clock = std::chrono::steady_clock;
 static double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }

@@ -2,8 +2,9 @@
 //
 // A driver is a shared library under drivers/<name>/ that exports one C
 // symbol, `gpupy_driver_entry`, returning a table of the thesis's 14
-// essential functions (Eitzen 2007, section 4.7), four for reporting and
-// three optional capabilities.
+// essential functions (Eitzen 2007, section 4.7), four for reporting,
+// three optional capabilities and the op and dtype tables it was built
+// with (the core refuses a driver whose tables differ from its own).
 // The core loads it with dlopen and never includes a GL header; a driver
 // never sees a Python object. Everything here is plain C layout so that a
 // driver built by another compiler (or read through ctypes in the contract
@@ -17,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GPUPY_DRIVER_ABI_VERSION 2
+// Bumped on every change to the layout of the structs below, to the meaning
+// of a function, or to an opcode or dtype code (ops.def, dtypes.def).
+#define GPUPY_DRIVER_ABI_VERSION 3
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -32,12 +35,14 @@
 extern "C" {
 #endif
 
+// Dtypes: one per row of dtypes.def, numbered by its CODE column.
 enum gpupy_dtype {
-#define GPUPY_DTYPE(NAME, CTYPE, NUMPY_NAME, ITEMSIZE) GPUPY_##NAME,
+#define GPUPY_DTYPE(NAME, CODE, CTYPE, NUMPY_NAME, ITEMSIZE) GPUPY_##NAME = CODE,
 #include "dtypes.def"
 #undef GPUPY_DTYPE
-    GPUPY_NUM_DTYPES
+    GPUPY_DTYPE_AFTER_LAST  // one past the last row's code (rows increase)
 };
+#define GPUPY_NUM_DTYPES GPUPY_DTYPE_AFTER_LAST
 
 enum gpupy_op_flags {
     GPUPY_OPF_COMMUTATIVE = 1,
@@ -46,17 +51,49 @@ enum gpupy_op_flags {
     GPUPY_OPF_MATH = 8,
 };
 
-// Opcodes: three leaf kinds, then one per row of ops.def.
+// The value a fold (reduction) with an op starts from: the FOLD column of
+// ops.def. LOWEST/HIGHEST are -inf/+inf for floats and the dtype's limits
+// for integers (false/true for bool); the NAN_OR_ ones are NaN for floats.
+enum gpupy_fold_start {
+    GPUPY_FOLD_NONE = 0,  // the op does not fold
+    GPUPY_FOLD_ZERO,
+    GPUPY_FOLD_ONE,
+    GPUPY_FOLD_ALL_ONES,  // every bit set (-1 for signed integers, true for bool)
+    GPUPY_FOLD_LOWEST,
+    GPUPY_FOLD_HIGHEST,
+    GPUPY_FOLD_NAN_OR_LOWEST,
+    GPUPY_FOLD_NAN_OR_HIGHEST,
+};
+
+// Opcodes: three leaf kinds, then one per row of ops.def, numbered by its
+// CODE column.
 enum gpupy_op {
     GPUPY_OP_NONE = -1,
-    GPUPY_OP_LOAD = 0,  // read a device block through an index map
-    GPUPY_OP_INDEX,     // a component of the element's own index (arange, indices)
-    GPUPY_OP_CONST,     // a scalar; passed as a uniform, not baked into code
-#define GPUPY_OP(NAME, NUMPY_NAME, ARITY, FLAGS) GPUPY_OP_##NAME,
+    GPUPY_OP_LOAD = 0,   // read a device block through an index map
+    GPUPY_OP_INDEX = 1,  // a component of the element's own index (arange, indices)
+    GPUPY_OP_CONST = 2,  // a scalar; passed as a uniform, not baked into code
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) GPUPY_OP_##NAME = CODE,
 #include "ops.def"
 #undef GPUPY_OP
-    GPUPY_NUM_OPS
+    GPUPY_OP_AFTER_LAST  // one past the last row's code (rows increase)
 };
+#define GPUPY_NUM_OPS GPUPY_OP_AFTER_LAST
+
+// One row of ops.def / dtypes.def as a driver was built with them.
+typedef struct gpupy_op_row {
+    int32_t code;  // enum gpupy_op
+    const char* name;        // "ADD"
+    const char* numpy_name;  // "add"
+    int32_t arity;
+    int32_t flags;       // enum gpupy_op_flags
+    int32_t fold_start;  // enum gpupy_fold_start
+} gpupy_op_row;
+
+typedef struct gpupy_dtype_row {
+    int32_t code;  // enum gpupy_dtype
+    const char* numpy_name;
+    int32_t itemsize;
+} gpupy_dtype_row;
 
 // Status codes returned by driver functions.
 enum gpupy_status {
@@ -256,6 +293,15 @@ typedef struct gpupy_driver_api {
     // for bit. Returns 1 if the driver will use it, else 0. Never offered
     // after the first eval_ir.
     int (*offer_host_loop)(void* ctx, int32_t op, int32_t dtype, gpupy_host_loop loop, void* data);
+
+    // --- the tables the driver was built with (required) ------------------
+    // The core checks them against its own at load and refuses a driver
+    // whose opcodes or dtypes mean something else. op_meta.hpp and
+    // dtype_meta.hpp provide them (gpupy_op_rows, gpupy_dtype_rows).
+    const gpupy_op_row* op_rows;
+    int32_t num_op_rows;
+    const gpupy_dtype_row* dtype_rows;
+    int32_t num_dtype_rows;
 } gpupy_driver_api;
 
 // The one symbol a driver library exports.
