@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "gpupy/driver.hpp"
-#include "dtype.hpp"
-#include "geometry.hpp"
-#include "op_table.hpp"
+#include "core/graph/dtype.hpp"
+#include "core/graph/geometry.hpp"
+#include "core/graph/op_table.hpp"
 
 namespace gpupy {
 

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "node.hpp"
+#include "core/graph/node.hpp"
 
 namespace gpupy {
 

@@ -1,11 +1,11 @@
 // The GpuArray Python class: attributes, indexing, operators, conversion
 // protocols. Anything NumPy-namespace shaped (repr, __array_ufunc__,
 // __array_function__, pickling, iteration) is added by the gpupy package.
-#include "errors.hpp"
-#include "evaluator.hpp"
-#include "numpy_api.hpp"
-#include "py_array.hpp"
-#include "runtime.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/execution/evaluator.hpp"
+#include "bindings/numpy_api.hpp"
+#include "bindings/py_array.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace gpupy {
 

@@ -1,14 +1,14 @@
-#include "planner.hpp"
+#include "core/planning/planner.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
 
-#include "block_cache.hpp"
-#include "errors.hpp"
-#include "runtime.hpp"
-#include "stats.hpp"
+#include "core/memory/block_cache.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 

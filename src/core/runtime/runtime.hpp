@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "block_cache.hpp"
-#include "driver_loader.hpp"
-#include "node.hpp"
+#include "core/memory/block_cache.hpp"
+#include "core/runtime/driver_loader.hpp"
+#include "core/graph/node.hpp"
 
 namespace gpupy {
 

@@ -6,7 +6,7 @@
 // taken: every input of the op's operand dtype and the output of the op's
 // result dtype, as the core casts operands before an op (ops.def). The
 // loops are plain C and need no interpreter lock.
-#include "numpy_api.hpp"
+#include "bindings/numpy_api.hpp"
 
 // Only the PyUFuncObject layout is used, none of the ufunc C API.
 #define NO_IMPORT_UFUNC
@@ -15,9 +15,9 @@
 
 #include <vector>
 
-#include "op_table.hpp"
-#include "py_array.hpp"
-#include "runtime.hpp"
+#include "core/graph/op_table.hpp"
+#include "bindings/py_array.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace py = pybind11;
 

@@ -1,11 +1,11 @@
-#include "driver_loader.hpp"
+#include "core/runtime/driver_loader.hpp"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
 
-#include "errors.hpp"
+#include "core/runtime/errors.hpp"
 
 namespace gpupy {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "node.hpp"
+#include "core/graph/node.hpp"
 
 namespace gpupy {
 

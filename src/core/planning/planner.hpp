@@ -14,8 +14,8 @@
 
 #include <vector>
 
-#include "evaluator.hpp"
-#include "node.hpp"
+#include "core/execution/evaluator.hpp"
+#include "core/graph/node.hpp"
 
 namespace gpupy {
 

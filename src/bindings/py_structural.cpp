@@ -6,10 +6,10 @@
 
 #include <pybind11/stl.h>
 
-#include "errors.hpp"
-#include "numpy_api.hpp"
-#include "py_array.hpp"
-#include "runtime.hpp"
+#include "core/runtime/errors.hpp"
+#include "bindings/numpy_api.hpp"
+#include "bindings/py_array.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace gpupy {
 

@@ -1,4 +1,4 @@
-#include "node.hpp"
+#include "core/graph/node.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,8 +6,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "errors.hpp"
-#include "node_hooks.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/graph/node_hooks.hpp"
 
 namespace gpupy {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gpupy/driver.hpp"
-#include "dtype.hpp"
-#include "op_table.hpp"
+#include "core/graph/dtype.hpp"
+#include "core/graph/op_table.hpp"
 
 namespace gpupy {
 

@@ -4,13 +4,13 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include "errors.hpp"
-#include "evaluator.hpp"
-#include "numpy_api.hpp"
-#include "planner.hpp"
-#include "py_array.hpp"
-#include "runtime.hpp"
-#include "stats.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/execution/evaluator.hpp"
+#include "bindings/numpy_api.hpp"
+#include "core/planning/planner.hpp"
+#include "bindings/py_array.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 

@@ -2,10 +2,10 @@
 // become ARRAY nodes, host data handed back as ndarrays and scalars.
 #include <cstring>
 
-#include "errors.hpp"
-#include "evaluator.hpp"
-#include "numpy_api.hpp"
-#include "py_array.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/execution/evaluator.hpp"
+#include "bindings/numpy_api.hpp"
+#include "bindings/py_array.hpp"
 
 namespace gpupy {
 

@@ -1,4 +1,4 @@
-#include "op_table.hpp"
+#include "core/graph/op_table.hpp"
 
 #include <unordered_map>
 

@@ -1,8 +1,8 @@
-#include "geometry.hpp"
+#include "core/graph/geometry.hpp"
 
 #include <algorithm>
 
-#include "errors.hpp"
+#include "core/runtime/errors.hpp"
 
 namespace gpupy {
 

@@ -17,9 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "driver_loader.hpp"
-#include "geometry.hpp"
-#include "node.hpp"
+#include "core/runtime/driver_loader.hpp"
+#include "core/graph/geometry.hpp"
+#include "core/graph/node.hpp"
 
 namespace gpupy {
 

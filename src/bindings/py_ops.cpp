@@ -4,11 +4,11 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "errors.hpp"
-#include "evaluator.hpp"
-#include "numpy_api.hpp"
-#include "py_array.hpp"
-#include "runtime.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/execution/evaluator.hpp"
+#include "bindings/numpy_api.hpp"
+#include "bindings/py_array.hpp"
+#include "core/runtime/runtime.hpp"
 
 namespace gpupy {
 

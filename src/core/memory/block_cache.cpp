@@ -1,12 +1,12 @@
-#include "block_cache.hpp"
+#include "core/memory/block_cache.hpp"
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "errors.hpp"
-#include "node_hooks.hpp"
-#include "stats.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/graph/node_hooks.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 

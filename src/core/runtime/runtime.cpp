@@ -1,11 +1,11 @@
-#include "runtime.hpp"
+#include "core/runtime/runtime.hpp"
 
 #include <cstdlib>
 #include <string>
 
-#include "errors.hpp"
-#include "node_hooks.hpp"
-#include "stats.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/graph/node_hooks.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 

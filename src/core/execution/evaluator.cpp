@@ -1,12 +1,12 @@
-#include "evaluator.hpp"
+#include "core/execution/evaluator.hpp"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "errors.hpp"
-#include "planner.hpp"
-#include "runtime.hpp"
-#include "stats.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/planning/planner.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 

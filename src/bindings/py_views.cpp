@@ -3,9 +3,9 @@
 // over the same owner, with NumPy's rules and error messages.
 #include <algorithm>
 
-#include "errors.hpp"
-#include "numpy_api.hpp"
-#include "py_array.hpp"
+#include "core/runtime/errors.hpp"
+#include "bindings/numpy_api.hpp"
+#include "bindings/py_array.hpp"
 
 namespace gpupy {
 

@@ -1,11 +1,11 @@
 // gpupy._core: the C++ core layer's Python module.
 #define GPUPY_NUMPY_IMPORT
-#include "numpy_api.hpp"
+#include "bindings/numpy_api.hpp"
 
 #include <pybind11/pybind11.h>
 
-#include "errors.hpp"
-#include "py_array.hpp"
+#include "core/runtime/errors.hpp"
+#include "bindings/py_array.hpp"
 
 namespace py = pybind11;
 
