@@ -1,10 +1,13 @@
 // The GpuArray Python class: attributes, indexing, operators, conversion
 // protocols. Anything NumPy-namespace shaped (repr, __array_ufunc__,
 // __array_function__, pickling, iteration) is added by the gpupy package.
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
+#include "core/building/elementwise.hpp"
+#include "core/building/writes.hpp"
 #include "core/runtime/runtime.hpp"
 
 namespace gpupy {
@@ -65,7 +68,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
         advanced_setitem()(self, key, value);
         return;
     }
-    assign(a.view(std::move(g)), value);
+    assign_value(a.view(std::move(g)), value);
 }
 
 int getbuffer(PyObject* self, Py_buffer* view, int flags) {
@@ -179,7 +182,7 @@ void register_array(py::module_& m) {
         .def("fill",
              [](const GpuArray& a, py::handle value) {
                  const DType t = a.dtype();
-                 assign(a, py::cast(GpuArray::of(NodeFactory::constant(t, scalar_from_python(value, t)))));
+                 assign(a, NodeView{NodeFactory::constant(t, scalar_from_python(value, t)), identity_view({})});
              })
         .def(
             "__array__",
@@ -298,10 +301,7 @@ void register_array(py::module_& m) {
         for (int64_t d : s) {
             if (d < 0) throw ValueError("negative dimensions are not allowed");
         }
-        // An expression node per call, so that every full()/zeros() array is
-        // its own value (views of a shared constant could not be written).
-        NodeView c = constant_view(NodeFactory::constant(t, scalar_from_python(value, t)), s);
-        return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, s, {c}));
+        return filled(s, t, scalar_from_python(value, t));
     });
     m.def("index_array", [](py::handle shape, int axis, py::handle dtype) {
         const DType t = dtype_from_object(dtype);

@@ -2,36 +2,19 @@
 // array whose current value is the owner's node (thesis 4.1).
 #pragma once
 
+#include "bindings/numpy_api.hpp"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <memory>
 
-#include "core/graph/node.hpp"
+#include "core/building/views.hpp"
+#include "core/graph/array.hpp"
 
 namespace gpupy {
 
 namespace py = pybind11;
-
-struct GpuArray {
-    std::shared_ptr<Owner> owner;
-    ViewGeometry geom;
-    // False for views NumPy makes read-only (broadcast_to results).
-    bool writeable = true;
-
-    Node* node() const { return owner->node.get(); }
-    NodeView node_view() const { return NodeView{owner->node, geom}; }
-    DType dtype() const { return owner->node->dtype(); }
-    int64_t size() const { return geom.size(); }
-    int ndim() const { return static_cast<int>(geom.shape.size()); }
-    // True if this view is all of its owner, in order.
-    bool is_whole() const { return is_identity_view(geom, owner->node->shape()); }
-
-    // A new array owning `node`, viewed whole.
-    static GpuArray of(NodeRef node);
-    // A view of the same owner.
-    GpuArray view(ViewGeometry g) const { return GpuArray{owner, std::move(g), writeable}; }
-};
 
 // --- conversions (py_convert.cpp) ---------------------------------------------
 // The gpupy dtype of a NumPy dtype, or -1 if gpupy cannot hold it.
@@ -54,20 +37,15 @@ gpupy_scalar scalar_from_python(py::handle value, DType t);
 // Basic indexing; returns false if `key` needs advanced indexing.
 bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* scalar_result);
 Dims shape_from_python(py::handle shape);
-GpuArray reshape(const GpuArray& a, Dims new_shape);
-GpuArray transpose(const GpuArray& a, const std::vector<int>& axes);
-GpuArray broadcast_to(const GpuArray& a, const Dims& shape);
-int normalize_axis(int64_t axis, int ndim);
 
 // --- operations (py_ops.cpp) ------------------------------------------------------
 // Applies an op-table ufunc lazily; `out` may be None. Returns
 // NotImplemented for operand types it does not know.
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out);
 py::object apply_where(py::handle cond, py::handle x, py::handle y);
-GpuArray astype(const GpuArray& a, DType t);
-GpuArray lazy_copy(const GpuArray& a);
-// a[...] = value semantics for the view `target` (casting="unsafe").
-void assign(const GpuArray& target, py::handle value);
+// a[...] = value for the view `target` (casting="unsafe"): the Python value
+// converted to an array, then the core's assign (core/building/writes.hpp).
+void assign_value(const GpuArray& target, py::handle value);
 // In-place operator: target op= value, lazily when target is whole.
 py::object inplace(OpCode op, py::object self, py::handle value);
 // Coerces an operand to a GpuArray (ndarrays/scalars/lists copied).

@@ -2,17 +2,13 @@
 // become ARRAY nodes, host data handed back as ndarrays and scalars.
 #include <cstring>
 
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 
 namespace gpupy {
-
-GpuArray GpuArray::of(NodeRef node) {
-    ViewGeometry g = identity_view(node->shape());
-    return GpuArray{std::make_shared<Owner>(Owner{std::move(node)}), std::move(g), true};
-}
 
 DType dtype_from_numpy(PyArray_Descr* d) {
     if (!d || PyDataType_HASFIELDS(d) || PyDataType_HASSUBARRAY(d)) return -1;

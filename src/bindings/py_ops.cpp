@@ -1,14 +1,20 @@
-// Building lazy expressions from Python operands: operand coercion, NumPy's
-// dtype resolution (asked once per signature, then cached), broadcasting,
-// hash-consed node creation, and writes (setitem, in-place ops, out=).
+// Python operands of ufuncs, np.where and writes: what each argument is
+// (array, weak Python scalar, something only NumPy handles), NumPy's dtype
+// resolution (asked once per signature, then cached) and its checks for
+// out=; the nodes themselves are built by the core (core/building/).
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/runtime/runtime.hpp"
+#include "core/building/elementwise.hpp"
+#include "core/building/rewrites.hpp"
+#include "core/building/writes.hpp"
 
 namespace gpupy {
 
@@ -205,15 +211,6 @@ gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
     return s;
 }
 
-// A constant node converted to dtype t with NumPy's unsafe cast rules.
-NodeRef cast_constant(const Node* c, DType t) {
-    const DType from = c->dtype();
-    gpupy_scalar v = c->value();
-    if (dtype_is_float(from)) return NodeFactory::constant(t, scalar_from_double(t, v.f));
-    if (from == GPUPY_UINT64) return NodeFactory::constant(t, scalar_from_uint(t, v.u));
-    return NodeFactory::constant(t, scalar_from_int(t, v.i));
-}
-
 // The operand's view as a child of an expression of shape `shape`,
 // converted to dtype t.
 // |x|² == x² bit for bit (and in wrapping integer arithmetic), so a square
@@ -230,43 +227,27 @@ NodeView without_absolute(NodeView v) {
 NodeView child_view(const Operand& o, DType t, const Dims& shape, bool wrap = false) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
         return constant_view(NodeFactory::constant(t, weak_value(o, t, wrap)), shape);
-    NodeView v = o.arr().node_view();
-    if (v.node->dtype() != t) {
-        if (v.node->kind() == NodeKind::Constant) {
-            v.node = cast_constant(v.node.get(), t);
-        } else {
-            NodeRef c = NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v});
-            v = NodeView{c, identity_view(v.geom.shape)};
-        }
-    }
-    v.geom.strides = broadcast_strides(v.geom.shape, v.geom.strides, shape);
-    v.geom.shape = shape;
-    return v;
+    return broadcast_view(cast_view(o.arr().node_view(), t), shape);
 }
 
 // The value of an exponent that is a scalar known now (a Python number or
 // a constant), as a double.
-bool constant_exponent(const Operand& o, double* e) {
+std::optional<double> constant_exponent(const Operand& o) {
     if (o.kind == Operand::PyInt) {
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(o.obj.ptr(), &overflow);
-        if (overflow) return false;
-        *e = static_cast<double>(v);
-        return true;
+        if (overflow) return std::nullopt;
+        return static_cast<double>(v);
     }
-    if (o.kind == Operand::PyFloat) {
-        *e = PyFloat_AS_DOUBLE(o.obj.ptr());
-        return true;
-    }
+    if (o.kind == Operand::PyFloat) return PyFloat_AS_DOUBLE(o.obj.ptr());
     if (o.kind == Operand::Array && o.arr().node()->kind() == NodeKind::Constant) {
         const Node* c = o.arr().node();
         const gpupy_scalar v = c->value();
-        if (dtype_is_float(c->dtype())) *e = v.f;
-        else if (c->dtype() == GPUPY_UINT64) *e = static_cast<double>(v.u);
-        else *e = static_cast<double>(v.i);
-        return true;
+        if (dtype_is_float(c->dtype())) return v.f;
+        if (c->dtype() == GPUPY_UINT64) return static_cast<double>(v.u);
+        return static_cast<double>(v.i);
     }
-    return false;
+    return std::nullopt;
 }
 
 Dims operand_shape(const Operand& o) { return o.kind == Operand::Array ? o.arr().geom.shape : Dims{}; }
@@ -311,36 +292,7 @@ void write_output(const GpuArray& target, const GpuArray& result, const char* uf
                              " doesn't match the broadcast shape " + shape_str(broadcast_shapes({result.geom.shape, target.geom.shape})));
         }
     }
-    assign(target, py::cast(result));
-}
-
-// a OP b for one unsigned and one signed 64-bit operand, exactly: a
-// negative signed value is below every unsigned one.
-NodeRef mixed_sign_compare(OpCode op, const NodeView& a, const NodeView& b, DType a_dtype, const Dims& shape) {
-    const bool a_unsigned = dtype_is_unsigned_int(a_dtype);
-    const NodeView& u = a_unsigned ? a : b;
-    const NodeView& sgn = a_unsigned ? b : a;
-    // Rewrite as u OP' s, with OP' mirrored when the unsigned was on the right.
-    OpCode mirrored = op;
-    if (!a_unsigned) {
-        switch (op) {
-        case GPUPY_OP_LESS: mirrored = GPUPY_OP_GREATER; break;
-        case GPUPY_OP_LESS_EQUAL: mirrored = GPUPY_OP_GREATER_EQUAL; break;
-        case GPUPY_OP_GREATER: mirrored = GPUPY_OP_LESS; break;
-        case GPUPY_OP_GREATER_EQUAL: mirrored = GPUPY_OP_LESS_EQUAL; break;
-        default: break;
-        }
-    }
-    const DType ut = u.node->dtype(), st = sgn.node->dtype();
-    NodeView zero = constant_view(NodeFactory::constant(st, scalar_from_int(st, 0)), shape);
-    NodeView negative{NodeFactory::expression(GPUPY_OP_LESS, GPUPY_BOOL, shape, {sgn, zero}), identity_view(shape)};
-    NodeView s_as_u{NodeFactory::expression(GPUPY_OP_CAST, ut, shape, {sgn}), identity_view(shape)};
-    NodeView same{NodeFactory::expression(mirrored, GPUPY_BOOL, shape, {u, s_as_u}), identity_view(shape)};
-    // u > s and u >= s and u != s hold when s < 0; the others fail.
-    const bool when_negative = mirrored == GPUPY_OP_GREATER || mirrored == GPUPY_OP_GREATER_EQUAL ||
-                               mirrored == GPUPY_OP_NOT_EQUAL;
-    NodeView fixed = constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, when_negative)), shape);
-    return NodeFactory::expression(GPUPY_OP_WHERE, GPUPY_BOOL, shape, {negative, fixed, same});
+    assign(target, result.node_view());
 }
 
 }  // namespace
@@ -435,25 +387,12 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     OpCode node_op = op;
     if (op == GPUPY_OP_POWER) {
-        // NumPy's ndarray.__pow__ computes x**2, x**0.5 and x**-1 as
-        // square, sqrt and reciprocal; np.power gives the same values. Other
-        // integer powers run in NumPy, which raises for negative exponents.
-        double e;
-        const bool known = constant_exponent(ops[1], &e);
-        const bool flt = dtype_is_float(loop.out);
-        if (known && e == 2.0) {
-            node_op = GPUPY_OP_SQUARE;
-        } else if (known && flt && e == 0.5) {
-            node_op = GPUPY_OP_SQRT;
-        } else if (known && flt && e == -1.0) {
-            node_op = GPUPY_OP_RECIPROCAL;
-        } else if (!flt && !(known && e >= 0)) {
-            return call_numpy(name, args, out);
-        }
-        if (node_op != GPUPY_OP_POWER) children.pop_back();
+        const PowerPlan plan = plan_power(constant_exponent(ops[1]), dtype_is_float(loop.out));
+        if (plan.needs_numpy) return call_numpy(name, args, out);
+        node_op = plan.op;
+        if (plan.drop_exponent) children.pop_back();
     }
-    if (node_op == GPUPY_OP_SQUARE) children[0] = without_absolute(std::move(children[0]));
-    GpuArray result = GpuArray::of(NodeFactory::expression(node_op, loop.out, shape, std::move(children)));
+    GpuArray result = GpuArray::of(elementwise(node_op, loop.out, shape, std::move(children)));
     if (has_out) {
         write_output(out_arr, result, name);
         return py::reinterpret_borrow<py::object>(out);
@@ -488,14 +427,7 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_WHERE, t, shape, std::move(children))));
 }
 
-GpuArray astype(const GpuArray& a, DType t) {
-    NodeView v = a.node_view();
-    return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v}));
-}
-
-GpuArray lazy_copy(const GpuArray& a) { return astype(a, a.dtype()); }
-
-void assign(const GpuArray& target, py::handle value) {
+void assign_value(const GpuArray& target, py::handle value) {
     if (!target.writeable) throw ValueError("assignment destination is read-only");
     const DType t = target.dtype();
     GpuArray v;
@@ -513,66 +445,7 @@ void assign(const GpuArray& target, py::handle value) {
         }
         v = o.arr();
     }
-    // NumPy drops leading length-1 dimensions of the value, then broadcasts.
-    Dims vs = v.geom.shape;
-    Dims vstr = v.geom.strides;
-    while (vs.size() > target.geom.shape.size() && vs.front() == 1) {
-        vs.erase(vs.begin());
-        vstr.erase(vstr.begin());
-    }
-    bool ok = vs.size() <= target.geom.shape.size();
-    for (size_t i = 0; ok && i < vs.size(); ++i) {
-        const int64_t want = target.geom.shape[target.geom.shape.size() - vs.size() + i];
-        ok = vs[i] == want || vs[i] == 1;
-    }
-    if (!ok) {
-        throw ValueError("could not broadcast input array from shape " + shape_str(v.geom.shape) + " into shape " +
-                         shape_str(target.geom.shape));
-    }
-    NodeView src = v.node_view();
-    src.geom.shape = vs;
-    src.geom.strides = vstr;
-    if (src.node->dtype() != t) {
-        if (src.node->kind() == NodeKind::Constant) {
-            src.node = cast_constant(src.node.get(), t);
-        } else {
-            NodeRef c = NodeFactory::expression(GPUPY_OP_CAST, t, src.geom.shape, {src});
-            src = NodeView{c, identity_view(src.geom.shape)};
-        }
-    }
-    src.geom.strides = broadcast_strides(src.geom.shape, src.geom.strides, target.geom.shape);
-    src.geom.shape = target.geom.shape;
-    if (target.is_whole()) {
-        // Replacing every element: the owner simply takes a new value; any
-        // expression built from the old one keeps it (copy-on-write, lazily).
-        target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
-        return;
-    }
-    // A partial write is done on the host, now.
-    const int64_t n = target.size();
-    if (n == 0) return;
-    ensure_host(src);
-    std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(t)));
-    gather_from_host(src.node.get(), src.geom, 0, n, values.data());
-    src = NodeView{};  // drop our reference before counting the node's users
-    Owner& owner = *target.owner;
-    ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
-    Node* node = owner.node.get();
-    if (node->refcount() > 1) {
-        // Something else (an unevaluated expression, another array sharing
-        // this value) still needs the old values: copy on write.
-        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
-        std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
-        owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
-        node = owner.node.get();
-    } else {
-        // No dependents: a destructive update. The node's cached blocks and
-        // its place in the hash-consing table describe the old values.
-        node->unhash();
-        Runtime::get().cache().invalidate(node);
-        node->drop_children();
-    }
-    scatter_to_host(node, target.geom, 0, n, values.data());
+    assign(target, v.node_view());
 }
 
 py::object inplace(OpCode op, py::object self, py::handle value) {

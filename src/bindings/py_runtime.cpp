@@ -4,6 +4,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"

@@ -22,6 +22,8 @@
 #include "core/graph/dtype.hpp"
 #include "core/graph/geometry.hpp"
 #include "core/graph/op_table.hpp"
+#include "core/graph/evaluated_bits.hpp"
+#include "core/graph/host_buffer.hpp"
 
 namespace gpupy {
 
@@ -55,46 +57,6 @@ private:
 struct NodeView {
     NodeRef node;
     ViewGeometry geom;
-};
-
-// Host storage of one node's elements, C order. Shared with the ndarrays
-// handed to Python, which keep it alive.
-class HostBuffer {
-public:
-    explicit HostBuffer(size_t nbytes);
-    ~HostBuffer();
-    HostBuffer(const HostBuffer&) = delete;
-    HostBuffer& operator=(const HostBuffer&) = delete;
-    char* data() const { return data_; }
-    size_t nbytes() const { return nbytes_; }
-
-private:
-    char* data_;
-    size_t nbytes_;
-    size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)
-};
-
-// One bit per element: which elements of an expression are on the host.
-class EvaluatedBits {
-public:
-    void resize(int64_t n);
-    // Unallocated (nothing evaluated yet) reads as all clear.
-    bool test(int64_t i) const { return !words_.empty() && ((words_[i >> 6] >> (i & 63)) & 1); }
-    void set(int64_t i) {
-        uint64_t& w = words_[i >> 6];
-        const uint64_t m = uint64_t{1} << (i & 63);
-        if (!(w & m)) {
-            w |= m;
-            ++count_;
-        }
-    }
-    void set_range(int64_t i0, int64_t i1);
-    bool all_in_range(int64_t i0, int64_t i1) const;
-    int64_t count() const { return count_; }
-
-private:
-    std::vector<uint64_t> words_;
-    int64_t count_ = 0;
 };
 
 enum class NodeKind : uint8_t { Array, Constant, Expression };
@@ -181,33 +143,6 @@ private:
     EvaluatedBits bits_;
     bool hashed_ = false;
     std::string hash_key_;
-};
-
-// Creates nodes; expressions and constants are hash-consed (thesis 4.6):
-// constants by dtype and value, expressions by opcode, dtype, parameters
-// and operand views, with the operands of commutative ops sorted first.
-class NodeFactory {
-public:
-    static NodeRef array(DType dtype, const Dims& shape, std::shared_ptr<HostBuffer> host);
-    static NodeRef array_uninitialized(DType dtype, const Dims& shape);
-    static NodeRef constant(DType dtype, gpupy_scalar value);
-    static NodeRef expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children);
-    // INDEX node: element value = its index along `axis`, as dtype.
-    static NodeRef index(DType dtype, const Dims& shape, int axis);
-    static NodeRef reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& params);
-    // Parts (same dtype, same shape but axis 0) joined along axis 0.
-    static NodeRef concat(DType dtype, const Dims& shape, std::vector<NodeView> parts);
-    static NodeRef remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& params);
-
-    // Nodes created / found again by hash-consing, for stats().
-    static int64_t created();
-    static int64_t shared_hits();
-    static int64_t live_hashed();
-
-private:
-    static Node* new_expression(OpCode op, DType dtype, const Dims& shape, std::string key);
-    static NodeRef intern(Node* fresh);
-    static NodeRef shared(Node* hit);
 };
 
 // The mutable identity behind user-visible arrays.

@@ -1,0 +1,48 @@
+#include "core/building/elementwise.hpp"
+
+#include "core/building/rewrites.hpp"
+
+namespace gpupy {
+
+NodeRef cast_constant(const Node* c, DType t) {
+    const DType from = c->dtype();
+    const gpupy_scalar v = c->value();
+    if (dtype_is_float(from)) return NodeFactory::constant(t, scalar_from_double(t, v.f));
+    if (from == GPUPY_UINT64) return NodeFactory::constant(t, scalar_from_uint(t, v.u));
+    return NodeFactory::constant(t, scalar_from_int(t, v.i));
+}
+
+NodeView cast_view(NodeView v, DType t) {
+    if (v.node->dtype() == t) return v;
+    if (v.node->kind() == NodeKind::Constant) {
+        v.node = cast_constant(v.node.get(), t);
+        return v;
+    }
+    NodeRef c = NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v});
+    return NodeView{c, identity_view(v.geom.shape)};
+}
+
+NodeView broadcast_view(NodeView v, const Dims& shape) {
+    v.geom.strides = broadcast_strides(v.geom.shape, v.geom.strides, shape);
+    v.geom.shape = shape;
+    return v;
+}
+
+NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands) {
+    if (op == GPUPY_OP_SQUARE) operands[0] = without_absolute(std::move(operands[0]));
+    return NodeFactory::expression(op, out, shape, std::move(operands));
+}
+
+GpuArray astype(const GpuArray& a, DType t) {
+    NodeView v = a.node_view();
+    return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v}));
+}
+
+GpuArray lazy_copy(const GpuArray& a) { return astype(a, a.dtype()); }
+
+GpuArray filled(const Dims& shape, DType t, gpupy_scalar value) {
+    NodeView c = constant_view(NodeFactory::constant(t, value), shape);
+    return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, shape, {c}));
+}
+
+}  // namespace gpupy

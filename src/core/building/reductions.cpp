@@ -1,0 +1,140 @@
+#include "core/building/reductions.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/building/elementwise.hpp"
+#include "core/building/movement.hpp"
+#include "core/building/views.hpp"
+#include "core/graph/node_factory.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/runtime/runtime.hpp"
+
+namespace gpupy {
+
+// The binary op a reduction folds with: a row of ops.def with a FOLD value.
+OpCode fold_op(const std::string& name) {
+    const OpCode op = op_from_numpy_name(name);
+    if (!op_folds(op)) throw ValueError("gpupy has no device reduction for '" + name + "'");
+    return op;
+}
+
+namespace {
+
+// A chunk size: at most `requested`, at most a block (a chunk must not
+// span more than two blocks of the domain), at least 1.
+int64_t chunk_for(int64_t requested, int64_t inner) {
+    const int64_t B = Runtime::get().cache().block_size();
+    return std::max<int64_t>(1, std::min({requested, inner, B}));
+}
+
+// Folds the last `ndim` dims of `v` (shape outer ++ inner) down to one
+// value per outer index, chunk by chunk: a chain of REDUCE nodes, each
+// reading many elements per output (not Accelerator's four).
+NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chunk) {
+    const Dims& shape = v.geom.shape;
+    const Dims outer(shape.begin(), shape.end() - ndim);
+    int64_t inner = 1;
+    for (size_t d = outer.size(); d < shape.size(); ++d) inner *= shape[d];
+    ReduceParams p;
+    p.fold = fold;
+    p.mode = GPUPY_REDUCE_CHUNKS;
+    p.identity = op_fold_start(fold, t);
+    if (inner == 0 || shape_size(outer) == 0) {
+        NodeView c = constant_view(NodeFactory::constant(t, p.identity), outer);
+        return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, outer, {c}), identity_view(outer)};
+    }
+    NodeView cur = v;
+    int cur_ndim = ndim;
+    int64_t n = inner;
+    do {
+        p.ndim = cur_ndim;
+        p.chunk = chunk_for(chunk, n);
+        const int64_t nchunks = (n + p.chunk - 1) / p.chunk;
+        Dims rshape = outer;
+        rshape.push_back(nchunks);
+        NodeRef r = NodeFactory::reduce(t, rshape, cur, p);
+        cur = NodeView{r, identity_view(rshape)};
+        cur_ndim = 1;
+        n = nchunks;
+    } while (n > 1);
+    // Drop the trailing length-1 dimension: a view.
+    Dims strides = c_strides(cur.geom.shape);
+    strides.pop_back();
+    cur.geom = ViewGeometry{0, outer, strides};
+    return cur;
+}
+
+// Inclusive scan with `fold` along the last dim of `v` (any shape, ndim >= 1).
+NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
+    const Dims shape = v.geom.shape;
+    const int nd = static_cast<int>(shape.size());
+    const int64_t n = shape.back();
+    if (shape_size(shape) == 0) return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, shape, {v}), identity_view(shape)};
+    const int64_t chunk = chunk_for(chunk_req, n);
+    ReduceParams p;
+    p.fold = fold;
+    p.mode = GPUPY_REDUCE_PREFIX;
+    p.ndim = 1;
+    p.chunk = chunk;
+    p.identity = op_fold_start(fold, t);
+    NodeView local{NodeFactory::reduce(t, shape, v, p), identity_view(shape)};
+    if (n <= chunk) return local;
+    // Totals of whole chunks, scanned (recursively: far fewer of them),
+    // shifted by one chunk: what every element of a chunk must add.
+    Dims outer(shape.begin(), shape.end() - 1);
+    const int64_t nchunks = (n + chunk - 1) / chunk;
+    ReduceParams q = p;
+    q.mode = GPUPY_REDUCE_CHUNKS;
+    Dims tshape = outer;
+    tshape.push_back(nchunks);
+    NodeView totals{NodeFactory::reduce(t, tshape, v, q), identity_view(tshape)};
+    NodeView running = scan_last(totals, fold, t, chunk_req);
+    // exclusive[c] = running[c - 1], exclusive[0] = identity: a join along
+    // the last dim, built as a join along dim 0 of swapped views.
+    Dims one = outer;
+    one.push_back(1);
+    NodeView first = constant_view(NodeFactory::constant(t, p.identity), one);
+    NodeView head = running;
+    head.geom.shape.back() = nchunks - 1;
+    const int last = nd - 1;
+    NodeView a{first.node, swap0(first.geom, last)}, b{head.node, swap0(head.geom, last)};
+    NodeView exclusive = concat0({a, b}, t);
+    exclusive.geom = swap0(exclusive.geom, last);
+    // carry[..., r] = exclusive[..., r / chunk]
+    RemapParams rp;
+    rp.div.assign(nd, 1);
+    rp.mod.assign(nd, 0);
+    rp.div[last] = chunk;
+    NodeView carry{NodeFactory::remap(t, shape, exclusive, rp), identity_view(shape)};
+    NodeRef sum = NodeFactory::expression(fold, t, shape, {carry, local});
+    return NodeView{sum, identity_view(shape)};
+}
+
+}  // namespace
+
+GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk) {
+    std::vector<int> ax;
+    std::vector<bool> seen(a.ndim(), false);
+    for (int64_t h : axes) {
+        const int n = normalize_axis(h, a.ndim());
+        if (seen[n]) throw ValueError("duplicate value in 'axis'");
+        seen[n] = true;
+        ax.push_back(n);
+    }
+    if (ax.empty()) return astype(a, t);  // folding nothing: each value as it is
+    NodeView v = cast_view(axes_last(a, ax).node_view(), t);
+    return GpuArray::of_view(reduce_trailing(v, static_cast<int>(ax.size()), fold, t, chunk));
+}
+
+GpuArray scan(const GpuArray& a, OpCode fold, int64_t axis, DType t, int64_t chunk) {
+    const int ax = normalize_axis(axis, a.ndim());
+    NodeView v = cast_view(axes_last(a, {ax}).node_view(), t);
+    NodeView r = scan_last(v, fold, t, chunk);
+    // Move the scanned axis back where it was: a view.
+    std::vector<int> perm;
+    for (int d = 0, k = 0; d < a.ndim(); ++d) perm.push_back(d == ax ? a.ndim() - 1 : k++);
+    return transpose(GpuArray::of_view(r), perm);
+}
+
+}  // namespace gpupy

@@ -1,0 +1,70 @@
+#include "core/building/writes.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "core/building/elementwise.hpp"
+#include "core/execution/evaluator.hpp"
+#include "core/memory/block_cache.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/runtime/runtime.hpp"
+
+namespace gpupy {
+
+void assign(const GpuArray& target, const NodeView& value) {
+    if (!target.writeable) throw ValueError("assignment destination is read-only");
+    const DType t = target.dtype();
+    // NumPy drops leading length-1 dimensions of the value, then broadcasts.
+    Dims vs = value.geom.shape;
+    Dims vstr = value.geom.strides;
+    while (vs.size() > target.geom.shape.size() && vs.front() == 1) {
+        vs.erase(vs.begin());
+        vstr.erase(vstr.begin());
+    }
+    bool ok = vs.size() <= target.geom.shape.size();
+    for (size_t i = 0; ok && i < vs.size(); ++i) {
+        const int64_t want = target.geom.shape[target.geom.shape.size() - vs.size() + i];
+        ok = vs[i] == want || vs[i] == 1;
+    }
+    if (!ok) {
+        throw ValueError("could not broadcast input array from shape " + shape_str(value.geom.shape) + " into shape " +
+                         shape_str(target.geom.shape));
+    }
+    NodeView src = value;
+    src.geom.shape = vs;
+    src.geom.strides = vstr;
+    src = broadcast_view(cast_view(std::move(src), t), target.geom.shape);
+    if (target.is_whole()) {
+        // Replacing every element: the owner simply takes a new value; any
+        // expression built from the old one keeps it (copy-on-write, lazily).
+        target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
+        return;
+    }
+    // A partial write is done on the host, now.
+    const int64_t n = target.size();
+    if (n == 0) return;
+    ensure_host(src);
+    std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(t)));
+    gather_from_host(src.node.get(), src.geom, 0, n, values.data());
+    src = NodeView{};  // drop our reference before counting the node's users
+    Owner& owner = *target.owner;
+    ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
+    Node* node = owner.node.get();
+    if (node->refcount() > 1) {
+        // Something else (an unevaluated expression, another array sharing
+        // this value) still needs the old values: copy on write.
+        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
+        std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
+        owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
+        node = owner.node.get();
+    } else {
+        // No dependents: a destructive update. The node's cached blocks and
+        // its place in the hash-consing table describe the old values.
+        node->unhash();
+        Runtime::get().cache().invalidate(node);
+        node->drop_children();
+    }
+    scatter_to_host(node, target.geom, 0, n, values.data());
+}
+
+}  // namespace gpupy

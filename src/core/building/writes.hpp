@@ -1,0 +1,22 @@
+// Writes (the thesis lacked them): a[...] = v, in-place operators, out=.
+//
+// Replacing every element of an array makes its Owner point at a new lazy
+// node; expressions built from the old value keep it (copy-on-write,
+// lazily). A partial write is done on the host, now: if anything else still
+// refers to the old node (an unevaluated expression, another array sharing
+// the value) the node is copied first; otherwise the write is destructive
+// and the node's cached device blocks and hash-consing entry are dropped
+// (thesis 2.6).
+#pragma once
+
+#include "core/graph/array.hpp"
+
+namespace gpupy {
+
+// target[...] = value with NumPy's broadcasting (leading length-1
+// dimensions of the value dropped) and an unsafe cast to target's dtype.
+// ValueError with NumPy's message if the shapes do not broadcast or the
+// target is read-only.
+void assign(const GpuArray& target, const NodeView& value);
+
+}  // namespace gpupy

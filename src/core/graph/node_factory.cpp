@@ -1,0 +1,206 @@
+#include "core/graph/node_factory.hpp"
+
+#include <string>
+#include <unordered_map>
+
+namespace gpupy {
+
+namespace {
+
+// Leaked on purpose: nodes can outlive static destruction at interpreter
+// exit, and their destructors still look things up here.
+std::unordered_map<std::string, Node*>& hash_table() {
+    static auto* table = new std::unordered_map<std::string, Node*>();
+    return *table;
+}
+
+uint64_t g_next_id = 1;
+int64_t g_created = 0;
+int64_t g_shared_hits = 0;
+
+void append_bytes(std::string& key, const void* p, size_t n) { key.append(static_cast<const char*>(p), n); }
+template <class T>
+void append(std::string& key, T v) {
+    append_bytes(key, &v, sizeof v);
+}
+void append_dims(std::string& key, const Dims& d) {
+    append<uint32_t>(key, static_cast<uint32_t>(d.size()));
+    append_bytes(key, d.data(), d.size() * sizeof(int64_t));
+}
+
+// Canonical order of commutative operands: constants last, then the older
+// node first (then by view). So `a + c` has one IR structure whatever the
+// constant (hash-consed, it may be older or newer than `a`), and a loop like
+// d = minimum(new, d) yields the same operand order at every level: one
+// compiled program serves every repetition.
+bool operand_after(const NodeView& a, const NodeView& b) {
+    const bool ca = a.node->kind() == NodeKind::Constant, cb = b.node->kind() == NodeKind::Constant;
+    if (ca != cb) return ca;
+    if (a.node->id() != b.node->id()) return a.node->id() > b.node->id();
+    if (a.geom.offset != b.geom.offset) return a.geom.offset > b.geom.offset;
+    return a.geom.strides > b.geom.strides;
+}
+
+void append_view_key(std::string& k, const NodeView& v) {
+    append<uint64_t>(k, v.node->id());
+    append<int64_t>(k, v.geom.offset);
+    append_dims(k, v.geom.shape);
+    append_dims(k, v.geom.strides);
+}
+
+}  // namespace
+
+NodeRef NodeFactory::array(DType dtype, const Dims& shape, std::shared_ptr<HostBuffer> host) {
+    Node* n = new Node();
+    n->id_ = g_next_id++;
+    n->kind_ = NodeKind::Array;
+    n->dtype_ = dtype;
+    n->shape_ = shape;
+    n->size_ = shape_size(shape);
+    n->host_ = std::move(host);
+    ++g_created;
+    return NodeRef(n);
+}
+
+NodeRef NodeFactory::array_uninitialized(DType dtype, const Dims& shape) {
+    auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(dtype)));
+    return array(dtype, shape, std::move(buf));
+}
+
+namespace {
+
+// A node with this key already in the table, or null.
+Node* lookup(const std::string& key) {
+    auto& table = hash_table();
+    auto it = table.find(key);
+    return it == table.end() ? nullptr : it->second;
+}
+
+std::string key_header(int32_t op, DType dtype, const Dims& shape) {
+    std::string k;
+    k.reserve(64 + 48 * shape.size());
+    append<int32_t>(k, op);
+    append<int32_t>(k, dtype);
+    append_dims(k, shape);
+    return k;
+}
+
+}  // namespace
+
+NodeRef NodeFactory::constant(DType dtype, gpupy_scalar value) {
+    std::string key;
+    append<int32_t>(key, -1);  // no opcode: marks a constant
+    append<int32_t>(key, dtype);
+    // Compare by the stored bits of the dtype, so -0.0 != 0.0 and NaNs
+    // with equal payloads share.
+    char bits[8] = {0};
+    scalar_store(dtype, value, bits);
+    append_bytes(key, bits, 8);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new Node();
+    n->kind_ = NodeKind::Constant;
+    n->dtype_ = dtype;
+    n->size_ = 1;
+    n->value_ = value;
+    n->hash_key_ = std::move(key);
+    return intern(n);
+}
+
+NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children) {
+    if (op_is_commutative(op) && children.size() == 2 && operand_after(children[0], children[1]))
+        std::swap(children[0], children[1]);
+    std::string key = key_header(op, dtype, shape);
+    for (const NodeView& c : children) append_view_key(key, c);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(op, dtype, shape, std::move(key));
+    n->children_ = std::move(children);
+    return intern(n);
+}
+
+NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
+    std::string key = key_header(GPUPY_OP_INDEX, dtype, shape);
+    append<int32_t>(key, axis);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(GPUPY_OP_INDEX, dtype, shape, std::move(key));
+    n->index_.axis = axis;
+    return intern(n);
+}
+
+NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& p) {
+    std::string key = key_header(CORE_OP_REDUCE, dtype, shape);
+    append<int32_t>(key, p.fold);
+    append<int32_t>(key, p.mode);
+    append<int32_t>(key, p.ndim);
+    append<int64_t>(key, p.chunk);
+    append<uint64_t>(key, p.identity.u);
+    append_view_key(key, operand);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(CORE_OP_REDUCE, dtype, shape, std::move(key));
+    n->reduce_ = p;
+    n->children_.push_back(std::move(operand));
+    return intern(n);
+}
+
+NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {
+    std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
+    for (const NodeView& p : parts) append_view_key(key, p);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(CORE_OP_CONCAT, dtype, shape, std::move(key));
+    n->children_ = std::move(parts);
+    return intern(n);
+}
+
+NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& p) {
+    std::string key = key_header(CORE_OP_REMAP, dtype, shape);
+    append_dims(key, p.div);
+    append_dims(key, p.mod);
+    append_view_key(key, operand);
+    if (Node* hit = lookup(key)) return shared(hit);
+    Node* n = new_expression(CORE_OP_REMAP, dtype, shape, std::move(key));
+    n->remap_ = p;
+    n->children_.push_back(std::move(operand));
+    return intern(n);
+}
+
+// A fresh expression node, not yet interned: the fields every kind shares.
+Node* NodeFactory::new_expression(OpCode op, DType dtype, const Dims& shape, std::string key) {
+    Node* n = new Node();
+    n->kind_ = NodeKind::Expression;
+    n->op_ = op;
+    n->dtype_ = dtype;
+    n->shape_ = shape;
+    n->size_ = shape_size(shape);
+    n->hash_key_ = std::move(key);
+    return n;
+}
+
+NodeRef NodeFactory::shared(Node* hit) {
+    ++g_shared_hits;
+    return NodeRef(hit);
+}
+
+NodeRef NodeFactory::intern(Node* fresh) {
+    fresh->id_ = g_next_id++;
+    if (fresh->kind_ == NodeKind::Constant) {
+        fresh->host_ = std::make_shared<HostBuffer>(static_cast<size_t>(dtype_itemsize(fresh->dtype_)));
+        scalar_store(fresh->dtype_, fresh->value_, fresh->host_->data());
+    }
+    fresh->hashed_ = true;
+    hash_table().emplace(fresh->hash_key_, fresh);
+    ++g_created;
+    return NodeRef(fresh);
+}
+
+int64_t NodeFactory::created() { return g_created; }
+int64_t NodeFactory::shared_hits() { return g_shared_hits; }
+int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().size()); }
+
+void NodeFactory::unhash(Node* n) {
+    if (!n->hashed_) return;
+    auto& table = hash_table();
+    auto it = table.find(n->hash_key_);
+    if (it != table.end() && it->second == n) table.erase(it);
+    n->hashed_ = false;
+}
+
+}  // namespace gpupy

@@ -1,0 +1,45 @@
+// Creating nodes, with hash-consing (thesis 4.6): an expression or constant
+// equal to a live one is that node, so common subexpressions built twice
+// from Python are one node.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/node.hpp"
+
+namespace gpupy {
+
+// Creates nodes; expressions and constants are hash-consed (thesis 4.6):
+// constants by dtype and value, expressions by opcode, dtype, parameters
+// and operand views, with the operands of commutative ops sorted first.
+class NodeFactory {
+public:
+    static NodeRef array(DType dtype, const Dims& shape, std::shared_ptr<HostBuffer> host);
+    static NodeRef array_uninitialized(DType dtype, const Dims& shape);
+    static NodeRef constant(DType dtype, gpupy_scalar value);
+    static NodeRef expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children);
+    // INDEX node: element value = its index along `axis`, as dtype.
+    static NodeRef index(DType dtype, const Dims& shape, int axis);
+    static NodeRef reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& params);
+    // Parts (same dtype, same shape but axis 0) joined along axis 0.
+    static NodeRef concat(DType dtype, const Dims& shape, std::vector<NodeView> parts);
+    static NodeRef remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& params);
+
+    // Nodes created / found again by hash-consing, for stats().
+    static int64_t created();
+    static int64_t shared_hits();
+    static int64_t live_hashed();
+
+    // Removes a node from the hash-consing table (it changed, or is dying).
+    static void unhash(Node* node);
+
+private:
+    static Node* new_expression(OpCode op, DType dtype, const Dims& shape, std::string key);
+    static NodeRef intern(Node* fresh);
+    static NodeRef shared(Node* hit);
+};
+
+}  // namespace gpupy
