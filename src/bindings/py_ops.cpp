@@ -213,17 +213,6 @@ gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
 
 // The operand's view as a child of an expression of shape `shape`,
 // converted to dtype t.
-// |x|² == x² bit for bit (and in wrapping integer arithmetic), so a square
-// of an absolute value squares the value itself: the thesis's distance
-// |x - x0|**e with e = 2 then costs two operations fewer per point.
-NodeView without_absolute(NodeView v) {
-    const Node* x = v.node.get();
-    if (x->kind() != NodeKind::Expression || x->op() != GPUPY_OP_ABSOLUTE || !is_identity_view(v.geom, x->shape()))
-        return v;
-    const NodeView& inner = x->children().at(0);
-    return inner.node->dtype() == x->dtype() ? inner : v;
-}
-
 NodeView child_view(const Operand& o, DType t, const Dims& shape, bool wrap = false) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
         return constant_view(NodeFactory::constant(t, weak_value(o, t, wrap)), shape);

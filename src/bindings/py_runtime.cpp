@@ -8,7 +8,7 @@
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
-#include "core/planning/planner.hpp"
+#include "core/execution/evaluator.hpp"
 #include "bindings/py_array.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"

@@ -6,6 +6,7 @@
 #include "core/building/elementwise.hpp"
 #include "core/execution/evaluator.hpp"
 #include "core/memory/block_cache.hpp"
+#include "core/memory/host_transfer.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
 

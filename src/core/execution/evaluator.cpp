@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "core/runtime/errors.hpp"
+#include "core/execution/executor.hpp"
+#include "core/graph/host_state.hpp"
+#include "core/planning/capabilities.hpp"
 #include "core/planning/planner.hpp"
+#include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -63,7 +66,7 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     if (t.view.geom.shape.size() > GPUPY_MAX_DIMS) {
         // Too many dimensions for a domain: evaluate the node's storage (its
         // own shape) and read the view from there.
-        if (needs_host_evaluation(*x)) {
+        if (needs_host_evaluation(*x, rt.driver())) {
             pre->push_back(Task{Task::HostEval, t.view, 0});
             return false;
         }
@@ -71,14 +74,14 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
         return false;
     }
     // Values already on the device are read back, not recomputed.
-    if (CachedBlock* b = cache.find(x, t.view.geom, t.block)) {
+    if (CachedBlock* b = cache.lookup(x, t.view.geom, t.block)) {
         cache.download(b);
         note_progress(x);
         return true;
     }
     std::vector<CachedBlock*> storage;
     for (int64_t j = span.lo / B; j <= span.hi / B; ++j) {
-        CachedBlock* b = cache.find(x, id, j);
+        CachedBlock* b = cache.lookup(x, id, j);
         if (!b) break;
         storage.push_back(b);
     }
@@ -97,7 +100,7 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
         note_progress(x);
         return true;
     }
-    if (needs_host_evaluation(*x)) {
+    if (needs_host_evaluation(*x, rt.driver())) {
         pre->push_back(Task{Task::HostEval, t.view, 0});
         return false;
     }
@@ -106,7 +109,19 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
 }
 
 bool step_eval_block(const Task& t, std::vector<Task>* pre) {
-    if (Runtime::get().cache().find(t.view.node.get(), t.view.geom, t.block)) return true;
+    Runtime& rt = Runtime::get();
+    BlockCache& cache = rt.cache();
+    Node* x = t.view.node.get();
+    if (cache.contains(x, t.view.geom, t.block)) return true;
+    // Values on the host already (computed there, or read back when the
+    // cache evicted them): uploading is all the device needs.
+    const int64_t B = cache.block_size();
+    const int64_t f0 = t.block * B, f1 = std::min(f0 + B, t.view.geom.size());
+    if (f0 < f1 && view_evaluated(*x, t.view.geom, f0, f1)) {
+        upload_block(rt.driver(), cache, x, t.view.geom, t.block);
+        ++g_work_epoch;
+        return true;
+    }
     if (!plan_and_evaluate(t.view, t.block, pre)) return false;
     ++g_work_epoch;
     return true;
@@ -157,32 +172,23 @@ struct StackEntry {
 
 }  // namespace
 
-bool view_evaluated(const Node& x, const ViewGeometry& g, int64_t f0, int64_t f1) {
-    if (x.complete()) return true;
-    if (!x.host()) return false;
-    if (is_c_contiguous(g.shape, g.strides)) return x.bits().all_in_range(g.offset + f0, g.offset + f1);
-    bool all = true;
-    for_each_element(g, f0, f1, [&](int64_t, int64_t idx) { all = all && x.bits().test(idx); });
-    return all;
+bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs, EvalMode mode) {
+    Runtime& rt = Runtime::get();
+    Driver& driver = mode == EvalMode::Host ? *rt.host_engine() : rt.driver();
+    const PlanContext ctx{driver, rt.cache(), rt.cache().block_size(), mode, prereqs};
+    std::optional<BlockPlan> plan = plan_block(ctx, root, block);
+    if (!plan) return false;
+    execute(*plan, driver, rt.cache());
+    return true;
 }
 
-bool needs_host_evaluation(const Node& x) { return needs_host_evaluation(x, Runtime::get().driver()); }
-
-bool needs_host_evaluation(const Node& x, Driver& d) {
-    if (x.kind() != NodeKind::Expression) return false;
-    if (x.shape().size() > GPUPY_MAX_DIMS || !d.stores(x.dtype())) return true;
-    switch (x.op()) {
-    case GPUPY_OP_INDEX: return !d.supports(GPUPY_OP_INDEX, x.dtype());
-    case CORE_OP_REDUCE: {
-        const NodeView& operand = x.children().at(0);
-        return operand.geom.shape.size() > GPUPY_MAX_DIMS || !d.supports(x.reduce_params().fold, x.dtype());
-    }
-    case GPUPY_OP_WHERE: return !d.supports(GPUPY_OP_WHERE, x.children().at(1).node->dtype());
-    case CORE_OP_CONCAT:
-    case CORE_OP_REMAP:
-        return false;  // data movement only: the device stores the dtype
-    default: return !d.supports(x.op(), x.children().at(0).node->dtype());
-    }
+std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
+    Runtime& rt = Runtime::get();
+    std::vector<Task> prereqs;
+    const PlanContext ctx{rt.driver(), rt.cache(), rt.cache().block_size(), EvalMode::Device, &prereqs};
+    std::optional<BlockPlan> plan = plan_block(ctx, root, block);
+    if (!plan) return {};
+    return plan->parts.front().passes.back().instrs;
 }
 
 void run_tasks(std::vector<Task> tasks) {

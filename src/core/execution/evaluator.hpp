@@ -11,20 +11,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/execution/task.hpp"
 #include "core/graph/node.hpp"
+#include "core/planning/plan.hpp"
 
 namespace gpupy {
-
-struct Task {
-    enum Kind {
-        HostBlock,  // block `block` of `view` present on the host (bits set)
-        EvalBlock,  // block `block` of `view` evaluated into the device cache
-        HostEval,   // node `view.node` evaluated entirely by NumPy
-    };
-    Kind kind;
-    NodeView view;
-    int64_t block = 0;
-};
 
 // Makes view positions [f0, f1) of `view` available in its node's host
 // buffer (evaluating only the blocks that hold them).
@@ -35,15 +26,14 @@ void ensure_device_block(const NodeView& view, int64_t block);
 // Runs tasks until all are done.
 void run_tasks(std::vector<Task> tasks);
 
-class Driver;
+// Evaluates block `block` of `root` (planned, then executed) and returns
+// true, or returns false having appended what must happen first.
+bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs,
+                       EvalMode mode = EvalMode::Device);
 
-// True if the driver cannot evaluate this node itself (op or dtype
-// unsupported, too many dimensions), so NumPy must. Without a driver: the
-// active one.
-bool needs_host_evaluation(const Node& node);
-bool needs_host_evaluation(const Node& node, Driver& driver);
-
-// True if view positions [f0, f1) of the node are all on the host.
-bool view_evaluated(const Node& node, const ViewGeometry& view, int64_t f0, int64_t f1);
+// The IR of the root pass for block `block` of `root`, as it would be
+// evaluated now; empty if it cannot yet be planned. Plans only: nothing is
+// uploaded or cached. For tests and introspection.
+std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block);
 
 }  // namespace gpupy

@@ -1,52 +1,21 @@
 #include "core/memory/block_cache.hpp"
 
-#include <cstdlib>
-#include <cstring>
+#include <algorithm>
 #include <string>
 
+#include "core/memory/host_transfer.hpp"
 #include "core/runtime/errors.hpp"
-#include "core/graph/node_hooks.hpp"
 #include "core/runtime/stats.hpp"
 
 namespace gpupy {
 
-namespace {
-
-int64_t env_int(const char* name, int64_t fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    long long x = std::strtoll(v, &end, 10);
-    if (*end != '\0' || x <= 0) throw ValueError(std::string(name) + " must be a positive integer, got '" + v + "'");
-    return x;
+BlockCache::BlockCache(int64_t block_size, int64_t budget_bytes, std::unique_ptr<EvictionPolicy> policy)
+    : block_size_(block_size), budget_(budget_bytes), policy_(std::move(policy)) {
+    if (block_size_ <= 0) throw ValueError("block size must be positive");
+    if (budget_ <= 0) throw ValueError("cache budget must be positive");
 }
-
-// 2^22 elements (a 2048 x 2048 texture, 16 MiB of float32): large enough
-// that a 2048^2 image is one block (one shader dispatch), small enough that
-// a few dozen blocks fit a modest GPU.
-constexpr int64_t kDefaultBlockSize = int64_t{1} << 22;
-constexpr int64_t kDefaultBudget = int64_t{1} << 30;  // 1 GiB of device memory
-
-}  // namespace
-
-BlockCache::BlockCache()
-    : block_size_(env_int("GPUPY_BLOCK_SIZE", kDefaultBlockSize)),
-      budget_(env_int("GPUPY_CACHE_BYTES", kDefaultBudget)) {}
 
 BlockCache::~BlockCache() = default;  // the runtime clears it while the driver lives
-
-std::string BlockCache::make_key(const Node* node, const ViewGeometry& geom, int64_t index) {
-    std::string k;
-    const uint64_t id = node->id();
-    k.append(reinterpret_cast<const char*>(&id), sizeof id);
-    k.append(reinterpret_cast<const char*>(&geom.offset), sizeof geom.offset);
-    const uint32_t nd = static_cast<uint32_t>(geom.shape.size());
-    k.append(reinterpret_cast<const char*>(&nd), sizeof nd);
-    k.append(reinterpret_cast<const char*>(geom.shape.data()), nd * sizeof(int64_t));
-    k.append(reinterpret_cast<const char*>(geom.strides.data()), nd * sizeof(int64_t));
-    k.append(reinterpret_cast<const char*>(&index), sizeof index);
-    return k;
-}
 
 void BlockCache::set_block_size(int64_t n) {
     if (n <= 0) throw ValueError("block size must be positive");
@@ -60,20 +29,37 @@ void BlockCache::set_budget(int64_t bytes) {
     trim();
 }
 
-CachedBlock* BlockCache::find(const Node* node, const ViewGeometry& geom, int64_t index) {
+void BlockCache::set_policy(std::unique_ptr<EvictionPolicy> policy) {
+    // The new policy learns the blocks in the old one's order, oldest first.
+    std::vector<const CachedBlock*> order = eviction_order();
+    for (const CachedBlock* b : order) policy_->removed(const_cast<CachedBlock*>(b));
+    policy_ = std::move(policy);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) policy_->inserted(const_cast<CachedBlock*>(*it));
+}
+
+CachedBlock* BlockCache::find(const Node* node, const ViewGeometry& geom, int64_t index) const {
     if (node->cached_blocks == 0) return nullptr;
-    auto it = map_.find(make_key(node, geom, index));
-    if (it == map_.end()) return nullptr;
-    CachedBlock* b = it->second.get();
-    lru_.splice(lru_.begin(), lru_, b->lru_pos);
+    auto range = by_hash_.equal_range(BlockKey::hash_of(node->id(), geom, index));
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second->key.is(node->id(), geom, index)) return it->second.get();
+    }
+    return nullptr;
+}
+
+const CachedBlock* BlockCache::peek(const Node* node, const ViewGeometry& geom, int64_t index) const {
+    return find(node, geom, index);
+}
+
+CachedBlock* BlockCache::lookup(const Node* node, const ViewGeometry& geom, int64_t index) {
+    CachedBlock* b = find(node, geom, index);
+    if (b) policy_->used(b);
     return b;
 }
 
 gpupy_block* BlockCache::allocate(DType dtype, int64_t nelems) {
     const int64_t bytes = nelems * dtype_itemsize(dtype);
     // Keep within the budget first; pinned blocks may push us over it for
-    // the length of one evaluation (an IR needs its operands and its
-    // destination at once, whatever the budget).
+    // the length of one evaluation.
     while (used_ + bytes > budget_ && evict_one()) {
     }
     for (;;) {
@@ -85,38 +71,34 @@ gpupy_block* BlockCache::allocate(DType dtype, int64_t nelems) {
     }
 }
 
-CachedBlock* BlockCache::insert(Node* node, const ViewGeometry& geom, int64_t index, gpupy_block* handle,
-                                DType dtype, int64_t nelems, bool dirty) {
+void BlockCache::release_unregistered(gpupy_block* handle) { driver_->free(handle); }
+
+CachedBlock* BlockCache::insert(Node* node, const ViewGeometry& geom, int64_t index, gpupy_block* handle, DType dtype,
+                                int64_t nelems, bool dirty) {
+    if (find(node, geom, index)) throw InternalError("block cached twice");
     auto b = std::make_unique<CachedBlock>();
-    b->key = make_key(node, geom, index);
+    b->key = BlockKey{node->id(), geom, index};
     b->node = node;
-    b->geom = geom;
-    b->index = index;
     b->first = index * block_size_;
     b->nelems = nelems;
     b->dtype = dtype;
     b->nbytes = nelems * dtype_itemsize(dtype);
     b->handle = handle;
     b->dirty = dirty;
-    lru_.push_front(b.get());
-    b->lru_pos = lru_.begin();
-    used_ += b->nbytes;
-    ++node->cached_blocks;
-    by_node_.emplace(node, b.get());
     CachedBlock* raw = b.get();
-    auto [it, fresh] = map_.emplace(raw->key, std::move(b));
-    if (!fresh) throw InternalError("block cached twice");
+    by_hash_.emplace(raw->key.hash(), std::move(b));
+    by_node_.emplace(node, raw);
+    ++node->cached_blocks;
+    used_ += raw->nbytes;
+    policy_->inserted(raw);
     return raw;
 }
 
 bool BlockCache::evict_one() {
-    for (auto it = lru_.rbegin(); it != lru_.rend(); ++it) {
-        if ((*it)->pins == 0) {
-            evict(*it, true);
-            return true;
-        }
-    }
-    return false;
+    CachedBlock* b = policy_->victim([](const CachedBlock* c) { return c->pins == 0; });
+    if (!b) return false;
+    evict(b, true);
+    return true;
 }
 
 void BlockCache::trim() {
@@ -129,8 +111,29 @@ void BlockCache::download(CachedBlock* b) {
     driver_->read(b->handle, 0, b->nelems, tmp.data());
     ++stats().blocks_downloaded;
     stats().bytes_downloaded += b->nbytes;
-    scatter_to_host(b->node, b->geom, b->first, b->nelems, tmp.data());
+    scatter_to_host(b->node, b->key.geom, b->first, b->nelems, tmp.data());
     b->dirty = false;
+}
+
+std::unique_ptr<CachedBlock> BlockCache::detach(CachedBlock* b) {
+    --b->node->cached_blocks;
+    auto range = by_node_.equal_range(b->node);
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second == b) {
+            by_node_.erase(it);
+            break;
+        }
+    }
+    policy_->removed(b);
+    auto hits = by_hash_.equal_range(b->key.hash());
+    for (auto it = hits.first; it != hits.second; ++it) {
+        if (it->second.get() == b) {
+            std::unique_ptr<CachedBlock> owned = std::move(it->second);
+            by_hash_.erase(it);
+            return owned;
+        }
+    }
+    throw InternalError("cached block missing from its index");
 }
 
 void BlockCache::evict(CachedBlock* b, bool read_back) {
@@ -141,33 +144,55 @@ void BlockCache::evict(CachedBlock* b, bool read_back) {
             download(b);
         }
     }
-    driver_->free(b->handle);
-    used_ -= b->nbytes;
-    --b->node->cached_blocks;
-    auto range = by_node_.equal_range(b->node);
-    for (auto it = range.first; it != range.second; ++it) {
-        if (it->second == b) {
-            by_node_.erase(it);
-            break;
+    std::unique_ptr<CachedBlock> owned = detach(b);
+    driver_->free(owned->handle);
+    used_ -= owned->nbytes;
+}
+
+void BlockCache::unpin(CachedBlock* b) {
+    if (--b->pins > 0 || b->node) return;
+    for (auto it = orphans_.begin(); it != orphans_.end(); ++it) {
+        if (it->get() == b) {
+            driver_->free(b->handle);
+            used_ -= b->nbytes;
+            orphans_.erase(it);
+            return;
         }
     }
-    lru_.erase(b->lru_pos);
-    map_.erase(b->key);  // destroys *b
+}
+
+void BlockCache::forget(Node* node) {
+    while (node->cached_blocks > 0) {
+        auto it = by_node_.find(node);
+        if (it == by_node_.end()) break;
+        CachedBlock* b = it->second;
+        if (b->pins == 0) {
+            evict(b, false);
+            continue;
+        }
+        orphans_.push_back(detach(b));
+        b->node = nullptr;
+    }
 }
 
 void BlockCache::clear() {
-    while (!lru_.empty()) evict(lru_.back(), true);
+    for (;;) {
+        std::vector<const CachedBlock*> order = eviction_order();
+        if (order.empty()) return;
+        const CachedBlock* b = order.front();
+        if (b->pins > 0) throw InternalError("cache cleared while an evaluation holds blocks");
+        evict(const_cast<CachedBlock*>(b), true);
+    }
 }
 
 void BlockCache::invalidate(Node* node) {
     while (node->cached_blocks > 0) {
         auto it = by_node_.find(node);
         if (it == by_node_.end()) break;
+        if (it->second->pins > 0) throw InternalError("blocks of a node dropped while an evaluation holds them");
         evict(it->second, false);
     }
 }
-
-void BlockCache::forget(Node* node) { invalidate(node); }
 
 std::vector<CachedBlock*> BlockCache::blocks_of(const Node* node) const {
     std::vector<CachedBlock*> out;
@@ -176,34 +201,11 @@ std::vector<CachedBlock*> BlockCache::blocks_of(const Node* node) const {
     return out;
 }
 
-void scatter_to_host(Node* node, const ViewGeometry& geom, int64_t first, int64_t n, const char* src) {
-    char* base = node->ensure_host_buffer();
-    const int item = dtype_itemsize(node->dtype());
-    EvaluatedBits& bits = node->bits();
-    const bool expression = node->kind() == NodeKind::Expression;
-    if (is_c_contiguous(geom.shape, geom.strides)) {
-        // Fast path: the block is one contiguous run of the owner.
-        int64_t idx0 = geom.offset + first;
-        std::memcpy(base + idx0 * item, src, static_cast<size_t>(n * item));
-        if (expression) bits.set_range(idx0, idx0 + n);
-        return;
-    }
-    for_each_element(geom, first, first + n, [&](int64_t i, int64_t idx) {
-        std::memcpy(base + idx * item, src + i * item, static_cast<size_t>(item));
-        if (expression) bits.set(idx);
-    });
-}
-
-void gather_from_host(const Node* node, const ViewGeometry& geom, int64_t first, int64_t n, char* dst) {
-    const char* base = node->host_data();
-    const int item = dtype_itemsize(node->dtype());
-    if (is_c_contiguous(geom.shape, geom.strides)) {
-        std::memcpy(dst, base + (geom.offset + first) * item, static_cast<size_t>(n * item));
-        return;
-    }
-    for_each_element(geom, first, first + n, [&](int64_t i, int64_t idx) {
-        std::memcpy(dst + i * item, base + idx * item, static_cast<size_t>(item));
-    });
+std::vector<const CachedBlock*> BlockCache::eviction_order() const {
+    std::vector<const CachedBlock*> out;
+    out.reserve(by_hash_.size());
+    policy_->for_each_in_eviction_order([&](const CachedBlock* b) { out.push_back(b); });
+    return out;
 }
 
 }  // namespace gpupy

@@ -1,36 +1,21 @@
-// Planning and running the evaluation of one block (thesis 4.5-4.8).
-//
-// Given a view and a block number, the planner walks the expression below
-// it depth first, deriving each operand's view of the same block with
-// BuildView (compose_views), classifies what it finds (constants, index
-// expressions, blocks already on the device, data on the host, or
-// subexpressions to fuse), keeps an upper bound of the driver's resources
-// and, where the bound is exceeded, builds the exact IR and collapses
-// operands until it fits (the improved partitioning algorithm, fig. 4.7).
-// Then it emits the IR with common subexpressions eliminated, binds device
-// blocks to its leaves (uploading what is only on the host) and has the
-// driver evaluate it into a new cached block.
+// Planning one block (thesis 4.5-4.8): the phases of plan.hpp in order.
+// Planning has no side effects: nothing is uploaded, pinned, evicted or
+// reordered in the block cache; the plan says what the executor will do.
 #pragma once
 
+#include <optional>
 #include <vector>
 
-#include "core/execution/evaluator.hpp"
-#include "core/graph/node.hpp"
+#include "core/planning/context.hpp"
 
 namespace gpupy {
 
-// Where an evaluation runs: on the active driver's device (the result is a
-// cached device block) or on the host engine (the result is written into
-// the node's host buffer in place and its evaluated bits set).
-enum class EvalMode { Device, Host };
+// The plan for block `block` of `root`, or nullopt after appending to
+// ctx.prereqs what must be evaluated first.
+std::optional<BlockPlan> plan_block(const PlanContext& ctx, const NodeView& root, int64_t block);
 
-// Evaluates block `block` of `root` and returns true, or returns false
-// having appended what must happen first to `prereqs`.
-bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs,
-                       EvalMode mode = EvalMode::Device);
-
-// The IR the planner would emit for block `block` of `root`, as evaluated
-// now; empty if it cannot yet be built. For tests and introspection.
-std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block);
+// Output positions of `root` a block is cut from: a whole REDUCE node's
+// own elements, else the view's.
+int64_t output_size(const NodeView& root);
 
 }  // namespace gpupy

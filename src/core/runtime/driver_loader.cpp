@@ -72,19 +72,21 @@ std::unique_ptr<Driver> Driver::load(const std::string& name) {
     }
     auto entry = reinterpret_cast<gpupy_driver_entry_fn>(dlsym(lib, GPUPY_DRIVER_ENTRY_SYMBOL));
     if (!entry) throw DriverError(path + " does not export " GPUPY_DRIVER_ENTRY_SYMBOL);
-    const gpupy_driver_api* api = entry();
+    return from_api(entry(), name, path);
+}
+
+std::unique_ptr<Driver> Driver::from_api(const gpupy_driver_api* api, const std::string& name, const std::string& origin) {
     if (!api || api->abi_version != GPUPY_DRIVER_ABI_VERSION) {
-        throw DriverError(path + ": driver ABI version " + std::to_string(api ? api->abi_version : -1) +
+        throw DriverError(origin + ": driver ABI version " + std::to_string(api ? api->abi_version : -1) +
                           ", core expects " + std::to_string(GPUPY_DRIVER_ABI_VERSION));
     }
     const std::string mismatch = table_mismatch(*api);
     if (!mismatch.empty()) {
-        throw DriverError(path + " was built with another op or dtype table than this core (" + mismatch +
+        throw DriverError(origin + " was built with another op or dtype table than this core (" + mismatch +
                           "): rebuild the driver");
     }
     std::unique_ptr<Driver> d(new Driver());
     d->name_ = name;
-    d->library_ = lib;
     d->api_ = api;
     char err[512] = {0};
     if (api->init(&d->ctx_, err, sizeof err) != GPUPY_OK) {

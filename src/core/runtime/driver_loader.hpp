@@ -25,6 +25,11 @@ class Driver {
 public:
     // Loads and initialises driver `name`; throws DriverError saying why not.
     static std::unique_ptr<Driver> load(const std::string& name);
+    // Checks and initialises a driver from its api table (the core's own
+    // tables must match); `origin` names it in errors. load() ends here; a
+    // test links a driver in and calls this directly.
+    static std::unique_ptr<Driver> from_api(const gpupy_driver_api* api, const std::string& name,
+                                            const std::string& origin);
     // Where driver libraries are looked for: $GPUPY_DRIVER_DIR, else the
     // _drivers folder next to the core module.
     static std::string library_dir();
@@ -73,7 +78,6 @@ private:
     [[noreturn]] void fail(const char* what);
 
     std::string name_;
-    void* library_ = nullptr;
     const gpupy_driver_api* api_ = nullptr;
     void* ctx_ = nullptr;
     std::vector<uint8_t> supported_;  // [op * GPUPY_NUM_DTYPES + dtype]

@@ -4,15 +4,11 @@
 #include <string>
 
 #include "core/runtime/errors.hpp"
+#include "core/runtime/settings.hpp"
 #include "core/graph/node_hooks.hpp"
 #include "core/runtime/stats.hpp"
 
 namespace gpupy {
-
-Stats& stats() {
-    static Stats s;
-    return s;
-}
 
 Runtime& Runtime::get() {
     // Leaked on purpose: Python may free arrays (and so nodes with cached
@@ -29,18 +25,12 @@ namespace {
 // docs/performance.md). GPUPY_HOST_ELEMENTS overrides any judgement (0: never).
 constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
 
-int64_t host_elements_from_env() {
-    const char* v = std::getenv("GPUPY_HOST_ELEMENTS");
-    if (!v || !*v) return -1;
-    char* end = nullptr;
-    long long x = std::strtoll(v, &end, 10);
-    if (*end != '\0' || x < 0) throw ValueError(std::string("GPUPY_HOST_ELEMENTS must be a non-negative integer, got '") + v + "'");
-    return x;
-}
-
 }  // namespace
 
-Runtime::Runtime() : host_elements_(host_elements_from_env()) {
+Runtime::Runtime() : Runtime(Settings::from_environment()) {}
+
+Runtime::Runtime(const Settings& settings)
+    : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
 }
 
@@ -82,6 +72,13 @@ bool Runtime::use_host_engine(int64_t outputs, int64_t ops) {
 Driver& Runtime::driver() {
     if (!active_) throw DriverError("no gpupy driver is active");
     return *active_;
+}
+
+void Runtime::add_driver(std::unique_ptr<Driver> driver) {
+    const std::string name = driver->name();
+    if (drivers_.count(name)) throw ValueError("a driver named '" + name + "' is loaded already");
+    driver->offer_host_loops(host_loops_);
+    drivers_.emplace(name, std::move(driver));
 }
 
 void Runtime::use_driver(const std::string& name) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory/block_cache.hpp"
+#include "core/runtime/settings.hpp"
 #include "core/runtime/driver_loader.hpp"
 #include "core/graph/node.hpp"
 
@@ -21,6 +22,9 @@ public:
     // Loads `name` if needed and makes it the active driver. Blocks on the
     // previous driver are read back and freed first.
     void use_driver(const std::string& name);
+    // Registers a driver made in-process (Driver::from_api), e.g. a test
+    // driver; use_driver(its name) then activates it.
+    void add_driver(std::unique_ptr<Driver> driver);
     bool has_driver() const { return active_ != nullptr; }
     Driver& driver();
     BlockCache& cache() { return cache_; }
@@ -50,6 +54,7 @@ public:
 
 private:
     Runtime();
+    explicit Runtime(const Settings& settings);
     std::unique_ptr<Driver> load(const std::string& name);
 
     std::map<std::string, std::unique_ptr<Driver>> drivers_;

@@ -1,0 +1,138 @@
+#include "core/planning/lower.hpp"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace gpupy {
+
+namespace {
+
+gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
+    gpupy_ir_instr in;
+    std::memset(&in, 0, sizeof in);
+    in.op = op;
+    in.dtype = dtype;
+    in.arg[0] = in.arg[1] = in.arg[2] = -1;
+    for (int d = 0; d < GPUPY_MAX_DIMS; ++d) in.map.div[d] = 1;
+    return in;
+}
+
+}  // namespace
+
+gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
+    const Node* x = it.view.node.get();
+    switch (it.cls) {
+    case Item::Const: return blank_instr(GPUPY_OP_CONST, x->dtype());
+    case Item::Index: return blank_instr(GPUPY_OP_INDEX, x->dtype());
+    case Item::Interior:
+        if (!as_leaf) return blank_instr(x->op(), x->dtype());
+        [[fallthrough]];
+    default: {
+        gpupy_ir_instr in = blank_instr(GPUPY_OP_LOAD, x->dtype());
+        in.nblocks = 1;
+        return in;
+    }
+    }
+}
+
+std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves) {
+    const Domain& dom = part.domain;
+    const int nd = static_cast<int>(dom.shape.size());
+    auto is_leaf = [&](int32_t i) {
+        const Item& it = part.items[i];
+        return it.cls != Item::Interior || (it.staged && i != top);
+    };
+    std::vector<gpupy_ir_instr> out;
+    std::unordered_map<int32_t, int32_t> emitted;
+    std::vector<std::pair<int32_t, size_t>> stack;
+    stack.emplace_back(top, 0);
+    while (!stack.empty()) {
+        auto& [i, pos] = stack.back();
+        const Item& it = part.items[i];
+        if (!is_leaf(i) && pos < it.kids.size()) {
+            const int32_t c = it.kids[pos++];
+            if (!emitted.count(c)) stack.emplace_back(c, 0);
+            continue;
+        }
+        const int32_t cur = i;
+        stack.pop_back();
+        if (emitted.count(cur)) continue;
+        const Item& item = part.items[cur];
+        const Node* x = item.view.node.get();
+        const bool leaf = is_leaf(cur);
+        gpupy_ir_instr in = describe_item(item, leaf);
+        const Item::Class staged_as = mode == EvalMode::Host ? Item::Storage : Item::Exact;
+        const Item::Class cls = leaf && item.cls == Item::Interior ? staged_as : item.cls;
+        switch (cls) {
+        case Item::Const:
+            in.value = x->value();
+            break;
+        case Item::Index: {
+            in.map.base = item.view.geom.offset;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            const int axis = x->index_params().axis;
+            in.div = c_strides(x->shape())[axis];
+            in.mod = axis == 0 ? 0 : x->shape()[axis];
+            if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            break;
+        }
+        case Item::Exact:
+            // The view's own blocks, laid out in domain order.
+            in.map.base = 0;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = dom.strides[d];
+            in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        case Item::Remapped: {
+            const RemapParams& rp = x->remap_params();
+            in.map.base = item.source.geom.offset;
+            for (int d = 0; d < nd; ++d) {
+                in.map.stride[d] = item.source.geom.strides[d];
+                in.map.div[d] = rp.div[d];
+                in.map.mod[d] = rp.mod[d];
+            }
+            in.dtype = item.source.node->dtype();
+            in.flags |= GPUPY_INSTR_REMAPPED;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        }
+        case Item::Storage:
+        case Item::Pending:
+            in.map.base = item.view.geom.offset;
+            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+            leaves->push_back({cur, static_cast<int32_t>(out.size())});
+            break;
+        case Item::Interior:
+            for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted.at(item.kids[a]);
+            break;
+        }
+        emitted.emplace(cur, static_cast<int32_t>(out.size()));
+        out.push_back(in);
+    }
+    return out;
+}
+
+gpupy_ir make_ir(const Domain& dom, const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b, bool reduce,
+                 int64_t dst_offset) {
+    gpupy_ir ir;
+    std::memset(&ir, 0, sizeof ir);
+    ir.ninstr = static_cast<int32_t>(instrs.size());
+    ir.instr = instrs.data();
+    ir.ndim = static_cast<int32_t>(dom.shape.size());
+    for (size_t d = 0; d < dom.shape.size(); ++d) ir.shape[d] = dom.shape[d];
+    ir.start = a;
+    ir.count = b - a;
+    ir.dst_offset = dst_offset;
+    ir.reduce_op = GPUPY_OP_NONE;
+    if (reduce) {
+        ir.reduce_op = dom.reduce.fold;
+        ir.reduce_mode = dom.reduce.mode;
+        ir.reduce_ndim = dom.reduce.ndim;
+        ir.reduce_chunk = dom.reduce.chunk;
+        ir.reduce_identity = dom.reduce.identity;
+    }
+    return ir;
+}
+
+}  // namespace gpupy

@@ -1,0 +1,29 @@
+// Planning phase 3: lowering (thesis fig. 4.5). The IR of one item's
+// expression over the part's domain, each item emitted once (CSE), leaves
+// with index maps relative to the domain and their device blocks left
+// unbound (the executor binds them).
+#pragma once
+
+#include <vector>
+
+#include "core/planning/plan.hpp"
+
+namespace gpupy {
+
+// How an item enters resource bounds and the IR: its op, or LOAD for
+// anything read from memory (a staged item is read like Exact).
+gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
+
+// The IR of the expression at item `top`: post-order, leaves appended to
+// *leaves. Staged items other than `top` are leaves (an earlier pass
+// evaluated them): read as their view's own blocks on the device, through
+// their view from the node's host buffer in host mode.
+std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves);
+
+// The gpupy_ir of `instrs` for outputs [a, b). `reduce`: a reduction over
+// the domain (the root pass of a reduction part); else elementwise over the
+// domain. dst_offset: where output a goes in the destination block.
+gpupy_ir make_ir(const Domain& domain, const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b, bool reduce,
+                 int64_t dst_offset);
+
+}  // namespace gpupy

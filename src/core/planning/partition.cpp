@@ -1,0 +1,117 @@
+#include "core/planning/partition.hpp"
+
+#include <algorithm>
+
+#include "core/planning/lower.hpp"
+#include "core/runtime/errors.hpp"
+#include "core/runtime/stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+class Partitioner {
+public:
+    Partitioner(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), drv_(ctx.driver) {}
+
+    void run() {
+        std::vector<Item>& items = part_.items;
+        for (Item& it : items) it.visited = false;
+        // Iterative post-order: every item's operands are bounded before it.
+        std::vector<std::pair<int32_t, size_t>> stack;
+        stack.emplace_back(part_.top, 0);
+        items[part_.top].visited = true;
+        while (!stack.empty()) {
+            const int32_t i = stack.back().first;
+            size_t& pos = stack.back().second;
+            if (items[i].cls == Item::Interior && pos < items[i].kids.size()) {
+                const int32_t c = items[i].kids[pos++];
+                if (!items[c].visited) {
+                    items[c].visited = true;
+                    stack.emplace_back(c, 0);
+                }
+                continue;
+            }
+            stack.pop_back();
+            bound(i);
+        }
+    }
+
+private:
+    void bound(int32_t i) {
+        Item& it = part_.items[i];
+        gpupy_resources b = drv_.resource_get(describe_item(it, false));
+        if (it.cls != Item::Interior) {
+            it.bound = b;
+            return;
+        }
+        for (int32_t c : it.kids) drv_.resource_add(&b, part_.items[c].bound);
+        if (drv_.resource_check(b)) {
+            it.bound = b;
+            return;
+        }
+        gpupy_resources exact{};
+        if (fits_exactly(i, &exact)) {
+            it.bound = exact;
+            return;
+        }
+        // Stage operands, costliest first, until the rest fits.
+        std::vector<int32_t> order;
+        for (int32_t c : it.kids) {
+            const Item& k = part_.items[c];
+            if (k.cls == Item::Interior && !k.staged && std::find(order.begin(), order.end(), c) == order.end())
+                order.push_back(c);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t c) {
+            for (int s = 0; s < GPUPY_RESOURCE_SLOTS; ++s) {
+                if (part_.items[a].bound.slot[s] != part_.items[c].bound.slot[s])
+                    return part_.items[a].bound.slot[s] > part_.items[c].bound.slot[s];
+            }
+            return false;
+        });
+        for (int32_t c : order) {
+            stage(c);
+            if (fits_exactly(i, &exact)) {
+                part_.items[i].bound = exact;
+                return;
+            }
+        }
+        throw DriverError("the " + drv_.name() + " driver cannot evaluate '" + op_display_name(it.view.node->op()) +
+                          "' even with every operand evaluated separately (its limits are too small)");
+    }
+
+    void stage(int32_t c) {
+        Item& it = part_.items[c];
+        ++stats().collapses;
+        it.staged = true;
+        it.bound = drv_.resource_get(describe_item(it, true));
+    }
+
+    bool fits_exactly(int32_t i, gpupy_resources* exact) {
+        ++stats().check_ir_calls;
+        std::vector<Leaf> leaves;
+        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves);
+        for (const Leaf& l : leaves) {
+            // Blocks are bound only at execution; checking needs the shape.
+            instrs[l.instr].nblocks = 1;
+            instrs[l.instr].block_elems = ctx_.B;
+        }
+        const Domain& d = part_.domain;
+        // An operand inside a reduction is staged as an elementwise
+        // evaluation over the domain, so it is checked as one.
+        const bool reduce = d.reduction && i == part_.top;
+        gpupy_ir ir = reduce ? make_ir(d, instrs, d.o0, d.o1, true, 0) : make_ir(d, instrs, d.d0, d.d1, false, 0);
+        *exact = drv_.resource_zero();
+        return drv_.check_ir(ir, exact);
+    }
+
+    const PlanContext& ctx_;
+    PartPlan& part_;
+    Driver& drv_;
+};
+
+}  // namespace
+
+void partition(const PlanContext& ctx, PartPlan& part) { Partitioner(ctx, part).run(); }
+
+}  // namespace gpupy

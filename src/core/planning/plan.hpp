@@ -1,0 +1,118 @@
+// What planning produces for one block (thesis 4.5-4.8), phase by phase:
+//
+//   walk       the expression below the requested view, as items (one per
+//              distinct (node, view): the unit of common-subexpression
+//              elimination), each classified: a constant, an index
+//              expression, values already on the device or host, an
+//              operation to fuse, or pending (needs work outside this plan)
+//   partition  resource bounds bottom-up; where the driver's limits are
+//              exceeded, operands are collapsed: each becomes a pass of its
+//              own, run before the passes that read it
+//   lowering   the IR of each pass, common subexpressions emitted once
+//   ranges     each pass's output range cut into pieces such that every
+//              leaf reads few device blocks; strided leaves that would read
+//              too many are marked to be packed (gathered on the host)
+//
+// Planning changes nothing: it only asks the block cache and the nodes what
+// is where. Executing the plan (core/execution/executor.hpp) binds blocks,
+// uploads, evaluates and caches results.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/node.hpp"
+
+namespace gpupy {
+
+// Where an evaluation runs: on the active driver's device (the result is a
+// cached device block) or on the host engine (the result is written into
+// the node's host buffer in place and its evaluated bits set).
+enum class EvalMode { Device, Host };
+
+// The index space a plan's leaves are read over, and the block it produces.
+struct Domain {
+    Dims shape;    // the domain (for a reduction: its operand's shape)
+    Dims strides;  // C-order strides of `shape`
+    bool reduction = false;
+    ReduceParams reduce;  // when `reduction`
+    int64_t inner = 1;    // reduction: product of the reduced dims
+    int64_t nchunks = 1;  // reduction in CHUNKS mode: outputs per outer index
+    int64_t o0 = 0, o1 = 0;  // output positions of this block
+    int64_t d0 = 0, d1 = 0;  // domain positions they read
+
+    int64_t size() const { return shape_size(shape); }
+    // The domain positions outputs [a, b) read.
+    void range(int64_t a, int64_t b, int64_t* da, int64_t* db) const;
+    // True if a map with these strides reads base + flat domain position.
+    bool contiguous_map(const Dims& map_strides) const;
+};
+
+// One distinct (node, view) met while walking: the unit of CSE.
+struct Item {
+    enum Class {
+        Const,     // a scalar
+        Index,     // an index expression computed in the shader
+        Exact,     // this view's own blocks over the domain (cached, or
+                   // produced by an earlier pass of this plan, or packed)
+        Storage,   // read from the node's storage (host or device)
+        Remapped,  // a REMAP node: its operand's storage read through div/mod
+        Interior,  // an operation to fuse into this evaluation
+        Pending,   // needs work outside this plan first; a leaf
+    };
+    NodeView view;
+    Class cls = Interior;
+    NodeView source;  // Remapped: the operand whose storage is read
+    // Interior: operand views composed by the walk; their items are created
+    // by the (iterative) walk, never by recursion.
+    std::vector<NodeView> kid_views;
+    std::vector<int32_t> kids;
+    gpupy_resources bound{};
+    bool visited = false;
+    bool staged = false;  // collapsed: an earlier pass evaluates it
+    bool packed = false;  // Exact because the ranges phase packs it
+};
+
+struct Leaf {
+    int32_t item;
+    int32_t instr;
+};
+
+struct Piece {
+    int64_t a, b;  // output positions [a, b) of one driver evaluation
+};
+
+// One evaluation of one item's expression (the root, or a collapsed
+// operand) over an output range, cut into pieces.
+struct Pass {
+    int32_t top = -1;
+    bool root = false;  // the requested block (a reduction's chunks when the domain is one)
+    int64_t block = 0;  // collapsed operand: the block of its view it fills
+    int64_t out_begin = 0, out_end = 0;  // output positions (root: of the block; else domain positions)
+    std::vector<gpupy_ir_instr> instrs;  // leaves' blocks unbound
+    std::vector<Leaf> leaves;
+    std::vector<Piece> pieces;
+};
+
+// The plan of one operand of a join, or of a whole block when there is no
+// join: its own domain, items and passes (collapsed operands first, in the
+// order they must run; the root pass last).
+struct PartPlan {
+    Domain domain;
+    NodeView root;
+    std::vector<Item> items;
+    int32_t top = -1;
+    std::vector<Pass> passes;
+    int64_t dst_base = 0;  // where its outputs start in the destination block
+};
+
+// Everything needed to evaluate block `block` of `root`.
+struct BlockPlan {
+    EvalMode mode = EvalMode::Device;
+    NodeView root;
+    int64_t block = 0;
+    int64_t o0 = 0, o1 = 0;  // output positions of the block
+    std::vector<PartPlan> parts;
+};
+
+}  // namespace gpupy

@@ -1,0 +1,118 @@
+#include "core/planning/ranges.hpp"
+
+#include <algorithm>
+
+#include "core/runtime/errors.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// Splitting an output block into more evaluations than this to keep every
+// leaf inside one device block costs more than gathering the leaf on the
+// host instead.
+constexpr size_t kMaxPieces = 64;
+
+// A leaf's domain positions for a pass's outputs [a, b).
+void pass_range(const Domain& d, const Pass& pass, int64_t a, int64_t b, int64_t* da, int64_t* db) {
+    if (pass.root) {
+        d.range(a, b, da, db);
+    } else {
+        *da = a;
+        *db = b;
+    }
+}
+
+int64_t blocks_needed(const PlanContext& ctx, const PartPlan& part, const Leaf& l, int64_t da, int64_t db) {
+    if (ctx.host()) return 1;  // host mode reads each node's whole buffer in place
+    const Item& it = part.items[l.item];
+    if (it.cls == Item::Exact || it.cls == Item::Interior) return (db - 1) / ctx.B - da / ctx.B + 1;
+    const Span s = leaf_span(part.domain, it, da, db);
+    return s.hi / ctx.B - s.lo / ctx.B + 1;
+}
+
+}  // namespace
+
+Span leaf_span(const Domain& dom, const Item& it, int64_t da, int64_t db) {
+    if (it.cls != Item::Remapped) return view_span(it.view.geom, da, db);
+    // A bounding box: the range of each domain coordinate over [da, db),
+    // pushed through (n / div) % mod and the operand's strides.
+    const RemapParams& rp = it.view.node->remap_params();
+    const ViewGeometry& g = it.source.geom;
+    const int nd = static_cast<int>(dom.shape.size());
+    std::vector<int64_t> first(nd), last(nd);
+    unravel(da, dom.shape, first.data());
+    unravel(db - 1, dom.shape, last.data());
+    Span r{g.offset, g.offset};
+    bool full = false;  // once coordinates differ, all inner dims sweep fully
+    for (int d = 0; d < nd; ++d) {
+        int64_t lo = first[d], hi = last[d];
+        if (full) {
+            lo = 0;
+            hi = dom.shape[d] - 1;
+        } else if (first[d] != last[d]) {
+            full = true;
+        }
+        int64_t qlo = lo / rp.div[d], qhi = hi / rp.div[d];
+        if (rp.mod[d]) {
+            if (qhi - qlo + 1 >= rp.mod[d] || qlo % rp.mod[d] > qhi % rp.mod[d]) {
+                qlo = 0;
+                qhi = rp.mod[d] - 1;
+            } else {
+                qlo %= rp.mod[d];
+                qhi %= rp.mod[d];
+            }
+        }
+        const int64_t a = qlo * g.strides[d], b = qhi * g.strides[d];
+        r.lo += std::min(a, b);
+        r.hi += std::max(a, b);
+    }
+    return r;
+}
+
+bool split(const PlanContext& ctx, const PartPlan& part, Pass& pass, std::vector<int32_t>* to_pack) {
+    // Pieces are the longest prefixes in which every leaf reads one storage
+    // block (found by binary search on the cut: a leaf's block count only
+    // grows with the range).
+    const Domain& dom = part.domain;
+    pass.pieces.clear();
+    auto worst_in = [&](int64_t a, int64_t b) {
+        int64_t da, db;
+        pass_range(dom, pass, a, b, &da, &db);
+        int64_t worst = 0;
+        for (const Leaf& l : pass.leaves) worst = std::max(worst, blocks_needed(ctx, part, l, da, db));
+        return worst;
+    };
+    const int64_t o1 = pass.out_end;
+    int64_t a = pass.out_begin;
+    while (a < o1) {
+        int64_t cut = o1;
+        if (worst_in(a, o1) > 1) {
+            int64_t lo = a + 1, hi = o1;  // [a, lo) is tried first: one output always fits best
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo + 1) / 2;
+                if (worst_in(a, mid) <= 1) lo = mid;
+                else hi = mid - 1;
+            }
+            cut = lo;
+        }
+        if (pass.pieces.size() + 1 >= kMaxPieces && cut < o1) cut = o1;  // too many: bind several blocks
+        if (worst_in(a, cut) > GPUPY_MAX_LEAF_BLOCKS) {
+            int64_t da, db;
+            pass_range(dom, pass, a, cut, &da, &db);
+            for (const Leaf& l : pass.leaves) {
+                if (blocks_needed(ctx, part, l, da, db) > GPUPY_MAX_LEAF_BLOCKS) {
+                    if (part.items[l.item].cls == Item::Remapped)
+                        throw InternalError("a remapped read spans more blocks than one evaluation can bind");
+                    to_pack->push_back(l.item);
+                }
+            }
+            return false;
+        }
+        pass.pieces.push_back({a, cut});
+        a = cut;
+    }
+    return true;
+}
+
+}  // namespace gpupy

@@ -1,0 +1,202 @@
+#include "core/planning/walk.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/graph/host_state.hpp"
+#include "core/planning/capabilities.hpp"
+#include "core/planning/ranges.hpp"
+
+namespace gpupy {
+
+namespace {
+
+class Walker {
+public:
+    Walker(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), dom_(part.domain) {}
+
+    // Adds (or finds) the item of view v; classifies a new one.
+    int32_t add_item(const NodeView& v) {
+        std::vector<int32_t>& same_node = memo_[v.node->id()];
+        for (int32_t j : same_node) {
+            const ViewGeometry& g = part_.items[j].view.geom;
+            if (g.offset == v.geom.offset && g.strides == v.geom.strides) return j;
+        }
+        const int32_t i = static_cast<int32_t>(part_.items.size());
+        same_node.push_back(i);
+        part_.items.emplace_back();
+        part_.items[i].view = v;
+        classify(i);
+        return i;
+    }
+
+    // Creates the items of every operand of every Interior item below top.
+    void expand(int32_t top) {
+        std::vector<int32_t> stack{top};
+        while (!stack.empty()) {
+            const int32_t i = stack.back();
+            stack.pop_back();
+            if (part_.items[i].cls != Item::Interior || part_.items[i].kid_views.empty()) continue;
+            std::vector<NodeView> views = std::move(part_.items[i].kid_views);
+            part_.items[i].kid_views.clear();
+            std::vector<int32_t> kids;
+            kids.reserve(views.size());
+            for (const NodeView& v : views) {
+                const size_t before = part_.items.size();
+                const int32_t k = add_item(v);  // may grow part_.items
+                kids.push_back(k);
+                if (part_.items.size() > before) stack.push_back(k);
+            }
+            part_.items[i].kids = std::move(kids);
+        }
+    }
+
+    // A reduction fuses its operand's expression into its first pass, so the
+    // operand's values are never stored anywhere. When something else still
+    // refers to the operand -- the user's array (`m = d.max(); d / m`), another
+    // expression, a second reduction -- those values would be computed all over
+    // again for it. Then the operand is evaluated into its storage first (a
+    // prerequisite) and the reduction reads it from there. True if it asked.
+    bool store_shared_operand(const NodeView& operand) {
+        Node* x = operand.node.get();
+        // Only what the planner would fuse; the REDUCE node holds one reference.
+        if (x->kind() != NodeKind::Expression || x->op() == GPUPY_OP_INDEX || x->op() >= GPUPY_NUM_OPS ||
+            x->complete() || x->refcount() < 2)
+            return false;
+        const Span span = view_span(operand.geom, dom_.d0, dom_.d1);
+        const int64_t j0 = span.lo / ctx_.B, j1 = span.hi / ctx_.B;
+        if (host_has(*x, j0 * ctx_.B, std::min((j1 + 1) * ctx_.B, x->size()) - 1)) return false;
+        if (!ctx_.host() && ctx_.storage_on_device(x, j0, j1)) return false;
+        ctx_.require_storage(NodeView{operand.node, identity_view(x->shape())}, span);
+        return true;
+    }
+
+private:
+    void classify(int32_t i) {
+        // (classify never adds items, so this reference stays valid.)
+        Item& it = part_.items[i];
+        const NodeView& v = it.view;
+        Node* x = v.node.get();
+        const int64_t B = ctx_.B;
+        auto set = [&](Item::Class c) { it.cls = c; };
+        auto storage_of = [](const NodeView& w) { return NodeView{w.node, identity_view(w.node->shape())}; };
+
+        if (x->kind() == NodeKind::Constant) return set(Item::Const);
+        if (x->complete()) return set(Item::Storage);
+        if (x->op() == GPUPY_OP_INDEX) {
+            if (ctx_.driver.supports(GPUPY_OP_INDEX, x->dtype())) return set(Item::Index);
+            ctx_.require(Task{Task::HostEval, v, 0});
+            return set(Item::Pending);
+        }
+        if (ctx_.host() && x->host() && view_evaluated(*x, v.geom, dom_.d0, dom_.d1)) return set(Item::Storage);
+        // The exact blocks of this view, already evaluated?
+        if (!ctx_.host() && x->cached_blocks > 0) {
+            bool all = true;
+            for (int64_t k = dom_.d0 / B; k <= (dom_.d1 - 1) / B && all; ++k) all = ctx_.cache.contains(x, v.geom, k);
+            if (all) return set(Item::Exact);
+        }
+        // Its storage, on the host or on the device?
+        const Span span = view_span(v.geom, dom_.d0, dom_.d1);
+        const int64_t j0 = span.lo / B, j1 = span.hi / B;
+        if (host_has(*x, j0 * B, std::min((j1 + 1) * B, x->size()) - 1)) return set(Item::Storage);
+        if (x->cached_blocks > 0 && ctx_.storage_on_device(x, j0, j1)) {
+            if (!ctx_.host()) return set(Item::Storage);
+            // On the device already: read it back rather than recompute.
+            for (int64_t k = dom_.d0 / B; k <= (dom_.d1 - 1) / B; ++k) ctx_.require(Task{Task::HostBlock, v, k});
+            return set(Item::Pending);
+        }
+        if (needs_host_evaluation(*x, ctx_.driver)) {
+            ctx_.require(Task{Task::HostEval, v, 0});
+            return set(Item::Pending);
+        }
+        if (x->op() == CORE_OP_REDUCE || x->op() == CORE_OP_CONCAT) {
+            // Reductions and joins are never fused into their consumers:
+            // evaluate them into their own storage and read that.
+            ctx_.require_storage(storage_of(v), span);
+            return set(Item::Pending);
+        }
+        if (x->op() == CORE_OP_REMAP) return classify_remap(i, span);
+        std::vector<NodeView> kids;
+        kids.reserve(x->children().size());
+        for (const NodeView& c : x->children()) {
+            NodeView k{c.node, {}};
+            if (!compose_views(x->shape(), v.geom, c.geom, &k.geom)) {
+                ctx_.require_storage(storage_of(v), span);
+                return set(Item::Pending);
+            }
+            kids.push_back(std::move(k));
+        }
+        it.cls = Item::Interior;
+        it.kid_views = std::move(kids);
+    }
+
+    void classify_remap(int32_t i, const Span& span) {
+        Item& it = part_.items[i];
+        Node* x = it.view.node.get();
+        const bool whole = it.view.geom.offset == 0 && it.view.geom.shape == x->shape() &&
+                           dom_.contiguous_map(it.view.geom.strides);
+        if (!whole) {
+            ctx_.require_storage(NodeView{it.view.node, identity_view(x->shape())}, span);
+            it.cls = Item::Pending;
+            return;
+        }
+        // Read the operand's storage through the remap.
+        const NodeView& src = x->children().at(0);
+        it.source = src;
+        it.cls = Item::Remapped;
+        Node* sx = src.node.get();
+        const Span s = leaf_span(dom_, it, dom_.d0, dom_.d1);
+        const int64_t k0 = s.lo / ctx_.B, k1 = s.hi / ctx_.B;
+        if (sx->kind() == NodeKind::Constant || host_has(*sx, k0 * ctx_.B, std::min((k1 + 1) * ctx_.B, sx->size()) - 1))
+            return;
+        if (!ctx_.host() && ctx_.storage_on_device(sx, k0, k1)) return;
+        if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
+        else ctx_.require_storage(NodeView{src.node, identity_view(sx->shape())}, s);
+        it.cls = Item::Pending;
+    }
+
+    const PlanContext& ctx_;
+    PartPlan& part_;
+    const Domain& dom_;
+    // CSE: the items of each node (usually one view per node).
+    std::unordered_map<uint64_t, std::vector<int32_t>> memo_;
+};
+
+}  // namespace
+
+void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1) {
+    Domain& d = part.domain;
+    Node* x = part.root.node.get();
+    d.o0 = o0;
+    d.o1 = o1;
+    Walker w(ctx, part);
+    if (x->op() == CORE_OP_REDUCE && !x->complete() && is_identity_view(part.root.geom, x->shape())) {
+        d.reduction = true;
+        d.reduce = x->reduce_params();
+        const NodeView& operand = x->children().at(0);
+        d.shape = operand.geom.shape;
+        for (size_t k = d.shape.size() - d.reduce.ndim; k < d.shape.size(); ++k) d.inner *= d.shape[k];
+        d.nchunks = x->shape().back();
+        d.strides = c_strides(d.shape);
+        d.range(o0, o1, &d.d0, &d.d1);
+        if (needs_host_evaluation(*x, ctx.driver)) {
+            ctx.require(Task{Task::HostEval, part.root, 0});
+            part.top = -1;
+            return;
+        }
+        if (w.store_shared_operand(operand)) {
+            part.top = -1;  // retried once it is stored
+            return;
+        }
+        part.top = w.add_item(operand);
+    } else {
+        d.shape = part.root.geom.shape;
+        d.strides = c_strides(d.shape);
+        d.d0 = o0;
+        d.d1 = o1;
+        part.top = w.add_item(part.root);
+    }
+    w.expand(part.top);
+}
+
+}  // namespace gpupy
