@@ -373,52 +373,16 @@ def call_numpy(name, args, kwargs, func=None, reason="not supported on the devic
 
 # --- expression nodes the driver cannot run ----------------------------------------------------
 
-def _host_evaluate(name, out, operands, params):
-    """Evaluates one expression node in NumPy, into `out` (its host buffer)."""
+def _note_host_evaluation(name):
+    """The core's host engine is about to evaluate a node (op `name`) that
+    the active driver cannot run: CPU work, counted or refused like any
+    fallback."""
     note_fallback(name, "the driver cannot run this operation for this dtype")
-    if name == "astype":
-        np.copyto(out, operands[0], casting="unsafe")
-    elif name == "where":
-        np.copyto(out, np.where(operands[0], operands[1], operands[2]), casting="unsafe")
-    elif name == "index":
-        axis = params["axis"]
-        shape = [1] * out.ndim
-        shape[axis] = out.shape[axis]
-        np.copyto(out, np.arange(out.shape[axis]).reshape(shape), casting="unsafe")
-    elif name == "reduce":
-        _host_reduce(out, operands[0], params)
-    elif name == "concatenate":
-        np.concatenate(operands, axis=0, out=out, casting="unsafe")
-    elif name == "remap":
-        # out[m] = operand[(m // div) % mod] per axis (mod 0: none)
-        index = []
-        for axis, (div, mod) in enumerate(zip(params["div"], params["mod"])):
-            i = np.arange(out.shape[axis]) // div
-            shape = [1] * out.ndim
-            shape[axis] = out.shape[axis]
-            index.append((i % mod if mod else i).reshape(shape))
-        np.copyto(out, operands[0][tuple(index)], casting="unsafe")
-    else:
-        getattr(np, name)(*operands, out=out, casting="unsafe")
-
-
-def _host_reduce(out, operand, params):
-    fold = getattr(np, params["fold"])
-    nd, chunk = params["ndim"], params["chunk"]
-    outer = operand.shape[: operand.ndim - nd]
-    flat = operand.reshape(outer + (-1,))
-    if params["mode"] == "chunks":
-        for c in range(out.shape[-1]):
-            out[..., c] = fold.reduce(flat[..., c * chunk:(c + 1) * chunk], axis=-1)
-    else:
-        res = out.reshape(outer + (-1,))
-        for start in range(0, flat.shape[-1], chunk):
-            res[..., start:start + chunk] = fold.accumulate(flat[..., start:start + chunk], axis=-1)
 
 
 # The core names ndarray comparisons with arbitrary objects (`g == None`)
 # by the operator NumPy applies.
 _OPERATORS = {"ndarray.__eq__": operator.eq, "ndarray.__ne__": operator.ne}
 
-_core.set_host_evaluator(_host_evaluate)
+_core.set_host_evaluation_hook(_note_host_evaluation)
 _core._set_numpy_fallback(lambda name, args, kwargs: call_numpy(name, args, kwargs, func=_OPERATORS.get(name)))

@@ -994,3 +994,37 @@ class TestWrites:
         b = gp.broadcast_to(gp.asarray(ramp(3)), (2, 3))
         nb = np.broadcast_to(ramp(3), (2, 3))
         _assert_same_error(lambda: b.__setitem__(0, 1), lambda: nb.__setitem__(0, 1))
+
+
+# --- domains of more dimensions than an IR holds ----------------------------------------------------
+
+class TestWideDomains:
+    """NumPy allows 64 dimensions, an IR 8 (GPUPY_MAX_DIMS): wider domains are
+    folded for the driver (size-1 dims dropped, contiguous runs merged,
+    leading dims taken out per piece), so they still run on the device."""
+
+    SHAPE = (2, 3, 1, 2, 2, 2, 3, 2, 2, 2, 1)  # 11 dims, 10 of them > 1
+
+    @pytest.mark.parametrize("block", [1 << 22, 7])
+    def test_elementwise_and_views_stay_on_the_device(self, gpu, block):
+        gp.set_block_size(block)
+        h = np.arange(np.prod(self.SHAPE), dtype=np.float32).reshape(self.SHAPE) * np.float32(0.25)
+        g = gp.asarray(h)
+        gpu.assert_same(g * 2 + 1, h * 2 + 1)
+        gpu.assert_same(g.T - g[..., ::-1].T, h.T - h[..., ::-1].T)  # two non-mergeable layouts
+        gpu.assert_same(g[::-1, :, :, ::-1] * g[::-1, :, :, ::-1], h[::-1, :, :, ::-1] * h[::-1, :, :, ::-1])
+        s = gp.stats()
+        assert s["evaluations"] >= 3 and s["fallbacks"] == 0 and s["host_evaluations"] == 0
+
+    @pytest.mark.parametrize("block", [1 << 22, 7])
+    def test_reductions_scans_joins_and_tiles(self, gpu, block):
+        gp.set_block_size(block)
+        h = np.arange(2 ** 10, dtype=np.int64).reshape((2,) * 10)
+        g = gp.asarray(h)
+        gpu.assert_same(g.sum(axis=(1, 3)), h.sum(axis=(1, 3)))
+        gpu.assert_same(g.max(axis=(0, 9)), h.max(axis=(0, 9)))
+        gpu.assert_same(g.cumsum(axis=4), h.cumsum(axis=4))
+        gpu.assert_same(gp.concatenate([g, g * 2], axis=3), np.concatenate([h, h * 2], axis=3))
+        gpu.assert_same(gp.tile(g, (2,) + (1,) * 9), np.tile(h, (2,) + (1,) * 9))
+        s = gp.stats()
+        assert s["fallbacks"] == 0 and s["host_evaluations"] == 0

@@ -14,6 +14,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "gpupy/numpy_casts.hpp"
+
 namespace gpupy_sw {
 
 using u8 = uint8_t;
@@ -252,7 +254,15 @@ struct K_SQUARE {
         else return a * a;
     }
 };
-GPUPY_SW_UNARY(RECIPROCAL, is_float<T>, T(1) / a)
+// Integers: NumPy's loop computes 1.0 / x and converts it to the integer
+// type (0 for |x| > 1; 1 / 0 gives the x86 conversion of inf, which
+// numpy_cast reproduces on every CPU).
+template <class T>
+T reciprocal(T a) {
+    if constexpr (is_float<T>) return T(1) / a;
+    else return gpupy::numpy_cast<T>(1.0 / static_cast<double>(a));
+}
+GPUPY_SW_UNARY(RECIPROCAL, is_num<T>, reciprocal(a))
 GPUPY_SW_UNARY(SQRT, is_float<T>, std::sqrt(a))
 GPUPY_SW_UNARY(CBRT, is_float<T>, std::cbrt(a))
 

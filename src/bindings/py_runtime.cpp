@@ -78,32 +78,11 @@ py::list ir_to_python(const std::vector<gpupy_ir_instr>& ir) {
     return out;
 }
 
-void install_host_evaluator(py::object fn) {
-    Runtime::get().host_evaluator = [fn](Node& x) {
-        py::object out = host_ndarray(&x, identity_view(x.shape()), true);
-        py::list operands;
-        for (const NodeView& c : x.children()) operands.append(host_ndarray(c.node.get(), c.geom, false));
-        py::dict params;
-        std::string name;
-        if (x.op() == GPUPY_OP_INDEX) {
-            name = "index";
-            params["axis"] = x.index_params().axis;
-        } else if (x.op() == CORE_OP_REDUCE) {
-            const ReduceParams& p = x.reduce_params();
-            name = "reduce";
-            params["fold"] = op_display_name(p.fold);
-            params["ndim"] = p.ndim;
-            params["chunk"] = p.chunk;
-            params["mode"] = p.mode == GPUPY_REDUCE_CHUNKS ? "chunks" : "prefix";
-        } else if (x.op() == CORE_OP_REMAP) {
-            name = "remap";
-            params["div"] = py::cast(x.remap_params().div);
-            params["mod"] = py::cast(x.remap_params().mod);
-        } else {
-            name = op_display_name(x.op());
-        }
-        fn(name, out, operands, params);
-    };
+void install_host_evaluation_hook(py::object fn) {
+    // Runs with the interpreter lock held (inside a call from Python); an
+    // exception it raises (FallbackError in "raise" mode) propagates out of
+    // the evaluation as error_already_set.
+    Runtime::get().on_host_evaluation = [fn](const char* name) { fn(name); };
 }
 
 }  // namespace
@@ -144,7 +123,7 @@ void register_runtime(py::module_& m) {
     m.def("clear_cache", [] { Runtime::get().cache().clear(); });
     m.def("stats", &stats_dict);
     m.def("reset_stats", &reset_stats);
-    m.def("set_host_evaluator", &install_host_evaluator);
+    m.def("set_host_evaluation_hook", &install_host_evaluation_hook);
     m.def("_ir", [](const GpuArray& a, int64_t block) { return ir_to_python(plan_ir(a.node_view(), block)); },
           py::arg("array"), py::arg("block") = 0);
     m.def("_cached_blocks", [](const GpuArray& a) {

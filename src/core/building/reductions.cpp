@@ -28,14 +28,30 @@ int64_t chunk_for(int64_t requested, int64_t inner) {
     return std::max<int64_t>(1, std::min({requested, inner, B}));
 }
 
+// `v` stored contiguously (a copy node) and viewed as `rows` x `cols`.
+NodeView as_rows(const NodeView& v, int64_t rows, int64_t cols) {
+    NodeRef copy = NodeFactory::expression(GPUPY_OP_CAST, v.node->dtype(), v.geom.shape, {v});
+    const Dims flat{rows, cols};
+    return NodeView{copy, ViewGeometry{0, flat, c_strides(flat)}};
+}
+
 // Folds the last `ndim` dims of `v` (shape outer ++ inner) down to one
 // value per outer index, chunk by chunk: a chain of REDUCE nodes, each
 // reading many elements per output (not Accelerator's four).
 NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chunk) {
-    const Dims& shape = v.geom.shape;
+    const Dims shape = v.geom.shape;
     const Dims outer(shape.begin(), shape.end() - ndim);
     int64_t inner = 1;
     for (size_t d = outer.size(); d < shape.size(); ++d) inner *= shape[d];
+    if (shape.size() > GPUPY_MAX_DIMS && inner > 0 && shape_size(outer) > 0) {
+        // A reduction's domain is its operand, and an IR holds at most
+        // GPUPY_MAX_DIMS dims: store the operand contiguously first (an
+        // elementwise pass, whose domain folds), read it as (outer, inner).
+        NodeView flat = as_rows(v, shape_size(outer), inner);
+        NodeView r = reduce_trailing(flat, 1, fold, t, chunk);
+        r.geom = ViewGeometry{r.geom.offset, outer, c_strides(outer)};
+        return r;
+    }
     ReduceParams p;
     p.fold = fold;
     p.mode = GPUPY_REDUCE_CHUNKS;
@@ -71,6 +87,12 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     const int nd = static_cast<int>(shape.size());
     const int64_t n = shape.back();
     if (shape_size(shape) == 0) return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, shape, {v}), identity_view(shape)};
+    if (nd > GPUPY_MAX_DIMS) {
+        // As in reduce_trailing: scan the operand stored as (outer, n).
+        NodeView r = scan_last(as_rows(v, shape_size(shape) / n, n), fold, t, chunk_req);
+        r.geom = ViewGeometry{r.geom.offset, shape, c_strides(shape)};
+        return r;
+    }
     const int64_t chunk = chunk_for(chunk_req, n);
     ReduceParams p;
     p.fold = fold;

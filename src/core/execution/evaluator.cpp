@@ -63,16 +63,6 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     if (view_evaluated(*x, t.view.geom, f0, f1)) return true;
     const ViewGeometry id = identity_view(x->shape());
     const Span span = view_span(t.view.geom, f0, f1);
-    if (t.view.geom.shape.size() > GPUPY_MAX_DIMS) {
-        // Too many dimensions for a domain: evaluate the node's storage (its
-        // own shape) and read the view from there.
-        if (needs_host_evaluation(*x, rt.driver())) {
-            pre->push_back(Task{Task::HostEval, t.view, 0});
-            return false;
-        }
-        for (int64_t j = span.lo / B; j <= span.hi / B; ++j) pre->push_back(Task{Task::HostBlock, {t.view.node, id}, j});
-        return false;
-    }
     // Values already on the device are read back, not recomputed.
     if (CachedBlock* b = cache.lookup(x, t.view.geom, t.block)) {
         cache.download(b);
@@ -138,10 +128,20 @@ bool step_host_eval(const Task& t, std::vector<Task>* pre) {
         for (int64_t j = 0; j < nb; ++j) pre->push_back(Task{Task::HostBlock, c, j});
     }
     if (!pre->empty()) return false;
-    if (!rt.host_evaluator) throw InternalError("no host evaluator installed");
-    x->ensure_host_buffer();
-    rt.host_evaluator(*x);
-    x->bits().set_range(0, x->size());
+    // The one host evaluator: the host engine runs the node, its operands
+    // read in place from host memory.
+    Driver* engine = rt.host_engine();
+    if (!engine || needs_host_evaluation(*x, *engine)) {
+        throw DriverError(std::string("neither the ") + rt.driver().name() + " driver nor the host engine can evaluate '" +
+                          op_display_name(x->op()) + "' for dtype " + dtype_name(x->dtype()));
+    }
+    if (rt.on_host_evaluation) rt.on_host_evaluation(op_display_name(x->op()));
+    const NodeView whole{t.view.node, identity_view(x->shape())};
+    const int64_t blocks = (output_size(whole) + B - 1) / B;
+    for (int64_t k = 0; k < blocks; ++k) {
+        if (!plan_and_evaluate(whole, k, pre, EvalMode::Host))
+            throw InternalError("a host evaluation with its operands on the host asked for more");
+    }
     ++stats().host_evaluations;
     note_progress(x);
     return true;

@@ -99,7 +99,8 @@ private:
             read_range(dom, p, piece.a, piece.b, &da, &db);
             std::vector<gpupy_ir_instr> bound = p.instrs;
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
-            const gpupy_ir ir = make_ir(dom, bound, piece.a, piece.b, p.root && dom.reduction, dst_offset(part, p, piece.a));
+            const gpupy_ir ir =
+                make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, dst_offset(part, p, piece.a));
             drv_.eval_ir(ir, dst);
             ++stats().evaluations;
         }
@@ -216,7 +217,7 @@ private:
                 in->blocks[0] = wrapped(x);
             }
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
-            engine_.eval_ir(make_ir(dom, bound, piece.a, piece.b, p.root && dom.reduction, off), dst);
+            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off), dst);
         }
     }
 

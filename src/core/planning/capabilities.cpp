@@ -4,13 +4,10 @@ namespace gpupy {
 
 bool needs_host_evaluation(const Node& x, const Driver& d) {
     if (x.kind() != NodeKind::Expression) return false;
-    if (x.shape().size() > GPUPY_MAX_DIMS || !d.stores(x.dtype())) return true;
+    if (!d.stores(x.dtype())) return true;
     switch (x.op()) {
     case GPUPY_OP_INDEX: return !d.supports(GPUPY_OP_INDEX, x.dtype());
-    case CORE_OP_REDUCE: {
-        const NodeView& operand = x.children().at(0);
-        return operand.geom.shape.size() > GPUPY_MAX_DIMS || !d.supports(x.reduce_params().fold, x.dtype());
-    }
+    case CORE_OP_REDUCE: return !d.supports(x.reduce_params().fold, x.dtype());
     case GPUPY_OP_WHERE: return !d.supports(GPUPY_OP_WHERE, x.children().at(1).node->dtype());
     case CORE_OP_CONCAT:
     case CORE_OP_REMAP:

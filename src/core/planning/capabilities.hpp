@@ -7,8 +7,9 @@
 
 namespace gpupy {
 
-// True if `driver` cannot evaluate this node (op or dtype unsupported, too
-// many dimensions), so it must be evaluated elsewhere.
+// True if `driver` cannot evaluate this node (op or dtype unsupported), so
+// it must be evaluated elsewhere. (Any number of dimensions is fine: wide
+// domains fold, fold.hpp.)
 bool needs_host_evaluation(const Node& node, const Driver& driver);
 
 }  // namespace gpupy

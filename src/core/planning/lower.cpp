@@ -3,6 +3,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "core/runtime/errors.hpp"
+
 namespace gpupy {
 
 namespace {
@@ -35,9 +37,28 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
     }
 }
 
-std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves) {
+std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
+                                  DomainFold* fold) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
+    const bool wide = nd > GPUPY_MAX_DIMS;
+    if (wide && dom.reduction) throw InternalError("a reduction domain with more dimensions than the IR holds");
+    std::vector<WideMap> maps;
+    // Writes instruction `at`'s index map: into the instruction, or, for a
+    // domain to fold, into a wide map folded at the end.
+    auto set_map = [&](gpupy_ir_instr& in, int32_t at, int64_t base, const Dims& strides, const Dims* div,
+                       const Dims* mod) {
+        if (wide) {
+            maps.push_back(WideMap{at, base, strides, div ? *div : Dims(nd, 1), mod ? *mod : Dims(nd, 0)});
+            return;
+        }
+        in.map.base = base;
+        for (int d = 0; d < nd; ++d) {
+            in.map.stride[d] = strides[d];
+            if (div) in.map.div[d] = (*div)[d];
+            if (mod) in.map.mod[d] = (*mod)[d];
+        }
+    };
     auto is_leaf = [&](int32_t i) {
         const Item& it = part.items[i];
         return it.cls != Item::Interior || (it.staged && i != top);
@@ -68,8 +89,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             in.value = x->value();
             break;
         case Item::Index: {
-            in.map.base = item.view.geom.offset;
-            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr, nullptr);
             const int axis = x->index_params().axis;
             in.div = c_strides(x->shape())[axis];
             in.mod = axis == 0 ? 0 : x->shape()[axis];
@@ -78,19 +98,14 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         }
         case Item::Exact:
             // The view's own blocks, laid out in domain order.
-            in.map.base = 0;
-            for (int d = 0; d < nd; ++d) in.map.stride[d] = dom.strides[d];
+            set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr, nullptr);
             in.flags |= GPUPY_INSTR_CONTIGUOUS;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;
         case Item::Remapped: {
             const RemapParams& rp = x->remap_params();
-            in.map.base = item.source.geom.offset;
-            for (int d = 0; d < nd; ++d) {
-                in.map.stride[d] = item.source.geom.strides[d];
-                in.map.div[d] = rp.div[d];
-                in.map.mod[d] = rp.mod[d];
-            }
+            set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp.div,
+                    &rp.mod);
             in.dtype = item.source.node->dtype();
             in.flags |= GPUPY_INSTR_REMAPPED;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
@@ -98,8 +113,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         }
         case Item::Storage:
         case Item::Pending:
-            in.map.base = item.view.geom.offset;
-            for (int d = 0; d < nd; ++d) in.map.stride[d] = item.view.geom.strides[d];
+            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr, nullptr);
             if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;
@@ -110,18 +124,22 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         emitted.emplace(cur, static_cast<int32_t>(out.size()));
         out.push_back(in);
     }
+    *fold = wide ? fold_domain(dom.shape, maps, out) : DomainFold{};
     return out;
 }
 
-gpupy_ir make_ir(const Domain& dom, const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b, bool reduce,
-                 int64_t dst_offset) {
+gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
+                 int64_t b, bool reduce, int64_t dst_offset) {
     gpupy_ir ir;
     std::memset(&ir, 0, sizeof ir);
     ir.ninstr = static_cast<int32_t>(instrs.size());
     ir.instr = instrs.data();
-    ir.ndim = static_cast<int32_t>(dom.shape.size());
-    for (size_t d = 0; d < dom.shape.size(); ++d) ir.shape[d] = dom.shape[d];
-    ir.start = a;
+    const Dims& shape = fold.active ? fold.ir_shape : dom.shape;
+    ir.ndim = static_cast<int32_t>(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d) ir.shape[d] = shape[d];
+    // A folded domain's piece starts within one index of its leading
+    // dimensions; their offset goes into the maps' bases.
+    ir.start = fold.active ? fold_piece(fold, instrs, a) : a;
     ir.count = b - a;
     ir.dst_offset = dst_offset;
     ir.reduce_op = GPUPY_OP_NONE;

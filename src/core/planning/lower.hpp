@@ -18,12 +18,16 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
 // *leaves. Staged items other than `top` are leaves (an earlier pass
 // evaluated them): read as their view's own blocks on the device, through
 // their view from the node's host buffer in host mode.
-std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves);
+// Domains of more than GPUPY_MAX_DIMS dimensions are folded (fold.hpp)
+// into *fold.
+std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
+                                  DomainFold* fold);
 
-// The gpupy_ir of `instrs` for outputs [a, b). `reduce`: a reduction over
+// The gpupy_ir of `instrs` (their leaves' blocks bound, a folded domain's
+// piece offsets applied) for outputs [a, b). `reduce`: a reduction over
 // the domain (the root pass of a reduction part); else elementwise over the
 // domain. dst_offset: where output a goes in the destination block.
-gpupy_ir make_ir(const Domain& domain, const std::vector<gpupy_ir_instr>& instrs, int64_t a, int64_t b, bool reduce,
-                 int64_t dst_offset);
+gpupy_ir make_ir(const Domain& domain, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
+                 int64_t b, bool reduce, int64_t dst_offset);
 
 }  // namespace gpupy

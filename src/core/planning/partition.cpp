@@ -90,7 +90,8 @@ private:
     bool fits_exactly(int32_t i, gpupy_resources* exact) {
         ++stats().check_ir_calls;
         std::vector<Leaf> leaves;
-        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves);
+        DomainFold fold;
+        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold);
         for (const Leaf& l : leaves) {
             // Blocks are bound only at execution; checking needs the shape.
             instrs[l.instr].nblocks = 1;
@@ -100,7 +101,10 @@ private:
         // An operand inside a reduction is staged as an elementwise
         // evaluation over the domain, so it is checked as one.
         const bool reduce = d.reduction && i == part_.top;
-        gpupy_ir ir = reduce ? make_ir(d, instrs, d.o0, d.o1, true, 0) : make_ir(d, instrs, d.d0, d.d1, false, 0);
+        // (A folded domain is checked on its first leading index: every
+        // piece evaluates the same IR.)
+        const int64_t d1 = fold.active ? std::min(d.d1, (d.d0 / fold.tail + 1) * fold.tail) : d.d1;
+        gpupy_ir ir = reduce ? make_ir(d, fold, instrs, d.o0, d.o1, true, 0) : make_ir(d, fold, instrs, d.d0, d1, false, 0);
         *exact = drv_.resource_zero();
         return drv_.check_ir(ir, exact);
     }

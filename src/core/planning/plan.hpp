@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/graph/node.hpp"
+#include "core/planning/fold.hpp"
 
 namespace gpupy {
 
@@ -90,6 +91,7 @@ struct Pass {
     int64_t block = 0;  // collapsed operand: the block of its view it fills
     int64_t out_begin = 0, out_end = 0;  // output positions (root: of the block; else domain positions)
     std::vector<gpupy_ir_instr> instrs;  // leaves' blocks unbound
+    DomainFold fold;                     // active for domains of more than GPUPY_MAX_DIMS dims
     std::vector<Leaf> leaves;
     std::vector<Piece> pieces;
 };

@@ -83,7 +83,7 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
         std::vector<int32_t> to_pack;
         for (Pass& p : part.passes) {
             p.leaves.clear();
-            p.instrs = lower(part, p.top, ctx.mode, &p.leaves);
+            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold);
             split(ctx, part, p, &to_pack);
         }
         if (to_pack.empty()) return true;

@@ -97,6 +97,12 @@ bool split(const PlanContext& ctx, const PartPlan& part, Pass& pass, std::vector
             cut = lo;
         }
         if (pass.pieces.size() + 1 >= kMaxPieces && cut < o1) cut = o1;  // too many: bind several blocks
+        if (pass.fold.active) {
+            // A folded domain's piece lies within one index of its leading
+            // dimensions (fold.hpp).
+            const int64_t tail = pass.fold.tail;
+            cut = std::min(cut, (a / tail + 1) * tail);
+        }
         if (worst_in(a, cut) > GPUPY_MAX_LEAF_BLOCKS) {
             int64_t da, db;
             pass_range(dom, pass, a, cut, &da, &db);

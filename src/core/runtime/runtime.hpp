@@ -29,9 +29,10 @@ public:
     Driver& driver();
     BlockCache& cache() { return cache_; }
 
-    // Evaluates one expression node in NumPy (fallback), filling its whole
-    // host buffer; set by the bindings.
-    std::function<void(Node& node)> host_evaluator;
+    // Called (with the op's NumPy name) before the host engine evaluates a
+    // node the active driver cannot run, so the package can account for it
+    // as a fallback -- or refuse it by throwing; set by the bindings.
+    std::function<void(const char* op_name)> on_host_evaluation;
 
     // The host engine: a driver that computes on host memory in place
     // (block_wrap), used for evaluations of at most host_elements outputs

@@ -1,0 +1,46 @@
+// Domains of more dimensions than an IR can hold (GPUPY_MAX_DIMS; NumPy
+// allows 64). The domain is folded for the driver: dimensions of size 1 are
+// dropped, neighbours that every index map reads as one run are merged,
+// and if that still leaves too many, the leading ones are taken out of the
+// IR's domain. Each piece then lies within one index of those leading
+// dimensions, and what that index adds is folded into the maps' bases.
+// Only elementwise domains fold (reductions are built within the limit).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/geometry.hpp"
+#include "gpupy/driver.hpp"
+
+namespace gpupy {
+
+// An index map over the whole domain (any number of dimensions).
+struct WideMap {
+    int32_t instr;  // the LOAD or INDEX instruction it belongs to
+    int64_t base;
+    Dims stride, div, mod;
+};
+
+struct DomainFold {
+    bool active = false;
+    Dims ir_shape;     // the domain the driver sees (<= GPUPY_MAX_DIMS dims)
+    Dims lead_shape;   // leading dimensions taken out of it
+    int64_t tail = 1;  // domain positions per index of the leading dimensions
+    struct Lead {
+        int32_t instr;
+        Dims stride, div, mod;  // over lead_shape
+    };
+    std::vector<Lead> leads;
+};
+
+// Folds `shape` for these maps and writes each map's folded form into its
+// instruction.
+DomainFold fold_domain(const Dims& shape, const std::vector<WideMap>& maps, std::vector<gpupy_ir_instr>& instrs);
+
+// For outputs starting at domain position a (within one leading index):
+// adds the leading dimensions' offsets to the maps of `instrs` (a copy of
+// the pass's) and returns the position within the IR's domain.
+int64_t fold_piece(const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a);
+
+}  // namespace gpupy
