@@ -133,7 +133,8 @@ def inspect_sdist(path, root):
     with tarfile.open(path) as t:
         names = {m.name for m in t.getmembers() if m.isfile()}
     for required in ("PKG-INFO", "pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "gpupy/__init__.py",
-                     "gpupy/_version.py", "src/driver.hpp", "drivers/software/CMakeLists.txt",
+                     "gpupy/_version.py", "include/gpupy/driver.hpp", "include/gpupy/ops.def", "src/core/CMakeLists.txt",
+                     "drivers/software/CMakeLists.txt",
                      "drivers/opengl/CMakeLists.txt"):
         check(f"{top}/{required}" in names, f"{required} is missing from the sdist")
     stray = sorted(n for n in names if n.endswith((".so", ".o", ".whl", ".pyc")) or f"{top}/build/" in n)

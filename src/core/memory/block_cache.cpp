@@ -30,11 +30,12 @@ void BlockCache::set_budget(int64_t bytes) {
 }
 
 void BlockCache::set_policy(std::unique_ptr<EvictionPolicy> policy) {
-    // The new policy learns the blocks in the old one's order, oldest first.
+    // The new policy learns the blocks in the old one's order: the next
+    // victim first, so it is the oldest to the new policy too.
     std::vector<const CachedBlock*> order = eviction_order();
     for (const CachedBlock* b : order) policy_->removed(const_cast<CachedBlock*>(b));
     policy_ = std::move(policy);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) policy_->inserted(const_cast<CachedBlock*>(*it));
+    for (const CachedBlock* b : order) policy_->inserted(const_cast<CachedBlock*>(b));
 }
 
 CachedBlock* BlockCache::find(const Node* node, const ViewGeometry& geom, int64_t index) const {

@@ -50,9 +50,11 @@ Driver* Runtime::host_engine() {
     // wherever the core does.
     auto it = drivers_.find("software");
     if (it == drivers_.end()) {
+        if (host_engine_missing_) return nullptr;  // tried once: no library here
         try {
             it = drivers_.emplace("software", load("software")).first;
         } catch (const DriverError&) {
+            host_engine_missing_ = true;
             return nullptr;
         }
     }

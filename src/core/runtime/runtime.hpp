@@ -63,6 +63,7 @@ private:
     Driver* active_ = nullptr;
     BlockCache cache_;
     int64_t host_elements_;
+    bool host_engine_missing_ = false;
 };
 
 }  // namespace gpupy
