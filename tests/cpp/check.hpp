@@ -83,8 +83,9 @@ std::string describe(const A& a, const B& b) {
 
 #define CHECK_EQ(a, b)                                                                                  \
     do {                                                                                                \
-        const auto& check_a_ = (a);                                                                     \
-        const auto& check_b_ = (b);                                                                     \
+        /* copies: an operand may be an element of a temporary */                                      \
+        const auto check_a_ = (a);                                                                      \
+        const auto check_b_ = (b);                                                                      \
         if (!(check_a_ == check_b_))                                                                    \
             check::fail(__FILE__, __LINE__, "CHECK_EQ(" #a ", " #b "): " + check::describe(check_a_, check_b_)); \
     } while (0)

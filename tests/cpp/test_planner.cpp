@@ -1,6 +1,7 @@
 // The planner's phases (core/planning/): no side effects, partitioning
 // against tiny limits, linear work on deep expressions, wide domains.
 #include "check.hpp"
+#include "core/building/reductions.hpp"
 #include "core/planning/fold.hpp"
 #include "core/planning/planner.hpp"
 #include "core/runtime/stats.hpp"
@@ -139,4 +140,18 @@ TEST(too_many_dimensions_take_leading_ones_out_of_the_domain) {
     const int64_t start = fold_piece(f, piece, 3 * 256 + 5);
     CHECK_EQ(start, int64_t{5});
     CHECK_EQ(piece[0].map.base, base + strides[0] + strides[1]);
+}
+
+TEST(a_reduction_whose_operand_and_fold_do_not_fit_reads_its_staged_operand) {
+    // sum(a * b) with one operation per evaluation: the product is one
+    // pass, the fold of its values another (the fold counts as an op).
+    support::Scope scope;
+    fake::limits().max_ops = 1;
+    scope.rt.cache().set_block_size(4);
+    GpuArray a = support::array(support::ramp(10)), b = support::array(support::ramp(10, 1));
+    GpuArray s = reduce(support::binary(GPUPY_OP_MULTIPLY, a, b), GPUPY_OP_ADD, {0}, GPUPY_FLOAT64, 3);
+    double want = 0;
+    for (int i = 0; i < 10; ++i) want += static_cast<double>(i) * (i + 1);
+    CHECK_EQ(support::values(s)[0], want);
+    CHECK(fake::record().evaluations >= 3);  // product passes, then folds
 }

@@ -38,7 +38,7 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
 }
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
-                                  DomainFold* fold) {
+                                  DomainFold* fold, bool top_as_leaf) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
     const bool wide = nd > GPUPY_MAX_DIMS;
@@ -61,7 +61,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     };
     auto is_leaf = [&](int32_t i) {
         const Item& it = part.items[i];
-        return it.cls != Item::Interior || (it.staged && i != top);
+        return it.cls != Item::Interior || (it.staged && (i != top || top_as_leaf));
     };
     std::vector<gpupy_ir_instr> out;
     std::unordered_map<int32_t, int32_t> emitted;

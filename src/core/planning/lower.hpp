@@ -20,8 +20,10 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
 // their view from the node's host buffer in host mode.
 // Domains of more than GPUPY_MAX_DIMS dimensions are folded (fold.hpp)
 // into *fold.
+// `top_as_leaf`: `top` itself was staged (a reduction whose operand's op
+// and fold do not fit together): the IR reads it.
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
-                                  DomainFold* fold);
+                                  DomainFold* fold, bool top_as_leaf = false);
 
 // The gpupy_ir of `instrs` (their leaves' blocks bound, a folded domain's
 // piece offsets applied) for outputs [a, b). `reduce`: a reduction over

@@ -41,6 +41,8 @@ private:
     void bound(int32_t i) {
         Item& it = part_.items[i];
         gpupy_resources b = drv_.resource_get(describe_item(it, false));
+        const bool reduced = part_.domain.reduction && i == part_.top;
+        if (reduced) drv_.resource_add(&b, fold_resources());  // the root pass also folds
         if (it.cls != Item::Interior) {
             it.bound = b;
             return;
@@ -76,6 +78,15 @@ private:
                 return;
             }
         }
+        if (reduced) {
+            // The operand's own op and the fold do not fit together: the
+            // operand is evaluated first, and the reduction reads it.
+            stage(i);
+            if (fits_exactly(i, &exact)) {
+                part_.items[i].bound = exact;
+                return;
+            }
+        }
         throw DriverError("the " + drv_.name() + " driver cannot evaluate '" + op_display_name(it.view.node->op()) +
                           "' even with every operand evaluated separately (its limits are too small)");
     }
@@ -87,11 +98,18 @@ private:
         it.bound = drv_.resource_get(describe_item(it, true));
     }
 
+    gpupy_resources fold_resources() {
+        gpupy_ir_instr fold_op = describe_item(part_.items[part_.top], false);
+        fold_op.op = part_.domain.reduce.fold;
+        return drv_.resource_get(fold_op);
+    }
+
     bool fits_exactly(int32_t i, gpupy_resources* exact) {
         ++stats().check_ir_calls;
         std::vector<Leaf> leaves;
         DomainFold fold;
-        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold);
+        const bool top_as_leaf = i == part_.top && part_.items[i].staged;
+        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold, top_as_leaf);
         for (const Leaf& l : leaves) {
             // Blocks are bound only at execution; checking needs the shape.
             instrs[l.instr].nblocks = 1;

@@ -88,6 +88,7 @@ struct Piece {
 struct Pass {
     int32_t top = -1;
     bool root = false;  // the requested block (a reduction's chunks when the domain is one)
+    bool top_as_leaf = false;  // root of a reduction whose operand an earlier pass evaluated
     int64_t block = 0;  // collapsed operand: the block of its view it fills
     int64_t out_begin = 0, out_end = 0;  // output positions (root: of the block; else domain positions)
     std::vector<gpupy_ir_instr> instrs;  // leaves' blocks unbound

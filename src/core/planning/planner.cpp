@@ -39,7 +39,7 @@ void schedule(const PlanContext& ctx, PartPlan& part) {
             continue;
         }
         stack.pop_back();
-        if (!items[i].staged || i == part.top) continue;
+        if (!items[i].staged) continue;
         const Item& it = items[i];
         const int64_t size = d.size();
         for (int64_t k = d.d0 / ctx.B; k <= (d.d1 - 1) / ctx.B; ++k) {
@@ -61,6 +61,7 @@ void schedule(const PlanContext& ctx, PartPlan& part) {
     Pass root;
     root.top = part.top;
     root.root = true;
+    root.top_as_leaf = items[part.top].staged;
     root.out_begin = d.o0;
     root.out_end = d.o1;
     part.passes.push_back(std::move(root));
@@ -83,7 +84,7 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
         std::vector<int32_t> to_pack;
         for (Pass& p : part.passes) {
             p.leaves.clear();
-            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold);
+            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf);
             split(ctx, part, p, &to_pack);
         }
         if (to_pack.empty()) return true;
