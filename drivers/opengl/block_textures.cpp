@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <functional>
 
-#include "dtype_formats.hpp"
+#include "texture_formats.hpp"
 #include "gl_errors.hpp"
 
 namespace gpupy_gl {
 
 int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::string& error) {
     *out = nullptr;
-    if (!dtype_valid(dtype)) {
+    if (!gpupy::dtype_valid(dtype)) {
         error = "block_alloc: unknown dtype " + std::to_string(dtype);
         return GPUPY_ERROR;
     }
@@ -19,11 +19,12 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
                 std::to_string(max_block_elems()) + " (block_width x GL_MAX_TEXTURE_SIZE)";
         return GPUPY_ERROR;
     }
-    const DtypeFormat& fmt = dtype_format(dtype);
+    const TextureFormat& fmt = texture_format(dtype);
+    const int itemsize = gpupy::dtype_itemsize(dtype);
     // An empty block still gets one texel: GL has no empty textures.
     int width = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nelems, width_)));
     int height = static_cast<int>(std::max<int64_t>(1, (nelems + width_ - 1) / width_));
-    int64_t bytes = static_cast<int64_t>(width) * height * fmt.itemsize;
+    int64_t bytes = static_cast<int64_t>(width) * height * itemsize;
     if (budget_bytes_ > 0 && used_bytes_ + bytes > budget_bytes_) {
         error = "block_alloc: memory budget of " + std::to_string(budget_bytes_) + " bytes reached";
         return GPUPY_ERROR_NOMEM;
@@ -109,15 +110,16 @@ int BlockTextures::read(gpupy_block* block, int64_t offset, int64_t count, void*
         error = "block_read: " + error;
         return GPUPY_ERROR;
     }
-    const DtypeFormat& fmt = dtype_format(block->dtype);
+    const TextureFormat& fmt = texture_format(block->dtype);
+    const int itemsize = gpupy::dtype_itemsize(block->dtype);
     clear_gl_errors();
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     // Reads wait for every dispatch that wrote the block; eval_ir issues the
     // GL_TEXTURE_UPDATE_BARRIER_BIT these transfers need.
     for_each_rect(width_, offset, count, [&](int x, int y, int w, int h, int64_t at) {
-        char* p = static_cast<char*>(dst) + at * fmt.itemsize;
+        char* p = static_cast<char*>(dst) + at * itemsize;
         glGetTextureSubImage(block->texture, 0, x, y, 0, w, h, 1, fmt.upload_format, fmt.upload_type,
-                             static_cast<GLsizei>(static_cast<int64_t>(w) * h * fmt.itemsize), p);
+                             static_cast<GLsizei>(static_cast<int64_t>(w) * h * itemsize), p);
     });
     GLenum err = glGetError();
     if (err != GL_NO_ERROR) {
@@ -133,11 +135,12 @@ int BlockTextures::write(gpupy_block* block, int64_t offset, int64_t count, cons
         error = "block_write: " + error;
         return GPUPY_ERROR;
     }
-    const DtypeFormat& fmt = dtype_format(block->dtype);
+    const TextureFormat& fmt = texture_format(block->dtype);
+    const int itemsize = gpupy::dtype_itemsize(block->dtype);
     clear_gl_errors();
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     for_each_rect(width_, offset, count, [&](int x, int y, int w, int h, int64_t at) {
-        const char* p = static_cast<const char*>(src) + at * fmt.itemsize;
+        const char* p = static_cast<const char*>(src) + at * itemsize;
         glTextureSubImage2D(block->texture, 0, x, y, w, h, fmt.upload_format, fmt.upload_type, p);
     });
     GLenum err = glGetError();

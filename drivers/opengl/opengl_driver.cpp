@@ -19,7 +19,7 @@
 #include "context_binding.hpp"
 #include "gpupy/driver.hpp"
 #include "gpupy/op_meta.hpp"
-#include "dtype_formats.hpp"
+#include "texture_formats.hpp"
 #include "egl_context.hpp"
 #include "gl_errors.hpp"
 #include "gl_limits.hpp"
@@ -27,14 +27,19 @@
 #include "glsl_library.hpp"
 #include "glsl_ops.hpp"
 #include "program_cache.hpp"
+#include "options.hpp"
 #include "resources.hpp"
 
 namespace gpupy_gl {
 namespace {
 
+using namespace gpupy_glsl;  // the shared GLSL generator (drivers/glsl)
+using gpupy_driver::is_default;
+using gpupy_driver::kUnlimited;
+using gpupy_driver::parse_integer;
+
 constexpr int kDefaultBlockWidth = 4096;
 constexpr int64_t kDefaultMaxInstructions = 1000;  // see resources.hpp
-constexpr int64_t kUnlimited = INT64_MAX / 4;
 
 struct Driver {
     EglContext egl;
@@ -160,8 +165,8 @@ int drv_block_alloc(void* ctx, int32_t dtype, int64_t nelems, gpupy_block** out)
         return GPUPY_ERROR;
     }
     *out = nullptr;
-    if (dtype_valid(dtype) && !op_supported(GPUPY_OP_LOAD, dtype, d->caps)) {
-        d->last_error = std::string("block_alloc: dtype ") + dtype_format(dtype).numpy_name + " not supported";
+    if (gpupy::dtype_valid(dtype) && !op_supported(GPUPY_OP_LOAD, dtype, d->caps)) {
+        d->last_error = std::string("block_alloc: dtype ") + gpupy::dtype_name(dtype) + " not supported";
         return GPUPY_ERROR;
     }
     return with_context(d, [&] { return d->blocks.alloc(dtype, nelems, out, d->last_error); });
@@ -202,7 +207,7 @@ int drv_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
             return GPUPY_ERROR;
         }
         resource_exact(*ir, shader, *out);
-        return resource_fits(*out, d->limits) ? 1 : 0;
+        return gpupy_driver::resources_fit(*out, d->limits) ? 1 : 0;
     } catch (const std::exception& e) {
         d->last_error = std::string("check_ir: ") + e.what();
         return GPUPY_ERROR;
@@ -242,7 +247,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
             gpupy_block* blk = in.blocks[b];
             if (!d->blocks.owns(blk) || blk->dtype != in.dtype) {
                 d->last_error = "eval_ir: instruction " + std::to_string(i) + " reads a block that is not a live " +
-                                dtype_format(in.dtype).numpy_name + " block";
+                                gpupy::dtype_name(in.dtype) + " block";
                 return GPUPY_ERROR;
             }
             if (blk == dst) {
@@ -307,7 +312,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
         for (int b = 0; b < in.nblocks; ++b) glBindTextureUnit(unit++, in.blocks[b]->texture);
     }
     glUseProgram(prog->id);
-    glBindImageTexture(0, dst->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, dtype_format(dst->dtype).internal_format);
+    glBindImageTexture(0, dst->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst->dtype).internal_format);
 
     // Work groups of 64 invocations, spread over y where x runs out.
     int64_t groups = (ir.count + 63) / 64;
@@ -349,16 +354,10 @@ void drv_resource_get(void* ctx, const gpupy_ir_instr* node, gpupy_resources* ou
     (void)ctx;
     if (node && out) resource_upper_bound(*node, *out);
 }
-void drv_resource_zero(void*, gpupy_resources* r) {
-    for (auto& s : r->slot) s = 0;
-}
-void drv_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) {
-    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] += r->slot[i];
-}
-void drv_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) {
-    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] -= r->slot[i];
-}
-int drv_resource_check(void* ctx, const gpupy_resources* r) { return resource_fits(*r, D(ctx)->limits) ? 1 : 0; }
+void drv_resource_zero(void*, gpupy_resources* r) { gpupy_driver::resources_zero(r); }
+void drv_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) { gpupy_driver::resources_add(acc, r); }
+void drv_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) { gpupy_driver::resources_sub(acc, r); }
+int drv_resource_check(void* ctx, const gpupy_resources* r) { return gpupy_driver::resources_fit(*r, D(ctx)->limits) ? 1 : 0; }
 
 const char* drv_last_error(void* ctx) { return D(ctx)->last_error.c_str(); }
 
@@ -410,15 +409,6 @@ const char* drv_describe(void* ctx) {
     return d->description.c_str();
 }
 
-bool parse_int(const char* text, int64_t& v) {
-    if (!text || !*text) return false;
-    char* end = nullptr;
-    long long x = std::strtoll(text, &end, 10);
-    if (*end != '\0') return false;
-    v = x;
-    return true;
-}
-
 int drv_set_option(void* ctx, const char* key, const char* value) {
     Driver* d = D(ctx);
     std::string k = key ? key : "", v = value ? value : "";
@@ -443,27 +433,27 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
                              {"max_ops", kOps, kUnlimited}};
     for (const LimitKey& lk : keys) {
         if (k != lk.name) continue;
-        if (v == "default") {
+        if (is_default(value)) {
             d->limits.slot[lk.slot] = lk.dflt;
             return GPUPY_OK;
         }
         int64_t n;
-        if (!parse_int(value, n) || n < 1) return fail("expected a positive integer or 'default'");
+        if (!parse_integer(value, &n) || n < 1) return fail("expected a positive integer or 'default'");
         if (n > gl.slot[lk.slot]) return fail("above the device limit " + std::to_string(gl.slot[lk.slot]));
         d->limits.slot[lk.slot] = n;
         return GPUPY_OK;
     }
     if (k == "max_bytes") {
         int64_t n;
-        if (v == "default") n = default_memory_budget(d->gl);
-        else if (!parse_int(value, n) || n < 0) return fail("expected bytes >= 0 (0: no budget) or 'default'");
+        if (is_default(value)) n = default_memory_budget(d->gl);
+        else if (!parse_integer(value, &n) || n < 0) return fail("expected bytes >= 0 (0: no budget) or 'default'");
         d->blocks.set_budget_bytes(n);
         return GPUPY_OK;
     }
     if (k == "block_width") {
         int64_t n;
-        if (v == "default") n = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
-        else if (!parse_int(value, n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
+        if (is_default(value)) n = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+        else if (!parse_integer(value, &n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
         if (d->blocks.live_blocks() != 0) return fail("blocks are allocated; free them first");
         d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
         return GPUPY_OK;

@@ -22,6 +22,8 @@
 
 namespace gpupy_gl {
 
+using namespace gpupy_glsl;  // the shared GLSL generator (drivers/glsl)
+
 struct Program {
     GLuint id = 0;
     GeneratedShader shader;          // layout, constants, source (for errors)

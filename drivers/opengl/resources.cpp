@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "dtype_formats.hpp"
 #include "glsl_ops.hpp"
 
 namespace gpupy_gl {
@@ -49,13 +48,6 @@ void resource_exact(const gpupy_ir& ir, const GeneratedShader& shader, gpupy_res
         int op = ir.instr[i].op;
         if (op != GPUPY_OP_LOAD && op != GPUPY_OP_INDEX && op != GPUPY_OP_CONST) ++out.slot[kOps];
     }
-}
-
-bool resource_fits(const gpupy_resources& r, const ResourceLimits& limits) {
-    for (int s = 0; s < GPUPY_RESOURCE_SLOTS; ++s) {
-        if (r.slot[s] > limits.slot[s]) return false;
-    }
-    return true;
 }
 
 }  // namespace gpupy_gl

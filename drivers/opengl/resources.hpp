@@ -32,14 +32,15 @@
 
 #include "gpupy/driver.hpp"
 #include "glsl_codegen.hpp"
+#include "resource_slots.hpp"
 
 namespace gpupy_gl {
 
+using namespace gpupy_glsl;  // the shared GLSL generator (drivers/glsl)
+
 enum ResourceSlot { kTextures = 0, kUniforms = 1, kInstructions = 2, kOps = 3 };
 
-struct ResourceLimits {
-    int64_t slot[GPUPY_RESOURCE_SLOTS] = {0, 0, 0, 0, 0, 0, 0, 0};
-};
+using gpupy_driver::ResourceLimits;
 
 // Uniform components every shader spends besides its leaves: start, count,
 // dst_offset, the shape, the reduction's size/nchunks/chunk and identity,
@@ -48,7 +49,7 @@ constexpr int64_t kFixedUniformComponents = 2 * (3 + GPUPY_MAX_DIMS + 3) + 2;
 
 void resource_upper_bound(const gpupy_ir_instr& node, gpupy_resources& out);
 void resource_exact(const gpupy_ir& ir, const GeneratedShader& shader, gpupy_resources& out);
-bool resource_fits(const gpupy_resources& r, const ResourceLimits& limits);
+
 
 }  // namespace gpupy_gl
 

@@ -14,6 +14,9 @@
 #include "gpupy/driver.hpp"
 #include "gpupy/op_meta.hpp"
 #include "interpreter.hpp"
+#include "ir_validation.hpp"
+#include "options.hpp"
+#include "resource_slots.hpp"
 
 namespace gpupy_sw {
 namespace {
@@ -29,15 +32,17 @@ struct Context {
     std::string description;
 };
 
-int64_t env_limit(const char* name, int64_t fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    long long x = std::strtoll(v, &end, 10);
-    return (*end == '\0' && x > 0) ? x : fallback;
-}
+int64_t env_limit(const char* name, int64_t fallback) { return gpupy_driver::env_integer_or(name, fallback, 1); }
 
 Context* ctx_of(void* p) { return static_cast<Context*>(p); }
+
+// Only operations (slot 0) are limited.
+gpupy_driver::ResourceLimits limits_of(const Context* c) {
+    gpupy_driver::ResourceLimits l;
+    l.slot[0] = c->max_ops;
+    return l;
+}
+
 
 int default_threads() {
     const unsigned n = std::thread::hardware_concurrency();
@@ -58,37 +63,15 @@ int64_t count_ops(const gpupy_ir& ir) {
     return ops;
 }
 
-// Structural checks shared by check_ir and eval_ir: a malformed IR is an
-// error, never a crash. (Leaf blocks may be null in check_ir: the core
-// checks IR before it has uploaded anything.)
+// The structure of an IR (drivers/common): a malformed IR is an error,
+// never a crash. (Leaf blocks may be null in check_ir: the core checks IR
+// before it has uploaded anything.) What the interpreter can compute it
+// checks as it goes.
 bool validate(Context* c, const gpupy_ir& ir, bool need_blocks) {
-    auto bad = [&](int i, const std::string& what) {
-        c->error = "malformed IR: instruction " + std::to_string(i) + ": " + what;
-        return false;
-    };
-    if (ir.ninstr <= 0 || !ir.instr) return bad(-1, "empty instruction list");
-    if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return bad(-1, "bad domain ndim");
-    for (int i = 0; i < ir.ninstr; ++i) {
-        const gpupy_ir_instr& in = ir.instr[i];
-        if (!gpupy::op_valid(in.op)) return bad(i, "unknown opcode");
-        if (!gpupy::dtype_valid(in.dtype)) return bad(i, "unknown dtype");
-        const int arity = gpupy::op_arity(in.op);
-        switch (in.op) {
-        case GPUPY_OP_LOAD:
-            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return bad(i, "LOAD with a bad block count");
-            for (int b = 0; need_blocks && b < in.nblocks; ++b) {
-                if (!in.blocks[b]) return bad(i, "LOAD without a block");
-            }
-            if (in.nblocks > 1 && in.block_elems <= 0) return bad(i, "LOAD with a bad block size");
-            break;
-        default:
-            break;
-        }
-        for (int a = 0; a < 3; ++a) {
-            if (a < arity && (in.arg[a] < 0 || in.arg[a] >= i)) return bad(i, "operand " + std::to_string(a) + " is not an earlier instruction");
-        }
-    }
-    return true;
+    const std::string err = gpupy_driver::ir_structure_error(ir, -1, need_blocks);
+    if (err.empty()) return true;
+    c->error = "malformed IR: " + err;
+    return false;
 }
 
 int sw_init(void** ctx, char* errbuf, size_t errlen) {
@@ -186,7 +169,7 @@ int sw_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
     if (!validate(ctx_of(ctx), *ir, false)) return GPUPY_ERROR;
     out->slot[0] = count_ops(*ir);
     out->slot[1] = ir->ninstr - out->slot[0];
-    return out->slot[0] <= ctx_of(ctx)->max_ops ? 1 : 0;
+    return gpupy_driver::resources_fit(*out, limits_of(ctx_of(ctx))) ? 1 : 0;
 }
 
 int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
@@ -219,17 +202,11 @@ void sw_resource_get(void*, const gpupy_ir_instr* node, gpupy_resources* out) {
     else out->slot[0] = 1;
 }
 
-void sw_resource_zero(void*, gpupy_resources* r) { std::memset(r, 0, sizeof *r); }
+void sw_resource_zero(void*, gpupy_resources* r) { gpupy_driver::resources_zero(r); }
+void sw_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) { gpupy_driver::resources_add(acc, r); }
+void sw_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) { gpupy_driver::resources_sub(acc, r); }
 
-void sw_resource_add(void*, gpupy_resources* acc, const gpupy_resources* r) {
-    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] += r->slot[i];
-}
-
-void sw_resource_sub(void*, gpupy_resources* acc, const gpupy_resources* r) {
-    for (int i = 0; i < GPUPY_RESOURCE_SLOTS; ++i) acc->slot[i] -= r->slot[i];
-}
-
-int sw_resource_check(void* ctx, const gpupy_resources* r) { return r->slot[0] <= ctx_of(ctx)->max_ops ? 1 : 0; }
+int sw_resource_check(void* ctx, const gpupy_resources* r) { return gpupy_driver::resources_fit(*r, limits_of(ctx_of(ctx))) ? 1 : 0; }
 
 const char* sw_last_error(void* ctx) { return ctx_of(ctx)->error.c_str(); }
 
@@ -255,10 +232,9 @@ const char* sw_describe(void* ctx) {
 
 int sw_set_option(void* ctx, const char* key, const char* value) {
     Context* c = ctx_of(ctx);
-    char* end = nullptr;
-    long long v = std::strtoll(value, &end, 10);
-    const bool number = end && *end == '\0' && end != value;
-    const bool reset = std::strcmp(value, "default") == 0;
+    int64_t v = 0;
+    const bool number = gpupy_driver::parse_integer(value, &v);
+    const bool reset = gpupy_driver::is_default(value);
     if (std::strcmp(key, "max_ops") == 0 && (reset || (number && v >= 1))) {
         c->max_ops = reset ? env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps) : v;
         return GPUPY_OK;

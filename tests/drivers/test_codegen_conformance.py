@@ -20,7 +20,7 @@ N_RANDOM = 4500  # with the special-value pairs, more than one 4096-wide texture
 
 # Max error in float32 ulps against NumPy, measured on this file's inputs
 # (random values over each function's natural range plus special values),
-# on llvmpipe (Mesa 22.3.6, LLVM 15). Two sets: drivers/opengl/glsl_math's
+# on llvmpipe (Mesa 22.3.6, LLVM 15). Two sets: drivers/glsl/glsl_math's
 # gp_<name> functions as they stood when measured, and the OpenGL driver's
 # builtin-based stand-ins (math_library=standin); the test picks the set of
 # the function actually in use. The software driver calls the C library.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Static checks of drivers/opengl/glsl_math:
+"""Static checks of drivers/glsl/glsl_math:
   1. every @function's `requires` list names exactly the gp_ functions it calls;
   2. every `const float` and the 2/pi table in the GLSL files equal what
      fit_coefficients.py prints (so the constants are reproducible);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the polynomial coefficients used in drivers/opengl/glsl_math/*.glsl.
+"""Derive the polynomial coefficients used in drivers/glsl/glsl_math/*.glsl.
 
 Each kernel polynomial P(v) is fitted in the minimax sense to a target g(x)
 with an error weight w(x) chosen so that w*(P - g) is the error that P

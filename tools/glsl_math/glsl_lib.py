@@ -1,4 +1,4 @@
-"""Load drivers/opengl/glsl_math/*.glsl and assemble shader source.
+"""Load drivers/glsl/glsl_math/*.glsl and assemble shader source.
 
 The marker format is the driver's contract (see the README there):
     // @function NAME [requires DEP1 DEP2 ...]
@@ -8,7 +8,7 @@ import os
 import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIBDIR = os.path.normpath(os.path.join(HERE, "..", "..", "drivers", "opengl", "glsl_math"))
+LIBDIR = os.path.normpath(os.path.join(HERE, "..", "..", "drivers", "glsl", "glsl_math"))
 MARKER = re.compile(r"^// @function (\w+)(?: requires((?: \w+)+))?\s*$")
 
 

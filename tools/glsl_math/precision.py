@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Precision harness for drivers/opengl/glsl_math on headless EGL (llvmpipe).
+"""Precision harness for drivers/glsl/glsl_math on headless EGL (llvmpipe).
 
 Runs every gp_* function in a GLSL 4.50 compute shader over millions of
 float32 inputs (random bit patterns, dense sampling of every binade, special

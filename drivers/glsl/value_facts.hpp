@@ -13,7 +13,7 @@
 
 #include "gpupy/driver.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 enum ValueFact : uint8_t {
     kNeverNan = 1,
@@ -28,4 +28,4 @@ uint8_t const_facts(const gpupy_ir_instr& in);
 // Facts of every instruction of `ir`, in order.
 std::vector<uint8_t> value_facts(const gpupy_ir& ir);
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl

@@ -5,10 +5,11 @@
 #include <limits>
 #include <sstream>
 
-#include "dtype_formats.hpp"
+#include "glsl_types.hpp"
+#include "ir_validation.hpp"
 #include "value_facts.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 namespace {
 
@@ -64,65 +65,34 @@ ParamLayout make_layout(const gpupy_ir& ir, bool wide) {
     return l;
 }
 
-int operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in) {
-    if (in.op == GPUPY_OP_WHERE) return ir.instr[in.arg[1]].dtype;
-    return ir.instr[in.arg[0]].dtype;
-}
+using gpupy_driver::operand_dtype;
 
-int const_components(int dtype) { return dtype_format(dtype).bits == 64 ? 2 : 1; }
+int const_components(int dtype) { return glsl_type(dtype).bits == 64 ? 2 : 1; }
 
+// The structure is checked by the drivers' shared validation; here, what
+// GLSL can compute on this device.
 std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps, bool require_blocks) {
-    if (ir.ninstr < 1 || !ir.instr) return "empty IR";
-    if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
-    for (int d = 0; d < ir.ndim; ++d) {
-        if (ir.shape[d] < 1) return "shape[" + std::to_string(d) + "] = " + std::to_string(ir.shape[d]);
-    }
-    if (ir.start < 0 || ir.count < 0 || ir.dst_offset < 0) return "negative start, count or dst_offset";
+    std::string err = gpupy_driver::ir_structure_error(ir, dst_dtype, require_blocks);
+    if (!err.empty()) return err;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
-        // Built only for a message: this loop runs for every instruction of
-        // every eval_ir and check_ir.
         auto where = [&] { return "instruction " + std::to_string(i) + " (" + op_enum_name(in.op) + "): "; };
-        if (!dtype_valid(in.dtype)) return where() + "bad dtype " + std::to_string(in.dtype);
-        int arity = op_arity(in.op);
-        if (arity < 0) return where() + "unknown op " + std::to_string(in.op);
-        for (int k = 0; k < arity; ++k) {
-            if (in.arg[k] < 0 || in.arg[k] >= i) return where() + "operand " + std::to_string(k) + " is not an earlier instruction";
-        }
-        if (in.op == GPUPY_OP_LOAD) {
-            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where() + "nblocks " + std::to_string(in.nblocks);
-            if (in.block_elems < 1) return where() + "block_elems < 1";
-            for (int b = 0; require_blocks && b < in.nblocks; ++b) {
-                if (!in.blocks[b]) return where() + "null block";
-            }
-        }
-        if (in.op == GPUPY_OP_INDEX && in.div < 1) return where() + "INDEX div < 1";
         if (is_leaf(in.op)) {
-            if (!op_supported(in.op, in.dtype, caps)) return where() + "dtype " + dtype_format(in.dtype).numpy_name + " not supported";
+            if (!op_supported(in.op, in.dtype, caps)) return where() + "dtype " + glsl_type(in.dtype).numpy_name + " not supported";
             continue;
         }
-        int in_dtype = operand_dtype(ir, in);
-        for (int k = 0; k < arity; ++k) {
-            int want = (in.op == GPUPY_OP_WHERE && k == 0) ? GPUPY_BOOL : in_dtype;
-            if (in.op == GPUPY_OP_CAST) break;
-            if (ir.instr[in.arg[k]].dtype != want) return where() + "operand dtypes differ";
-        }
+        const int in_dtype = operand_dtype(ir, in);
         if (!expression_supported(in.op, in_dtype, in.dtype, caps)) {
-            return where() + "not supported for " + dtype_format(in_dtype).numpy_name + " -> " +
-                   dtype_format(in.dtype).numpy_name;
+            return where() + "not supported for " + glsl_type(in_dtype).numpy_name + " -> " +
+                   glsl_type(in.dtype).numpy_name;
         }
     }
-    int result = ir.instr[ir.ninstr - 1].dtype;
-    if (result != dst_dtype) return "result dtype differs from the destination block's";
     if (ir.reduce_op != GPUPY_OP_NONE) {
-        if (ir.reduce_ndim < 1 || ir.reduce_ndim > ir.ndim) return "reduce_ndim out of range";
-        if (ir.reduce_chunk < 1) return "reduce_chunk < 1";
-        if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";
-        if (op_arity(ir.reduce_op) != 2) return "reduce_op is not a binary op";
+        const int result = ir.instr[ir.ninstr - 1].dtype;
         ShaderFunctions scratch;
         if (op_expression(ir.reduce_op, result, result, {"a", "v"}, scratch, caps).empty() || scratch.missing) {
             return std::string("reduction ") + op_numpy_name(ir.reduce_op) + " not supported for " +
-                   dtype_format(result).numpy_name;
+                   glsl_type(result).numpy_name;
         }
     }
     return "";
@@ -186,13 +156,13 @@ std::string Writer::store_value(int dtype, const std::string& v) const {
         case GPUPY_FLOAT64: return "uvec4(unpackDouble2x32(" + v + "), 0u, 0u)";
         case GPUPY_FLOAT32: return "vec4(" + v + ", 0.0, 0.0, 0.0)";
     }
-    return dtype_format(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
+    return glsl_type(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
 }
 
 // A LOAD leaf: its element index, the block that holds it, the texel.
 std::string Writer::load(int i, int& unit) {
     const gpupy_ir_instr& in = ir_.instr[i];
-    const DtypeFormat& f = dtype_format(in.dtype);
+    const GlslType& f = glsl_type(in.dtype);
     std::string n = std::to_string(i);
     std::ostringstream s;
     s << "    " << idx_ << " l" << n << " = " << map_index(i) << ";\n";
@@ -222,10 +192,10 @@ std::string Writer::load(int i, int& unit) {
 
 std::string Writer::generate(GeneratedShader& out) {
     const int result = ir_.instr[ir_.ninstr - 1].dtype;
-    const DtypeFormat& rf = dtype_format(result);
+    const GlslType& rf = glsl_type(result);
     bool need_int64 = wide_, need_unravel = false;
     for (int i = 0; i < ir_.ninstr; ++i) {
-        if (dtype_format(ir_.instr[i].dtype).needs_int64) need_int64 = true;
+        if (glsl_type(ir_.instr[i].dtype).needs_int64) need_int64 = true;
         if (has_map(ir_.instr[i]) && !contiguous(ir_.instr[i])) need_unravel = true;
     }
     if (need_unravel && !wide_ && ir_.ndim > 1) fns_.use("gpo_udiv31");
@@ -235,7 +205,7 @@ std::string Writer::generate(GeneratedShader& out) {
     const std::vector<uint8_t> facts = value_facts(ir_);
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
-        const DtypeFormat& f = dtype_format(in.dtype);
+        const GlslType& f = glsl_type(in.dtype);
         std::string precise = f.kind == DtypeKind::Float ? "precise " : "";
         switch (in.op) {
             case GPUPY_OP_LOAD:
@@ -511,4 +481,4 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
     return w.generate(out);
 }
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl

@@ -7,9 +7,9 @@
 
 #include "gpupy/driver.hpp"
 #include "gpupy/op_meta.hpp"
-#include "dtype_formats.hpp"
+#include "glsl_types.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 namespace {
 
@@ -27,7 +27,7 @@ bool is_math_op(int op) {
 }
 
 std::string suffix(int dtype) {
-    const DtypeFormat& f = dtype_format(dtype);
+    const GlslType& f = glsl_type(dtype);
     std::string bits = f.bits == 64 ? "64" : "32";
     switch (f.kind) {
         case DtypeKind::Float: return "f" + bits;
@@ -38,7 +38,7 @@ std::string suffix(int dtype) {
 
 // A literal of `dtype` holding the small integer v.
 std::string lit(int dtype, int v) {
-    const DtypeFormat& f = dtype_format(dtype);
+    const GlslType& f = glsl_type(dtype);
     std::string s = std::to_string(v);
     switch (f.kind) {
         case DtypeKind::Bool: return v ? "true" : "false";
@@ -77,7 +77,7 @@ std::string wrap(int dtype, const std::string& e) {
 
 // NumPy's truth value of x: nonzero (NaN is true).
 std::string truth(int dtype, const std::string& x) {
-    switch (dtype_format(dtype).kind) {
+    switch (glsl_type(dtype).kind) {
         case DtypeKind::Bool: return x;
         case DtypeKind::Float: return "!(" + x + " == " + lit(dtype, 0) + ")";
         default: return "(" + x + " != " + lit(dtype, 0) + ")";
@@ -92,8 +92,8 @@ std::string call(ShaderFunctions& fns, const std::string& fn, const std::vector<
 }
 
 std::string cast_expression(int in, int out, const std::string& a, ShaderFunctions& fns) {
-    const DtypeFormat& fi = dtype_format(in);
-    const DtypeFormat& fo = dtype_format(out);
+    const GlslType& fi = glsl_type(in);
+    const GlslType& fo = glsl_type(out);
     if (in == out) return a;
     if (fo.kind == DtypeKind::Bool) return "(" + truth(in, a) + ")";
     if (fi.kind == DtypeKind::Bool) return "(" + a + " ? " + lit(out, 1) + " : " + lit(out, 0) + ")";
@@ -144,8 +144,8 @@ std::string rounded(const char* fn, const std::string& x, const std::string& s, 
 std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns,
                      const DeviceCaps& caps, unsigned never_nan_args) {
     const std::string s = suffix(dt);
-    const bool f64 = dtype_format(dt).bits == 64;
-    const std::string T = dtype_format(dt).glsl_type;
+    const bool f64 = glsl_type(dt).bits == 64;
+    const std::string T = glsl_type(dt).glsl_type;
     auto isnan = [&](const std::string& x) { return call(fns, "gpo_isnan_" + s, {x}); };
     switch (op) {
         case GPUPY_OP_ADD: return "(" + a[0] + " + " + a[1] + ")";
@@ -217,7 +217,7 @@ std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFu
 }
 
 std::string integer_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns) {
-    const DtypeFormat& f = dtype_format(dt);
+    const GlslType& f = glsl_type(dt);
     const bool is_signed = f.kind == DtypeKind::Signed;
     const bool wide = f.bits == 64;
     const std::string helper_suffix = is_signed ? (wide ? "i64" : "i32") : (wide ? "u64" : "u32");
@@ -342,8 +342,8 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
                           ShaderFunctions& fns, const DeviceCaps& caps, unsigned never_nan_args) {
     if (!dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return "";
     for (int dt : {in_dtype, out_dtype}) {
-        if (dtype_format(dt).needs_int64 && !caps.int64) return "";
-        if (dtype_format(dt).needs_fp64 && !caps.fp64) return "";
+        if (glsl_type(dt).needs_int64 && !caps.int64) return "";
+        if (glsl_type(dt).needs_fp64 && !caps.fp64) return "";
     }
     if (op == GPUPY_OP_CAST) return cast_expression(in_dtype, out_dtype, args[0], fns);
     if (!is_table_op(op) || static_cast<int>(args.size()) != info(op).arity) return "";
@@ -355,7 +355,7 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
         return "((" + x + ")" + sym + "(" + y + "))";
     }
     if (op == GPUPY_OP_LOGICAL_NOT) return "!(" + truth(in_dtype, args[0]) + ")";
-    switch (dtype_format(in_dtype).kind) {
+    switch (glsl_type(in_dtype).kind) {
         case DtypeKind::Float: return float_op(op, in_dtype, args, fns, caps, never_nan_args);
         case DtypeKind::Bool: return bool_op(op, args);
         default: return integer_op(op, in_dtype, args, fns);
@@ -364,8 +364,8 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
 
 bool op_supported(int op, int dtype, const DeviceCaps& caps) {
     if (!dtype_valid(dtype)) return false;
-    if (dtype_format(dtype).needs_int64 && !caps.int64) return false;
-    if (dtype_format(dtype).needs_fp64 && !caps.fp64) return false;
+    if (glsl_type(dtype).needs_int64 && !caps.int64) return false;
+    if (glsl_type(dtype).needs_fp64 && !caps.fp64) return false;
     if (op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST) return true;
     ShaderFunctions fns;
     if (op == GPUPY_OP_CAST) {
@@ -423,4 +423,4 @@ int op_cost(int op, int in_dtype) {
     return cost;
 }
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl

@@ -9,15 +9,15 @@
 //     // @function NAME [requires DEP1 DEP2 ...]
 // and its text runs to the next marker. A shader includes only the
 // functions it calls plus their dependencies, dependencies first.
-#ifndef GPUPY_OPENGL_GLSL_LIBRARY_HPP
-#define GPUPY_OPENGL_GLSL_LIBRARY_HPP
+#ifndef GPUPY_GLSL_GLSL_LIBRARY_HPP
+#define GPUPY_GLSL_GLSL_LIBRARY_HPP
 
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 class GlslLibrary {
 public:
@@ -48,6 +48,6 @@ private:
     std::map<std::string, Function> functions_;
 };
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl
 
 #endif

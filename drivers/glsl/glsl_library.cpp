@@ -4,7 +4,7 @@
 
 #include "glsl_sources.hpp"  // generated: kGlslSources[] = {file name, text}
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 static const char kMarker[] = "// @function ";
 
@@ -90,4 +90,4 @@ const Embedded& embedded_instance() {
 const GlslLibrary& GlslLibrary::embedded() { return embedded_instance().library; }
 const std::string& GlslLibrary::embedded_errors() { return embedded_instance().errors; }
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl

@@ -7,8 +7,8 @@
 // functions taken from glsl_math (gp_<numpy_name>, preferred) or from this
 // driver's builtin-based stand-ins (gpo_<numpy_name>), whose ulp errors are
 // measured by the conformance tests.
-#ifndef GPUPY_OPENGL_GLSL_OPS_HPP
-#define GPUPY_OPENGL_GLSL_OPS_HPP
+#ifndef GPUPY_GLSL_GLSL_OPS_HPP
+#define GPUPY_GLSL_GLSL_OPS_HPP
 
 #include <set>
 #include <string>
@@ -16,7 +16,7 @@
 
 #include "glsl_library.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 struct DeviceCaps {
     bool fp64 = false;
@@ -65,6 +65,6 @@ std::string math_function_for(int op, const DeviceCaps& caps);
 // Extra text-level cost of an op in the instruction estimate (resources).
 int op_cost(int op, int in_dtype);
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl
 
 #endif

@@ -1,4 +1,4 @@
-// Stand-ins for float32 functions that drivers/opengl/glsl_math/ does not
+// Stand-ins for float32 functions that drivers/glsl/glsl_math/ does not
 // (yet) provide as gp_<numpy_name>. The snippet table prefers gp_<name>;
 // these gpo_<name> run only where it is missing. Functions whose builtins
 // are far off NumPy (sin/cos/tan for large arguments, asin/acos/atan) have

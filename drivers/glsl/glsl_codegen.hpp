@@ -8,8 +8,8 @@
 // (ops, dtypes, operand wiring, leaf kinds and flags, block counts, ndim,
 // reduction op/mode/ndim, index width, texture width), so equal keys mean
 // equal source and one compiled program serves them all.
-#ifndef GPUPY_OPENGL_GLSL_CODEGEN_HPP
-#define GPUPY_OPENGL_GLSL_CODEGEN_HPP
+#ifndef GPUPY_GLSL_GLSL_CODEGEN_HPP
+#define GPUPY_GLSL_GLSL_CODEGEN_HPP
 
 #include <cstdint>
 #include <string>
@@ -18,7 +18,7 @@
 #include "gpupy/driver.hpp"
 #include "glsl_ops.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 // Where each integer parameter lives in the uniform array u_p[]. A pure
 // function of the IR's structure, shared by the generator (which reads
@@ -63,6 +63,6 @@ bool needs_wide_index(const gpupy_ir& ir);
 // The values of u_p[] for `ir` laid out as `layout`.
 void fill_params(const gpupy_ir& ir, const ParamLayout& layout, bool wide, std::vector<int64_t>& out);
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl
 
 #endif

@@ -2,23 +2,23 @@
 
 #include <cmath>
 
-#include "dtype_formats.hpp"
+#include "glsl_types.hpp"
 
-namespace gpupy_gl {
+namespace gpupy_glsl {
 
 namespace {
 
-bool is_float(int dtype) { return dtype_format(dtype).kind == DtypeKind::Float; }
+bool is_float(int dtype) { return glsl_type(dtype).kind == DtypeKind::Float; }
 
 uint8_t cast_facts(int from, int to, uint8_t src) {
     if (!is_float(to)) return kNeverNan | kFinite;
     if (!is_float(from)) {
         // Every integer fits in float32's and float64's range (not float16's).
-        return kNeverNan | (dtype_format(to).bits >= 32 ? kFinite : 0) |
-               (dtype_format(from).kind == DtypeKind::Signed ? 0 : kNonNegative);
+        return kNeverNan | (glsl_type(to).bits >= 32 ? kFinite : 0) |
+               (glsl_type(from).kind == DtypeKind::Signed ? 0 : kNonNegative);
     }
     uint8_t f = src & (kNeverNan | kNonNegative);
-    if (dtype_format(to).bits >= dtype_format(from).bits) f |= src & kFinite;
+    if (glsl_type(to).bits >= glsl_type(from).bits) f |= src & kFinite;
     return f;
 }
 
@@ -96,4 +96,4 @@ std::vector<uint8_t> value_facts(const gpupy_ir& ir) {
     return facts;
 }
 
-}  // namespace gpupy_gl
+}  // namespace gpupy_glsl

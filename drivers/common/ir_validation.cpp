@@ -1,0 +1,67 @@
+#include "ir_validation.hpp"
+
+#include "gpupy/op_meta.hpp"
+
+namespace gpupy_driver {
+
+int32_t operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in) {
+    if (gpupy::op_is_leaf(in.op)) return in.dtype;
+    const int k = in.op == GPUPY_OP_WHERE ? 1 : 0;
+    return ir.instr[in.arg[k]].dtype;
+}
+
+std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool require_blocks) {
+    if (ir.ninstr < 1 || !ir.instr) return "empty IR";
+    if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
+    for (int d = 0; d < ir.ndim; ++d) {
+        if (ir.shape[d] < 1) return "shape[" + std::to_string(d) + "] = " + std::to_string(ir.shape[d]);
+    }
+    if (ir.start < 0 || ir.count < 0 || ir.dst_offset < 0) return "negative start, count or dst_offset";
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        // Built only for a message: this loop runs for every instruction of
+        // every eval_ir and check_ir.
+        auto where = [&] { return "instruction " + std::to_string(i) + " (" + gpupy::op_name(in.op) + "): "; };
+        if (!gpupy::op_valid(in.op)) return where() + "unknown op " + std::to_string(in.op);
+        if (!gpupy::dtype_valid(in.dtype)) return where() + "bad dtype " + std::to_string(in.dtype);
+        const int arity = gpupy::op_arity(in.op);
+        for (int k = 0; k < arity; ++k) {
+            if (in.arg[k] < 0 || in.arg[k] >= i) return where() + "operand " + std::to_string(k) + " is not an earlier instruction";
+        }
+        switch (in.op) {
+        case GPUPY_OP_LOAD:
+            if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where() + "nblocks " + std::to_string(in.nblocks);
+            if (in.block_elems < 1) return where() + "block_elems < 1";
+            for (int b = 0; require_blocks && b < in.nblocks; ++b) {
+                if (!in.blocks[b]) return where() + "null block";
+            }
+            continue;
+        case GPUPY_OP_INDEX:
+            if (in.div < 1) return where() + "INDEX div < 1";
+            continue;
+        case GPUPY_OP_CONST:
+            continue;
+        case GPUPY_OP_CAST:
+            continue;  // any operand dtype, any result dtype
+        default:
+            break;
+        }
+        const int32_t in_dtype = operand_dtype(ir, in);
+        for (int k = 0; k < arity; ++k) {
+            const int32_t want = (in.op == GPUPY_OP_WHERE && k == 0) ? GPUPY_BOOL : in_dtype;
+            if (ir.instr[in.arg[k]].dtype != want) return where() + "operand dtypes differ";
+        }
+        if (in.dtype != gpupy::op_result_dtype(in.op, in_dtype)) return where() + "wrong result dtype";
+    }
+    const int32_t result = ir.instr[ir.ninstr - 1].dtype;
+    if (dst_dtype >= 0 && result != dst_dtype) return "result dtype differs from the destination block's";
+    if (ir.reduce_op != GPUPY_OP_NONE) {
+        if (ir.reduce_ndim < 1 || ir.reduce_ndim > ir.ndim) return "reduce_ndim out of range";
+        if (ir.reduce_chunk < 1) return "reduce_chunk < 1";
+        if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";
+        if (!gpupy::op_folds(ir.reduce_op)) return "reduce_op is not an op that folds";
+    }
+    return "";
+}
+
+}  // namespace gpupy_driver

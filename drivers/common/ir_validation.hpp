@@ -1,0 +1,29 @@
+// The structural checks every driver makes on a gpupy_ir before it
+// generates code for it or interprets it: a malformed IR is an error with a
+// reason, never a crash. What a driver can compute (its ops and dtypes) it
+// checks itself, after these.
+#ifndef GPUPY_DRIVER_COMMON_IR_VALIDATION_HPP
+#define GPUPY_DRIVER_COMMON_IR_VALIDATION_HPP
+
+#include <string>
+
+#include "gpupy/driver.hpp"
+
+namespace gpupy_driver {
+
+// "" if `ir` is well formed, else why not ("instruction 3 (ADD): operand 1
+// is not an earlier instruction"). Checks the domain and output range,
+// every instruction's op, dtype, operands (earlier instructions of the
+// dtypes the op takes) and result dtype, LOAD blocks (non-null only when
+// `require_blocks`: check_ir sees IR before blocks are bound) and the
+// reduction's fields. `dst_dtype`: the destination's dtype, which the last
+// instruction must have; -1 to skip.
+std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool require_blocks);
+
+// The dtype of the operands of instruction `in` (for WHERE, its value
+// operands; for CAST, what it converts from).
+int32_t operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in);
+
+}  // namespace gpupy_driver
+
+#endif

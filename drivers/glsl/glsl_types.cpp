@@ -1,0 +1,22 @@
+#include "glsl_types.hpp"
+
+namespace gpupy_glsl {
+
+static const GlslType kTypes[GPUPY_NUM_DTYPES] = {
+    // bool: one byte holding 0 or 1, as NumPy stores it.
+    {"bool", DtypeKind::Bool, 8, false, false, "bool", "usampler2D", "r8ui", "uimage2D"},
+    {"int8", DtypeKind::Signed, 8, false, false, "int", "isampler2D", "r8i", "iimage2D"},
+    {"uint8", DtypeKind::Unsigned, 8, false, false, "uint", "usampler2D", "r8ui", "uimage2D"},
+    {"int16", DtypeKind::Signed, 16, false, false, "int", "isampler2D", "r16i", "iimage2D"},
+    {"uint16", DtypeKind::Unsigned, 16, false, false, "uint", "usampler2D", "r16ui", "uimage2D"},
+    {"int32", DtypeKind::Signed, 32, false, false, "int", "isampler2D", "r32i", "iimage2D"},
+    {"uint32", DtypeKind::Unsigned, 32, false, false, "uint", "usampler2D", "r32ui", "uimage2D"},
+    {"int64", DtypeKind::Signed, 64, true, false, "int64_t", "isampler2D", "rg32i", "iimage2D"},
+    {"uint64", DtypeKind::Unsigned, 64, true, false, "uint64_t", "usampler2D", "rg32ui", "uimage2D"},
+    {"float32", DtypeKind::Float, 32, false, false, "float", "sampler2D", "r32f", "image2D"},
+    {"float64", DtypeKind::Float, 64, false, true, "double", "usampler2D", "rg32ui", "uimage2D"},
+};
+
+const GlslType& glsl_type(int dtype) { return kTypes[dtype]; }
+
+}  // namespace gpupy_glsl

@@ -1,0 +1,37 @@
+// How each gpupy dtype is held in GLSL: the register type of generated
+// code, the sampler it is read through, the image it is written to, its
+// value width and the extensions it needs. GLSL only: a driver maps these
+// to its own storage (OpenGL: opengl/texture_formats.hpp).
+//
+// Narrow integers live in 32-bit registers (GLSL has no narrower
+// arithmetic): the generator wraps every result back into range. 64-bit
+// values are two 32-bit words in an RG32 texel, low word first, exactly as
+// a little-endian host lays them out; shaders join them with packInt2x32 /
+// packUint2x32 / packDouble2x32.
+#ifndef GPUPY_GLSL_TYPES_HPP
+#define GPUPY_GLSL_TYPES_HPP
+
+#include "gpupy/dtype_meta.hpp"
+
+namespace gpupy_glsl {
+
+using gpupy::DtypeKind;
+using gpupy::dtype_valid;
+
+struct GlslType {
+    const char* numpy_name;
+    DtypeKind kind;
+    int bits;                  // value width: 8, 16, 32 or 64 (bool: 8)
+    bool needs_int64;          // GLSL needs GL_ARB_gpu_shader_int64
+    bool needs_fp64;           // GLSL needs double arithmetic
+    const char* glsl_type;     // register type in generated code
+    const char* sampler;       // sampler type read with texelFetch
+    const char* image_format;  // layout qualifier of the destination image
+    const char* image_type;    // image2D / iimage2D / uimage2D
+};
+
+const GlslType& glsl_type(int dtype);
+
+}  // namespace gpupy_glsl
+
+#endif

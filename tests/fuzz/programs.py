@@ -1,0 +1,479 @@
+"""Random NumPy programs run side by side on NumPy and gpupy.
+
+A program is drawn step by step (hypothesis's `data` strategy) and run in
+lockstep: every step is applied to NumPy's arrays and to gpupy's, and the
+two must agree on whether it raises (the same public exception class),
+and on the dtype and shape of what it makes. Values are compared when the
+program observes an array (at random points, which also forces gpupy to
+evaluate part of its lazy state) and at the end.
+
+Values must be bit-identical where NumPy's result is exact: every op of the
+op table except the transcendental functions is one IEEE operation, a
+comparison or a bit manipulation, and integers wrap the same way. Inexact
+results -- transcendental float functions, float sums and means, whose
+order of summation differs -- are *terminal*: no later step reads them
+(their error would compound into cancellations no bound can describe), and
+they are compared with documented bounds (see check_inexact). The same
+holds for maximum/minimum, whose sign of zero may legitimately differ.
+"""
+
+import operator
+import warnings
+
+import numpy as np
+from hypothesis import strategies as st
+
+import gpupy as gp
+
+DTYPES = tuple(np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                                     "uint64", "float32", "float64"))
+
+EXACT_UNARY = ("negative", "positive", "absolute", "square", "sign", "floor", "ceil", "trunc", "rint", "sqrt",
+               "reciprocal", "logical_not", "isnan", "isinf", "isfinite", "signbit", "invert", "fabs", "rad2deg",
+               "deg2rad")
+EXACT_BINARY = ("add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "equal", "not_equal",
+                "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
+                "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "copysign")
+TRANSCENDENTAL_UNARY = ("exp", "log", "sin", "cos", "tanh", "arctan", "expm1", "log1p", "cbrt", "arcsinh")
+TRANSCENDENTAL_BINARY = ("arctan2", "hypot", "logaddexp")
+ZERO_SIGN_FREE = ("maximum", "minimum", "fmax", "fmin")
+INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "&=": operator.iand, "|=": operator.ior,
+           "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift, "//=": operator.ifloordiv}
+
+# A float32 transcendental on the OpenGL driver is within 4 ulps of the
+# exact result (docs/accuracy.md) and NumPy's within 2: 8 ulps between them
+# leaves room; float64 functions run NumPy's own loops on either driver.
+TRANSCENDENTAL_ULP = {np.dtype(np.float32): 8, np.dtype(np.float64): 8, np.dtype(np.float16): 8}
+
+
+def public_class(exc):
+    """The builtin or numpy.exceptions class an exception is an instance of
+    (NumPy's private subclasses, e.g. _UFuncOutputCastingError, are not
+    part of its interface)."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ in ("builtins", "numpy.exceptions"):
+            return cls
+    return Exception
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+class Slot:
+    """One array of the program, as NumPy and gpupy hold it."""
+
+    def __init__(self, ref, got, how, exact=True, zero_sign=True, bound=None):
+        self.ref = ref          # numpy.ndarray (or NumPy scalar)
+        self.got = got          # gpupy's result
+        self.how = how          # the step that made it, for reports
+        self.exact = exact      # bit-identical expected; else terminal
+        self.zero_sign = zero_sign
+        self.bound = bound      # inexact: absolute error allowed per element (array) or an ulp count
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return fn()
+
+
+def _run_both(ref_fn, got_fn):
+    """(ref result, got result, None) or (None, None, exception class) when
+    both raise the same public class; Mismatch otherwise."""
+    ref_exc = got_exc = None
+    ref = got = None
+    try:
+        ref = _quiet(ref_fn)
+    except Exception as e:  # noqa: BLE001 - any NumPy error is a behaviour to match
+        ref_exc = e
+    try:
+        got = _quiet(got_fn)
+        if ref_exc is not None and isinstance(got, gp.GpuArray):
+            _quiet(lambda: np.asarray(got))  # a lazy error shows when evaluated
+    except Exception as e:  # noqa: BLE001
+        got_exc = e
+    if ref_exc is None and got_exc is None:
+        return ref, got, None
+    if ref_exc is not None and got_exc is not None:
+        if public_class(ref_exc) is public_class(got_exc):
+            return None, None, public_class(ref_exc)
+        raise Mismatch(f"NumPy raised {type(ref_exc).__name__}: {ref_exc}; gpupy raised "
+                       f"{type(got_exc).__name__}: {got_exc}")
+    if ref_exc is not None:
+        raise Mismatch(f"NumPy raised {type(ref_exc).__name__}: {ref_exc}; gpupy did not")
+    raise Mismatch(f"gpupy raised {type(got_exc).__name__}: {got_exc}; NumPy did not") from got_exc
+
+
+def ordered_bits(x):
+    x = np.asarray(x)
+    if x.dtype == np.float64:
+        b = x.view(np.int64).astype(object)
+        return np.where(x.view(np.int64) < 0, -(b & 0x7FFFFFFFFFFFFFFF), b)
+    b = x.astype(np.float32).view(np.int32).astype(np.int64)
+    return np.where(b < 0, -(b & 0x7FFFFFFF), b)
+
+
+def check_same(slot, what=""):
+    """gpupy's value of the slot equals NumPy's (exact slots bit for bit)."""
+    ref = np.asarray(slot.ref)
+    got_obj = slot.got
+    try:
+        got = _quiet(lambda: np.asarray(got_obj))
+    except Exception as e:  # noqa: BLE001
+        raise Mismatch(f"{what}{slot.how}: evaluating gpupy's result raised {type(e).__name__}: {e}") from e
+    if got.shape != ref.shape:
+        raise Mismatch(f"{what}{slot.how}: shape {got.shape}, NumPy {ref.shape}")
+    if got.dtype != ref.dtype:
+        raise Mismatch(f"{what}{slot.how}: dtype {got.dtype}, NumPy {ref.dtype}")
+    if ref.dtype.kind != "f":
+        bad = got != ref
+    else:
+        nan_g, nan_r = np.isnan(got), np.isnan(ref)
+        bad = nan_g != nan_r
+        both = ~nan_g & ~nan_r
+        if slot.exact:
+            bad |= both & (got != ref)
+            if slot.zero_sign:
+                bad |= both & (got == 0) & (ref == 0) & (np.signbit(got) != np.signbit(ref))
+        else:
+            bad |= both & (np.isinf(got) != np.isinf(ref))
+            finite = both & np.isfinite(got) & np.isfinite(ref)
+            bad |= both & np.isinf(ref) & (got != ref)
+            if isinstance(slot.bound, int):
+                dist = np.abs(ordered_bits(got) - ordered_bits(ref))
+                bad |= finite & (dist > slot.bound)
+            else:
+                bad |= finite & ~(np.abs(got.astype(np.float64) - ref.astype(np.float64)) <= slot.bound)
+    bad = np.asarray(bad)
+    if bad.any():
+        idx = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
+        raise Mismatch(f"{what}{slot.how}: {int(bad.sum())} of {bad.size} elements differ; first at {idx}: "
+                       f"gpupy {got[idx]!r}, NumPy {ref[idx]!r}")
+
+
+# --- drawing -----------------------------------------------------------------------------------------
+
+def draw_shape(data, max_dims=5, max_side=4):
+    nd = data.draw(st.integers(0, max_dims), label="ndim")
+    return tuple(data.draw(st.integers(0, max_side), label="side") for _ in range(nd))
+
+
+def draw_values(data, dtype, shape):
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "b":
+        vals = data.draw(st.lists(st.booleans(), min_size=n, max_size=n), label="values")
+        return np.array(vals, dtype=dtype).reshape(shape)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        small = st.integers(-5 if dtype.kind == "i" else 0, 8)
+        edge = st.sampled_from([info.min, info.max, info.min + 1, info.max - 1, 0, 1])
+        vals = data.draw(st.lists(st.one_of(small, small, edge), min_size=n, max_size=n), label="values")
+        return np.array(vals, dtype=dtype).reshape(shape)
+    special = st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 1e-40, 3e38, 1e300])
+    ordinary = st.floats(-100, 100, allow_nan=False, width=dtype.itemsize * 8)
+    vals = data.draw(st.lists(st.one_of(ordinary, ordinary, ordinary, special), min_size=n, max_size=n),
+                     label="values")
+    with np.errstate(all="ignore"):
+        return np.array(vals, dtype=np.float64).astype(dtype).reshape(shape)
+
+
+def draw_index(data, shape):
+    """A basic index: integers, slices (any step), None, Ellipsis."""
+    key = []
+    ellipsis = False
+    for n in shape:
+        kind = data.draw(st.sampled_from(["slice", "slice", "int", "all", "none", "ellipsis"]), label="index kind")
+        if kind == "int" and n > 0:
+            key.append(data.draw(st.integers(-n, n - 1), label="int index"))
+        elif kind == "slice":
+            start = data.draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)), label="start")
+            stop = data.draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)), label="stop")
+            step = data.draw(st.sampled_from([None, 1, 2, -1, -2, 3]), label="step")
+            key.append(slice(start, stop, step))
+        elif kind == "none":
+            key.append(None)
+            key.append(slice(None))
+        elif kind == "ellipsis" and not ellipsis:
+            ellipsis = True
+            key.append(Ellipsis)
+            break
+        else:
+            key.append(slice(None))
+    return tuple(key)
+
+
+def draw_fancy_index(data, shape):
+    """An index with one integer array (maybe out of range) and slices."""
+    if not shape:
+        return None
+    axis = data.draw(st.integers(0, len(shape) - 1), label="fancy axis")
+    n = shape[axis]
+    idx = data.draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=5), label="fancy indices")
+    key = [slice(None)] * len(shape)
+    key[axis] = np.array(idx, dtype=np.intp)
+    return tuple(key)
+
+
+class Program:
+    """Draws and runs one program; `log` says what ran (for reports)."""
+
+    def __init__(self, data, max_steps=12):
+        self.data = data
+        self.slots = []
+        self.log = []
+        self.max_steps = max_steps
+
+    # -- helpers
+    def draw(self, strategy, label):
+        return self.data.draw(strategy, label=label)
+
+    def usable(self):
+        return [i for i, s in enumerate(self.slots) if s.exact and isinstance(s.ref, np.ndarray)]
+
+    def pick(self, label, pred=lambda s: True):
+        choices = [i for i in self.usable() if pred(self.slots[i])]
+        if not choices:
+            return None
+        return self.slots[self.draw(st.sampled_from(choices), label)]
+
+    def add(self, ref, got, how, **kw):
+        if got is not None and ref is not None:
+            if np.shape(got) != np.shape(ref):
+                raise Mismatch(f"{how}: shape {np.shape(got)}, NumPy {np.shape(ref)}")
+            if isinstance(ref, np.ndarray) and got.dtype != ref.dtype:
+                raise Mismatch(f"{how}: dtype {got.dtype}, NumPy {ref.dtype}")
+        self.slots.append(Slot(ref, got, how, **kw))
+
+    def step(self, how, ref_fn, got_fn, **kw):
+        self.log.append(how)
+        ref, got, raised = _run_both(ref_fn, got_fn)
+        if raised is None and ref is not None:
+            if isinstance(ref, np.ndarray) or np.ndim(ref) == 0:
+                self.add(ref if isinstance(ref, np.ndarray) else np.asarray(ref), got, how, **kw)
+        return raised
+
+    # -- steps
+    def create(self):
+        dtype = self.draw(st.sampled_from(DTYPES), "dtype")
+        shape = draw_shape(self.data)
+        h = draw_values(self.data, dtype, shape)
+        how = f"x{len(self.slots)} = asarray({dtype}, shape {shape})"
+        self.log.append(how)
+        self.add(h.copy(), gp.asarray(h), how)
+
+    def view(self):
+        s = self.pick("view of")
+        if s is None:
+            return
+        kind = self.draw(st.sampled_from(["index", "transpose", "reshape", "flip", "broadcast", "swapaxes"]),
+                         "view kind")
+        i = self.slots.index(s)
+        if kind == "index":
+            key = draw_index(self.data, s.ref.shape)
+            self.step(f"x{len(self.slots)} = x{i}[{key}]", lambda: s.ref[key], lambda: s.got[key])
+        elif kind == "transpose":
+            perm = self.draw(st.permutations(range(s.ref.ndim)), "perm")
+            self.step(f"x{len(self.slots)} = x{i}.transpose({perm})", lambda: s.ref.transpose(perm),
+                      lambda: s.got.transpose(perm))
+        elif kind == "reshape":
+            n = s.ref.size
+            divisors = [d for d in range(1, n + 1) if n % d == 0] or [1]
+            d = self.draw(st.sampled_from(divisors), "reshape rows")
+            shape = (d, -1) if n else (0, 3)
+            self.step(f"x{len(self.slots)} = x{i}.reshape({shape})", lambda: s.ref.reshape(shape),
+                      lambda: s.got.reshape(shape))
+        elif kind == "flip":
+            self.step(f"x{len(self.slots)} = flip(x{i})", lambda: np.flip(s.ref), lambda: gp.flip(s.got))
+        elif kind == "broadcast":
+            shape = (self.draw(st.integers(1, 3), "broadcast lead"),) + s.ref.shape
+            self.step(f"x{len(self.slots)} = broadcast_to(x{i}, {shape})", lambda: np.broadcast_to(s.ref, shape),
+                      lambda: gp.broadcast_to(s.got, shape))
+        elif kind == "swapaxes" and s.ref.ndim >= 2:
+            self.step(f"x{len(self.slots)} = x{i}.swapaxes(0, -1)", lambda: s.ref.swapaxes(0, -1),
+                      lambda: s.got.swapaxes(0, -1))
+
+    def fancy(self):
+        s = self.pick("fancy of")
+        if s is None:
+            return
+        key = draw_fancy_index(self.data, s.ref.shape)
+        if key is None:
+            return
+        i = self.slots.index(s)
+        self.step(f"x{len(self.slots)} = x{i}[{key}]", lambda: s.ref[key], lambda: s.got[key])
+
+    def _operand(self, label):
+        """A pool array, or a Python / NumPy scalar."""
+        kind = self.draw(st.sampled_from(["array", "array", "array", "pyint", "pyfloat", "npscalar"]), label)
+        if kind == "array":
+            s = self.pick(label)
+            if s is not None:
+                return s.ref, s.got, f"x{self.slots.index(s)}"
+        if kind == "pyfloat":
+            v = self.draw(st.sampled_from([0.5, -2.0, 3.0, 0.0, -0.0, np.inf, np.nan]), "py float")
+            return v, v, repr(v)
+        if kind == "npscalar":
+            dt = self.draw(st.sampled_from(DTYPES), "scalar dtype")
+            raw = self.draw(st.integers(-3, 5), "scalar value")
+            v = _quiet(lambda: np.array(raw).astype(dt)[()])
+            return v, v, f"{dt}({v})"
+        v = self.draw(st.sampled_from([0, 1, 2, -1, 3, 7, 255, -129, 2 ** 31, 2 ** 63]), "py int")
+        return v, v, repr(v)
+
+    def ufunc(self):
+        family = self.draw(st.sampled_from(["exact1", "exact2", "exact2", "trans1", "trans2", "minmax"]), "ufunc kind")
+        names = {"exact1": EXACT_UNARY, "exact2": EXACT_BINARY, "trans1": TRANSCENDENTAL_UNARY,
+                 "trans2": TRANSCENDENTAL_BINARY, "minmax": ZERO_SIGN_FREE}[family]
+        name = self.draw(st.sampled_from(names), "ufunc")
+        nin = getattr(np, name).nin
+        ops = [self._operand(f"operand {k}") for k in range(nin)]
+        refs = [o[0] for o in ops]
+        gots = [o[1] for o in ops]
+        how = f"x{len(self.slots)} = {name}({', '.join(o[2] for o in ops)})"
+        exact = family.startswith("exact")
+        kw = dict(exact=exact, zero_sign=family != "minmax")
+        if family == "minmax":
+            kw["exact"] = False
+            kw["bound"] = 0
+        if family.startswith("trans"):
+            ref_dt = _quiet(lambda: getattr(np, name)(*refs))
+            kw["bound"] = TRANSCENDENTAL_ULP.get(np.result_type(ref_dt), 8)
+        use_out = self.draw(st.booleans(), "with out=") and family.startswith("exact")
+        if use_out:
+            out = self.pick("out", lambda s: s.ref.flags.writeable)
+            if out is not None:
+                j = self.slots.index(out)
+                how = f"{name}({', '.join(o[2] for o in ops)}, out=x{j})"
+                raised = self.step(how, lambda: getattr(np, name)(*refs, out=out.ref),
+                                   lambda: getattr(gp, name)(*gots, out=out.got))
+                if raised is None:
+                    self.slots.pop()  # the result is x{j} itself
+                return
+        self.step(how, lambda: getattr(np, name)(*refs), lambda: getattr(gp, name)(*gots), **kw)
+
+    def inplace(self):
+        target = self.pick("in-place target", lambda s: s.ref.flags.writeable)
+        if target is None:
+            return
+        sym = self.draw(st.sampled_from(sorted(INPLACE)), "in-place op")
+        ref_v, got_v, text = self._operand("in-place value")
+        j = self.slots.index(target)
+        fn = INPLACE[sym]
+        self.step(f"x{j} {sym} {text}", lambda: fn(target.ref, ref_v), lambda: fn(target.got, got_v))
+        if self.slots and self.slots[-1].ref is target.ref:
+            self.slots.pop()
+
+    def setitem(self):
+        target = self.pick("setitem target", lambda s: s.ref.flags.writeable)
+        if target is None:
+            return
+        fancy = self.draw(st.booleans(), "fancy setitem")
+        key = draw_fancy_index(self.data, target.ref.shape) if fancy else draw_index(self.data, target.ref.shape)
+        if key is None:
+            return
+        ref_v, got_v, text = self._operand("assigned value")
+        j = self.slots.index(target)
+
+        def do(arr, v):
+            arr[key] = v
+
+        self.step(f"x{j}[{key}] = {text}", lambda: do(target.ref, ref_v), lambda: do(target.got, got_v))
+
+    def reduce(self):
+        s = self.pick("reduced")
+        if s is None:
+            return
+        name = self.draw(st.sampled_from(["sum", "max", "min", "argmax", "argmin", "any", "all", "prod", "mean",
+                                          "cumsum"]), "reduction")
+        axis = self.draw(st.one_of(st.none(), st.integers(-max(s.ref.ndim, 1), max(s.ref.ndim, 1) - 1)), "axis")
+        keep = self.draw(st.booleans(), "keepdims") and name not in ("cumsum",)
+        i = self.slots.index(s)
+        kwargs = {"axis": axis}
+        if keep:
+            kwargs["keepdims"] = True
+        how = f"x{len(self.slots)} = {name}(x{i}, **{kwargs})"
+        floating = s.ref.dtype.kind == "f" or name == "mean"
+        if name == "prod" and s.ref.dtype.kind == "f":
+            return  # partial products overflow at different points in another order
+        exact = not (floating and name in ("sum", "mean", "cumsum"))
+        kw = {}
+        if not exact:
+            try:
+                kw = dict(exact=False, bound=_sum_bound(name, s.ref, axis, keep))
+            except Exception:  # noqa: BLE001 - a bad axis: the step itself raises on both sides
+                kw = dict(exact=False, bound=0.0)
+        self.step(how, lambda: getattr(np, name)(s.ref, **kwargs), lambda: getattr(gp, name)(s.got, **kwargs), **kw)
+
+    def misc(self):
+        kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack"]), "misc kind")
+        a = self.pick("misc operand")
+        if a is None:
+            return
+        i = self.slots.index(a)
+        if kind == "where":
+            c = self.pick("condition")
+            ref_y, got_y, text = self._operand("where value")
+            ci = self.slots.index(c)
+            self.step(f"x{len(self.slots)} = where(x{ci}, x{i}, {text})",
+                      lambda: np.where(c.ref, a.ref, ref_y), lambda: gp.where(c.got, a.got, got_y))
+        elif kind == "astype":
+            dt = self.draw(st.sampled_from(DTYPES), "astype dtype")
+            self.step(f"x{len(self.slots)} = x{i}.astype({dt})", lambda: a.ref.astype(dt), lambda: a.got.astype(dt))
+        elif kind in ("concatenate", "stack"):
+            b = self.pick("second operand")
+            j = self.slots.index(b)
+            axis = self.draw(st.integers(-1, 1), "join axis")
+            self.step(f"x{len(self.slots)} = {kind}([x{i}, x{j}], axis={axis})",
+                      lambda: getattr(np, kind)([a.ref, b.ref], axis=axis),
+                      lambda: getattr(gp, kind)([a.got, b.got], axis=axis))
+        else:
+            self.step(f"x{len(self.slots)} = x{i}.copy()", lambda: a.ref.copy(), lambda: a.got.copy())
+
+    def observe(self):
+        if not self.slots:
+            return
+        k = self.draw(st.integers(0, len(self.slots) - 1), "observed")
+        self.log.append(f"observe x{k}")
+        check_same(self.slots[k], "observed: ")
+
+    # -- the program
+    def run(self):
+        n_inputs = self.draw(st.integers(1, 3), "inputs")
+        for _ in range(n_inputs):
+            self.create()
+        steps = self.draw(st.integers(1, self.max_steps), "steps")
+        actions = [self.view, self.view, self.fancy, self.ufunc, self.ufunc, self.ufunc, self.inplace, self.setitem,
+                   self.reduce, self.reduce, self.misc, self.observe, self.create]
+        for _ in range(steps):
+            action = self.draw(st.sampled_from(actions), "action")
+            action()
+        for k, slot in enumerate(self.slots):
+            check_same(slot, f"final x{k}: ")
+
+    def report(self):
+        return "\n".join(self.log)
+
+
+def _sum_bound(name, x, axis, keep):
+    """What a float sum, mean or cumsum in another order may differ by:
+    each of the n - 1 additions rounds by at most half an ulp of a partial
+    sum, and every partial sum is at most the sum of |x| in magnitude, so
+    |error| <= (n - 1) * eps * sum(|x|) (eps of the result's dtype), plus
+    NumPy's own error of the same form; doubled for both."""
+    with np.errstate(all="ignore"):
+        out = getattr(np, name)(x, axis=axis, **({"keepdims": True} if keep else {}))
+        dt = np.asarray(out).dtype
+        eps = np.finfo(dt).eps if dt.kind == "f" else np.finfo(np.float64).eps
+        a = np.abs(np.asarray(x, dtype=np.float64 if dt.kind != "f" else dt)).astype(np.float64)
+        if name == "cumsum":
+            flat = a.reshape(-1) if axis is None else a
+            total = np.cumsum(flat, axis=0 if axis is None else axis)
+            n = (flat.shape[0] if axis is None else a.shape[axis]) if a.size else 1
+        else:
+            total = np.sum(a, axis=axis, keepdims=keep)
+            n = a.size if axis is None else (a.shape[axis] if a.ndim else 1)
+            if name == "mean":
+                total = total / max(n, 1)
+        return 4.0 * max(n, 1) * eps * total + np.finfo(dt if dt.kind == "f" else np.float64).tiny

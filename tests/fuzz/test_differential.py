@@ -1,0 +1,47 @@
+"""NumPy-differential fuzzing (programs.py) in the normal suite: a small
+budget of programs per driver under three settings -- the defaults, tiny
+blocks with a tiny cache, and one operation per evaluation. The long
+campaign (docs/testing.md) runs the same programs by the hundred thousand:
+    pytest tests/fuzz --hypothesis-profile=long
+or, surviving crashes, python tests/fuzz/campaign.py.
+"""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpupy as gp
+from programs import Mismatch, Program
+
+SETTINGS = {
+    "defaults": {},
+    "tiny-cache": {"block_size": 7, "cache_bytes": 256},
+    "one-op": {"max_ops": 1},
+}
+
+
+def apply(gpu, name):
+    s = SETTINGS[name]
+    if "block_size" in s:
+        gp.set_block_size(s["block_size"])
+    if "cache_bytes" in s:
+        gp.set_cache_bytes(s["cache_bytes"])
+    if "max_ops" in s:
+        gpu.option("max_ops", s["max_ops"])
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+def test_programs_agree_with_numpy(gpu, silent_fallback, setting):
+    apply(gpu, setting)
+
+    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                    HealthCheck.function_scoped_fixture])
+    @given(st.data())
+    def run(data):
+        program = Program(data)
+        try:
+            program.run()
+        except Mismatch as e:
+            raise Mismatch(f"{e}\nprogram ({gpu.name}, {setting}):\n{program.report()}") from None
+
+    run()
