@@ -1,5 +1,6 @@
 #include "glsl_ops.hpp"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -141,167 +142,257 @@ std::string rounded(const char* fn, const std::string& x, const std::string& s, 
            call(fns, "gpo_copysign_" + s, {std::string(fn) + "(" + x + ")", x}) + ")";
 }
 
-std::string float_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns,
-                     const DeviceCaps& caps, unsigned never_nan_args) {
-    const std::string s = suffix(dt);
-    const bool f64 = glsl_type(dt).bits == 64;
-    const std::string T = glsl_type(dt).glsl_type;
-    auto isnan = [&](const std::string& x) { return call(fns, "gpo_isnan_" + s, {x}); };
-    switch (op) {
-        case GPUPY_OP_ADD: return "(" + a[0] + " + " + a[1] + ")";
-        case GPUPY_OP_SUBTRACT: return "(" + a[0] + " - " + a[1] + ")";
-        case GPUPY_OP_MULTIPLY: return "(" + a[0] + " * " + a[1] + ")";
-        case GPUPY_OP_DIVIDE: return "(" + a[0] + " / " + a[1] + ")";
-        case GPUPY_OP_NEGATIVE: return "(-" + a[0] + ")";
-        case GPUPY_OP_POSITIVE: return a[0];
-        case GPUPY_OP_ABSOLUTE: case GPUPY_OP_FABS: return call(fns, "gpo_abs_" + s, {a[0]});
-        case GPUPY_OP_SIGN:
-            return "(" + a[0] + " > " + lit(dt, 0) + " ? " + lit(dt, 1) + " : (" + a[0] + " < " + lit(dt, 0) +
-                   " ? " + lit(dt, -1) + " : (" + a[0] + " == " + lit(dt, 0) + " ? " + lit(dt, 0) + " : " +
-                   a[0] + ")))";
-        case GPUPY_OP_SQUARE: return "(" + a[0] + " * " + a[0] + ")";
-        case GPUPY_OP_RECIPROCAL: return "(" + lit(dt, 1) + " / " + a[0] + ")";
-        case GPUPY_OP_SQRT: return "sqrt(" + a[0] + ")";
-        case GPUPY_OP_DEG2RAD:
-            return "(" + a[0] + " * " +
-                   (f64 ? exact_double(M_PI / 180.0) : exact_float(static_cast<float>(M_PI) / 180.0f)) + ")";
-        case GPUPY_OP_RAD2DEG:
-            return "(" + a[0] + " * " +
-                   (f64 ? exact_double(180.0 / M_PI) : exact_float(180.0f / static_cast<float>(M_PI))) + ")";
-        // Rounding never changes the sign, but llvmpipe's double ceil/trunc/
-        // roundEven return +0.0 for small negative inputs (NumPy: -0.0), so
-        // the input's sign is put back.
-        // Values of 2^52 (2^23) and more are integers already; llvmpipe's
-        // double roundEven was measured changing odd ones in [2^52, 2^53).
-        case GPUPY_OP_FLOOR: return rounded("floor", a[0], s, f64, fns);
-        case GPUPY_OP_CEIL: return rounded("ceil", a[0], s, f64, fns);
-        case GPUPY_OP_TRUNC: return rounded("trunc", a[0], s, f64, fns);
-        case GPUPY_OP_RINT: return rounded("roundEven", a[0], s, f64, fns);
-        // maximum/minimum: a NaN on either side propagates (a NaN `a` by the
-        // test, a NaN `b` because the comparison fails); ties (+0 vs -0)
-        // give the second operand. fmax/fmin ignore a NaN unless both are;
-        // ties give the first. One isnan per op: these sit in hot loops,
-        // and none where an operand cannot be NaN: a NaN `b` with `a`
-        // NaN-free fails the comparison; a NaN `a` with `b` NaN-free fails
-        // the reversed one (`b <= a` picks `b` on ties too).
-        case GPUPY_OP_MAXIMUM:
-        case GPUPY_OP_MINIMUM: {
-            const char* lt = op == GPUPY_OP_MAXIMUM ? " > " : " < ";
-            const char* ge = op == GPUPY_OP_MAXIMUM ? " >= " : " <= ";
-            if (never_nan_args & 1u) return "((" + a[0] + lt + a[1] + ") ? " + a[0] + " : " + a[1] + ")";
-            if (never_nan_args & 2u) return "((" + a[1] + ge + a[0] + ") ? " + a[1] + " : " + a[0] + ")";
-            return "((" + a[0] + lt + a[1] + " || " + isnan(a[0]) + ") ? " + a[0] + " : " + a[1] + ")";
-        }
-        case GPUPY_OP_FMAX:
-            return "((" + a[0] + " >= " + a[1] + " || " + isnan(a[1]) + ") ? " + a[0] + " : " + a[1] + ")";
-        case GPUPY_OP_FMIN:
-            return "((" + a[0] + " <= " + a[1] + " || " + isnan(a[1]) + ") ? " + a[0] + " : " + a[1] + ")";
-        case GPUPY_OP_EQUAL: return "(" + a[0] + " == " + a[1] + ")";
-        case GPUPY_OP_NOT_EQUAL: return "!(" + a[0] + " == " + a[1] + ")";  // NaN != x is true
-        case GPUPY_OP_LESS: return "(" + a[0] + " < " + a[1] + ")";
-        case GPUPY_OP_LESS_EQUAL: return "(" + a[0] + " <= " + a[1] + ")";
-        case GPUPY_OP_GREATER: return "(" + a[0] + " > " + a[1] + ")";
-        case GPUPY_OP_GREATER_EQUAL: return "(" + a[0] + " >= " + a[1] + ")";
-        case GPUPY_OP_ISNAN: return isnan(a[0]);
-        case GPUPY_OP_ISINF: return call(fns, "gpo_isinf_" + s, {a[0]});
-        case GPUPY_OP_ISFINITE: return call(fns, "gpo_isfinite_" + s, {a[0]});
-        case GPUPY_OP_SIGNBIT: return call(fns, "gpo_signbit_" + s, {a[0]});
-        case GPUPY_OP_COPYSIGN: return call(fns, "gpo_copysign_" + s, {a[0], a[1]});
-    }
-    if (is_math_op(op) && !f64) {
-        std::string fn = math_function_for(op, caps);
-        if (!fn.empty()) return call(fns, fn, a);
-    }
-    (void)T;
-    return "";
-}
+// --- the snippets: one function per row of ops.def -------------------------------------
+//
+// Each gets its operands' GLSL and returns the expression computing the op
+// for the operand dtype `in`, exactly as NumPy does, or "" where the driver
+// cannot (a dtype kind NumPy has no loop for, or no exact formula here).
 
-std::string integer_op(int op, int dt, const std::vector<std::string>& a, ShaderFunctions& fns) {
-    const GlslType& f = glsl_type(dt);
-    const bool is_signed = f.kind == DtypeKind::Signed;
-    const bool wide = f.bits == 64;
-    const std::string helper_suffix = is_signed ? (wide ? "i64" : "i32") : (wide ? "u64" : "u32");
-    const std::string bits = wide ? (is_signed ? "64l" : "64ul") : (is_signed ? "32" : "32u");
-    const std::string width = std::to_string(f.bits) + (wide ? "ul" : "u");
-    const std::string U = wide ? "uint64_t" : "uint";
-    const std::string zero = lit(dt, 0);
-    (void)bits;
-    switch (op) {
-        case GPUPY_OP_ADD: return wrap(dt, a[0] + " + " + a[1]);
-        case GPUPY_OP_SUBTRACT: return wrap(dt, a[0] + " - " + a[1]);
-        case GPUPY_OP_MULTIPLY: return wrap(dt, a[0] + " * " + a[1]);
-        case GPUPY_OP_FLOOR_DIVIDE:
-            if (is_signed) return wrap(dt, call(fns, "gpo_floor_divide_" + helper_suffix, {a[0], a[1]}));
-            return "(" + a[1] + " == " + zero + " ? " + zero + " : " + a[0] + " / " + a[1] + ")";
-        case GPUPY_OP_REMAINDER:
-            if (is_signed) return wrap(dt, call(fns, "gpo_remainder_" + helper_suffix, {a[0], a[1]}));
-            return "(" + a[1] + " == " + zero + " ? " + zero + " : " + a[0] + " % " + a[1] + ")";
-        case GPUPY_OP_FMOD:
-            if (is_signed) return wrap(dt, call(fns, "gpo_fmod_" + helper_suffix, {a[0], a[1]}));
-            return "(" + a[1] + " == " + zero + " ? " + zero + " : " + a[0] + " % " + a[1] + ")";
-        // Signed integer power raises ValueError in NumPy for negative
-        // exponents, which a shader cannot report: unsigned only.
-        case GPUPY_OP_POWER:
-            if (is_signed) return "";
-            return wrap(dt, call(fns, "gpo_power_" + helper_suffix, {a[0], a[1]}));
-        case GPUPY_OP_NEGATIVE: return wrap(dt, is_signed ? "-" + a[0] : zero + " - " + a[0]);
-        case GPUPY_OP_POSITIVE: return a[0];
-        case GPUPY_OP_ABSOLUTE:
-            return is_signed ? wrap(dt, "(" + a[0] + " < " + zero + " ? -" + a[0] + " : " + a[0] + ")") : a[0];
-        case GPUPY_OP_SIGN:
-            if (!is_signed) return "(" + a[0] + " > " + zero + " ? " + lit(dt, 1) + " : " + zero + ")";
-            return "(" + a[0] + " > " + zero + " ? " + lit(dt, 1) + " : (" + a[0] + " < " + zero + " ? " +
-                   lit(dt, -1) + " : " + zero + "))";
-        case GPUPY_OP_SQUARE: return wrap(dt, a[0] + " * " + a[0]);
-        // NumPy 2 gives integers identity loops for these.
-        case GPUPY_OP_FLOOR: case GPUPY_OP_CEIL: case GPUPY_OP_TRUNC: return a[0];
-        case GPUPY_OP_MAXIMUM: case GPUPY_OP_FMAX: return "max(" + a[0] + ", " + a[1] + ")";
-        case GPUPY_OP_MINIMUM: case GPUPY_OP_FMIN: return "min(" + a[0] + ", " + a[1] + ")";
-        case GPUPY_OP_EQUAL: return "(" + a[0] + " == " + a[1] + ")";
-        case GPUPY_OP_NOT_EQUAL: return "(" + a[0] + " != " + a[1] + ")";
-        case GPUPY_OP_LESS: return "(" + a[0] + " < " + a[1] + ")";
-        case GPUPY_OP_LESS_EQUAL: return "(" + a[0] + " <= " + a[1] + ")";
-        case GPUPY_OP_GREATER: return "(" + a[0] + " > " + a[1] + ")";
-        case GPUPY_OP_GREATER_EQUAL: return "(" + a[0] + " >= " + a[1] + ")";
-        case GPUPY_OP_BITWISE_AND: return "(" + a[0] + " & " + a[1] + ")";
-        case GPUPY_OP_BITWISE_OR: return "(" + a[0] + " | " + a[1] + ")";
-        case GPUPY_OP_BITWISE_XOR: return "(" + a[0] + " ^ " + a[1] + ")";
-        case GPUPY_OP_INVERT: return wrap(dt, "~" + a[0]);
-        // NumPy: a shift by >= the dtype's width (or by a negative amount,
-        // seen as huge unsigned) gives 0, and -1 for a negative value
-        // shifted right. GLSL leaves such shifts undefined.
-        case GPUPY_OP_LEFT_SHIFT:
-            return "(" + U + "(" + a[1] + ") < " + width + " ? " + wrap(dt, a[0] + " << " + (wide ? "int(" + a[1] + ")" : a[1])) +
-                   " : " + zero + ")";
-        case GPUPY_OP_RIGHT_SHIFT:
-            return "(" + U + "(" + a[1] + ") < " + width + " ? (" + a[0] + " >> " +
-                   (wide ? "int(" + a[1] + ")" : a[1]) + ") : " +
-                   (is_signed ? "(" + a[0] + " < " + zero + " ? " + lit(dt, -1) + " : " + zero + ")" : zero) + ")";
-        case GPUPY_OP_ISNAN: case GPUPY_OP_ISINF: return "false";
-        case GPUPY_OP_ISFINITE: return "true";
-    }
-    return "";
-}
+struct Snippet {
+    int op, in, out;
+    const std::vector<std::string>& a;
+    ShaderFunctions& fns;
+    const DeviceCaps& caps;
+    unsigned never_nan;  // bit k: a[k] is never NaN (value_facts.hpp)
 
-std::string bool_op(int op, const std::vector<std::string>& a) {
-    switch (op) {
-        case GPUPY_OP_ADD: case GPUPY_OP_MAXIMUM: case GPUPY_OP_FMAX: case GPUPY_OP_BITWISE_OR:
-            return "(" + a[0] + " || " + a[1] + ")";
-        case GPUPY_OP_MULTIPLY: case GPUPY_OP_MINIMUM: case GPUPY_OP_FMIN: case GPUPY_OP_BITWISE_AND:
-            return "(" + a[0] + " && " + a[1] + ")";
-        case GPUPY_OP_BITWISE_XOR: case GPUPY_OP_NOT_EQUAL: return "(" + a[0] + " != " + a[1] + ")";
-        case GPUPY_OP_EQUAL: return "(" + a[0] + " == " + a[1] + ")";
-        case GPUPY_OP_LESS: return "(!" + a[0] + " && " + a[1] + ")";
-        case GPUPY_OP_LESS_EQUAL: return "(!" + a[0] + " || " + a[1] + ")";
-        case GPUPY_OP_GREATER: return "(" + a[0] + " && !" + a[1] + ")";
-        case GPUPY_OP_GREATER_EQUAL: return "(" + a[0] + " || !" + a[1] + ")";
-        case GPUPY_OP_INVERT: return "(!" + a[0] + ")";
-        case GPUPY_OP_ABSOLUTE: case GPUPY_OP_FLOOR: case GPUPY_OP_CEIL: case GPUPY_OP_TRUNC: return a[0];
-        case GPUPY_OP_ISNAN: case GPUPY_OP_ISINF: return "false";
-        case GPUPY_OP_ISFINITE: return "true";
+    DtypeKind kind() const { return glsl_type(in).kind; }
+    bool is_float() const { return kind() == DtypeKind::Float; }
+    bool is_bool() const { return kind() == DtypeKind::Bool; }
+    bool is_signed() const { return kind() == DtypeKind::Signed; }
+    bool f64() const { return glsl_type(in).bits == 64; }
+    std::string s() const { return suffix(in); }
+    std::string zero() const { return lit(in, 0); }
+    std::string fn(const std::string& name, const std::vector<std::string>& args) const { return call(fns, name, args); }
+    // Integer helpers of glsl_runtime/ are named by signedness and width.
+    std::string int_helper(const char* name) const {
+        const bool wide = glsl_type(in).bits == 64;
+        return std::string("gpo_") + name + "_" + (is_signed() ? (wide ? "i64" : "i32") : (wide ? "u64" : "u32"));
     }
-    return "";
+    // A float32 math-library op: glsl_math's gp_<name>, else a stand-in.
+    std::string library() const {
+        if (!is_float() || f64() || !is_math_op(op)) return "";
+        const std::string name = math_function_for(op, caps);
+        return name.empty() ? "" : fn(name, a);
+    }
+    std::string binary(const char* sym) const { return "(" + a[0] + sym + a[1] + ")"; }
+};
+
+using SnippetFn = std::string (*)(const Snippet&);
+
+std::string snippet_ADD(const Snippet& s) {
+    if (s.is_float()) return s.binary(" + ");
+    if (s.is_bool()) return s.binary(" || ");
+    return wrap(s.in, s.a[0] + " + " + s.a[1]);
 }
+std::string snippet_SUBTRACT(const Snippet& s) {
+    if (s.is_float()) return s.binary(" - ");
+    if (s.is_bool()) return "";
+    return wrap(s.in, s.a[0] + " - " + s.a[1]);
+}
+std::string snippet_MULTIPLY(const Snippet& s) {
+    if (s.is_float()) return s.binary(" * ");
+    if (s.is_bool()) return s.binary(" && ");
+    return wrap(s.in, s.a[0] + " * " + s.a[1]);
+}
+std::string snippet_DIVIDE(const Snippet& s) { return s.is_float() ? s.binary(" / ") : ""; }
+// Floats: exact quotients beyond 2^23 need a library routine (glsl_math).
+// Unsigned: NumPy gives 0 for a zero divisor.
+std::string snippet_FLOOR_DIVIDE(const Snippet& s) {
+    if (s.is_float()) return s.library();
+    if (s.is_bool()) return "";
+    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("floor_divide"), {s.a[0], s.a[1]}));
+    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " / " + s.a[1] + ")";
+}
+std::string snippet_REMAINDER(const Snippet& s) {
+    if (s.is_float()) return s.library();
+    if (s.is_bool()) return "";
+    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("remainder"), {s.a[0], s.a[1]}));
+    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " % " + s.a[1] + ")";
+}
+std::string snippet_FMOD(const Snippet& s) {
+    if (s.is_float()) return s.library();
+    if (s.is_bool()) return "";
+    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("fmod"), {s.a[0], s.a[1]}));
+    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " % " + s.a[1] + ")";
+}
+// Signed integer power raises ValueError in NumPy for negative exponents,
+// which a shader cannot report: unsigned only.
+std::string snippet_POWER(const Snippet& s) {
+    if (s.is_float()) return s.library();
+    if (s.is_bool() || s.is_signed()) return "";
+    return wrap(s.in, s.fn(s.int_helper("power"), {s.a[0], s.a[1]}));
+}
+std::string snippet_NEGATIVE(const Snippet& s) {
+    if (s.is_float()) return "(-" + s.a[0] + ")";
+    if (s.is_bool()) return "";
+    return wrap(s.in, s.is_signed() ? "-" + s.a[0] : s.zero() + " - " + s.a[0]);
+}
+std::string snippet_POSITIVE(const Snippet& s) { return s.is_bool() ? "" : s.a[0]; }
+std::string snippet_ABSOLUTE(const Snippet& s) {
+    if (s.is_float()) return s.fn("gpo_abs_" + s.s(), {s.a[0]});
+    if (s.is_signed()) return wrap(s.in, "(" + s.a[0] + " < " + s.zero() + " ? -" + s.a[0] + " : " + s.a[0] + ")");
+    return s.a[0];
+}
+std::string snippet_FABS(const Snippet& s) { return s.is_float() ? s.fn("gpo_abs_" + s.s(), {s.a[0]}) : ""; }
+std::string snippet_SIGN(const Snippet& s) {
+    const std::string& x = s.a[0];
+    const int t = s.in;
+    if (s.is_float())
+        return "(" + x + " > " + lit(t, 0) + " ? " + lit(t, 1) + " : (" + x + " < " + lit(t, 0) + " ? " + lit(t, -1) +
+               " : (" + x + " == " + lit(t, 0) + " ? " + lit(t, 0) + " : " + x + ")))";
+    if (s.is_bool()) return "";
+    if (!s.is_signed()) return "(" + x + " > " + s.zero() + " ? " + lit(t, 1) + " : " + s.zero() + ")";
+    return "(" + x + " > " + s.zero() + " ? " + lit(t, 1) + " : (" + x + " < " + s.zero() + " ? " + lit(t, -1) + " : " +
+           s.zero() + "))";
+}
+std::string snippet_SQUARE(const Snippet& s) {
+    if (s.is_float()) return "(" + s.a[0] + " * " + s.a[0] + ")";
+    if (s.is_bool()) return "";
+    return wrap(s.in, s.a[0] + " * " + s.a[0]);
+}
+std::string snippet_RECIPROCAL(const Snippet& s) { return s.is_float() ? "(" + lit(s.in, 1) + " / " + s.a[0] + ")" : ""; }
+std::string snippet_SQRT(const Snippet& s) { return s.is_float() ? "sqrt(" + s.a[0] + ")" : ""; }
+// The math-library functions: glsl_math (float32); float64 has no GLSL
+// library and runs on the host.
+std::string snippet_CBRT(const Snippet& s) { return s.library(); }
+std::string snippet_EXP(const Snippet& s) { return s.library(); }
+std::string snippet_EXP2(const Snippet& s) { return s.library(); }
+std::string snippet_EXPM1(const Snippet& s) { return s.library(); }
+std::string snippet_LOG(const Snippet& s) { return s.library(); }
+std::string snippet_LOG2(const Snippet& s) { return s.library(); }
+std::string snippet_LOG10(const Snippet& s) { return s.library(); }
+std::string snippet_LOG1P(const Snippet& s) { return s.library(); }
+std::string snippet_LOGADDEXP(const Snippet& s) { return s.library(); }
+std::string snippet_LOGADDEXP2(const Snippet& s) { return s.library(); }
+std::string snippet_SIN(const Snippet& s) { return s.library(); }
+std::string snippet_COS(const Snippet& s) { return s.library(); }
+std::string snippet_TAN(const Snippet& s) { return s.library(); }
+std::string snippet_ARCSIN(const Snippet& s) { return s.library(); }
+std::string snippet_ARCCOS(const Snippet& s) { return s.library(); }
+std::string snippet_ARCTAN(const Snippet& s) { return s.library(); }
+std::string snippet_ARCTAN2(const Snippet& s) { return s.library(); }
+std::string snippet_HYPOT(const Snippet& s) { return s.library(); }
+std::string snippet_SINH(const Snippet& s) { return s.library(); }
+std::string snippet_COSH(const Snippet& s) { return s.library(); }
+std::string snippet_TANH(const Snippet& s) { return s.library(); }
+std::string snippet_ARCSINH(const Snippet& s) { return s.library(); }
+std::string snippet_ARCCOSH(const Snippet& s) { return s.library(); }
+std::string snippet_ARCTANH(const Snippet& s) { return s.library(); }
+std::string snippet_DEG2RAD(const Snippet& s) {
+    if (!s.is_float()) return "";
+    return "(" + s.a[0] + " * " + (s.f64() ? exact_double(M_PI / 180.0) : exact_float(static_cast<float>(M_PI) / 180.0f)) + ")";
+}
+std::string snippet_RAD2DEG(const Snippet& s) {
+    if (!s.is_float()) return "";
+    return "(" + s.a[0] + " * " + (s.f64() ? exact_double(180.0 / M_PI) : exact_float(180.0f / static_cast<float>(M_PI))) + ")";
+}
+// Rounding never changes the sign, but llvmpipe's double ceil/trunc/
+// roundEven return +0.0 for small negative inputs (NumPy: -0.0), so the
+// input's sign is put back. Values of 2^52 (2^23) and more are integers
+// already; llvmpipe's double roundEven was measured changing odd ones in
+// [2^52, 2^53). NumPy 2 gives integers and bools identity loops for floor,
+// ceil and trunc.
+std::string snippet_FLOOR(const Snippet& s) { return s.is_float() ? rounded("floor", s.a[0], s.s(), s.f64(), s.fns) : s.a[0]; }
+std::string snippet_CEIL(const Snippet& s) { return s.is_float() ? rounded("ceil", s.a[0], s.s(), s.f64(), s.fns) : s.a[0]; }
+std::string snippet_TRUNC(const Snippet& s) { return s.is_float() ? rounded("trunc", s.a[0], s.s(), s.f64(), s.fns) : s.a[0]; }
+std::string snippet_RINT(const Snippet& s) { return s.is_float() ? rounded("roundEven", s.a[0], s.s(), s.f64(), s.fns) : ""; }
+// maximum/minimum: a NaN on either side propagates (a NaN `a` by the test,
+// a NaN `b` because the comparison fails); ties (+0 vs -0) give the second
+// operand. fmax/fmin ignore a NaN unless both are; ties give the first. One
+// isnan per op: these sit in hot loops, and none where an operand cannot
+// be NaN: a NaN `b` with `a` NaN-free fails the comparison; a NaN `a` with
+// `b` NaN-free fails the reversed one (`b <= a` picks `b` on ties too).
+std::string extremum(const Snippet& s, bool max) {
+    if (s.is_bool()) return s.binary(max ? " || " : " && ");
+    if (!s.is_float()) return std::string(max ? "max(" : "min(") + s.a[0] + ", " + s.a[1] + ")";
+    const char* lt = max ? " > " : " < ";
+    const char* ge = max ? " >= " : " <= ";
+    if (s.never_nan & 1u) return "((" + s.a[0] + lt + s.a[1] + ") ? " + s.a[0] + " : " + s.a[1] + ")";
+    if (s.never_nan & 2u) return "((" + s.a[1] + ge + s.a[0] + ") ? " + s.a[1] + " : " + s.a[0] + ")";
+    return "((" + s.a[0] + lt + s.a[1] + " || " + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + ") ? " + s.a[0] + " : " + s.a[1] + ")";
+}
+std::string extremum_ignoring_nan(const Snippet& s, bool max) {
+    if (s.is_bool()) return s.binary(max ? " || " : " && ");
+    if (!s.is_float()) return std::string(max ? "max(" : "min(") + s.a[0] + ", " + s.a[1] + ")";
+    return "((" + s.a[0] + (max ? " >= " : " <= ") + s.a[1] + " || " + s.fn("gpo_isnan_" + s.s(), {s.a[1]}) + ") ? " +
+           s.a[0] + " : " + s.a[1] + ")";
+}
+std::string snippet_MAXIMUM(const Snippet& s) { return extremum(s, true); }
+std::string snippet_MINIMUM(const Snippet& s) { return extremum(s, false); }
+std::string snippet_FMAX(const Snippet& s) { return extremum_ignoring_nan(s, true); }
+std::string snippet_FMIN(const Snippet& s) { return extremum_ignoring_nan(s, false); }
+// Comparisons; bools as 0 < 1.
+std::string snippet_EQUAL(const Snippet& s) { return s.binary(" == "); }
+std::string snippet_NOT_EQUAL(const Snippet& s) {
+    return s.is_float() ? "!(" + s.a[0] + " == " + s.a[1] + ")" : s.binary(" != ");  // NaN != x is true
+}
+std::string snippet_LESS(const Snippet& s) { return s.is_bool() ? "(!" + s.a[0] + " && " + s.a[1] + ")" : s.binary(" < "); }
+std::string snippet_LESS_EQUAL(const Snippet& s) {
+    return s.is_bool() ? "(!" + s.a[0] + " || " + s.a[1] + ")" : s.binary(" <= ");
+}
+std::string snippet_GREATER(const Snippet& s) {
+    return s.is_bool() ? "(" + s.a[0] + " && !" + s.a[1] + ")" : s.binary(" > ");
+}
+std::string snippet_GREATER_EQUAL(const Snippet& s) {
+    return s.is_bool() ? "(" + s.a[0] + " || !" + s.a[1] + ")" : s.binary(" >= ");
+}
+// Logic on any dtype: operands are tested against zero (NaN is true).
+std::string logical(const Snippet& s, const char* sym) {
+    return "((" + truth(s.in, s.a[0]) + ")" + sym + "(" + truth(s.in, s.a[1]) + "))";
+}
+std::string snippet_LOGICAL_AND(const Snippet& s) { return logical(s, " && "); }
+std::string snippet_LOGICAL_OR(const Snippet& s) { return logical(s, " || "); }
+std::string snippet_LOGICAL_XOR(const Snippet& s) { return logical(s, " != "); }
+std::string snippet_LOGICAL_NOT(const Snippet& s) { return "!(" + truth(s.in, s.a[0]) + ")"; }
+// Bits: integers and bools.
+std::string snippet_BITWISE_AND(const Snippet& s) { return s.is_float() ? "" : s.binary(s.is_bool() ? " && " : " & "); }
+std::string snippet_BITWISE_OR(const Snippet& s) { return s.is_float() ? "" : s.binary(s.is_bool() ? " || " : " | "); }
+std::string snippet_BITWISE_XOR(const Snippet& s) { return s.is_float() ? "" : s.binary(s.is_bool() ? " != " : " ^ "); }
+std::string snippet_INVERT(const Snippet& s) {
+    if (s.is_float()) return "";
+    if (s.is_bool()) return "(!" + s.a[0] + ")";
+    return wrap(s.in, "~" + s.a[0]);
+}
+// NumPy: a shift by >= the dtype's width (or by a negative amount, seen as
+// huge unsigned) gives 0, and -1 for a negative value shifted right. GLSL
+// leaves such shifts undefined.
+std::string shift_guard(const Snippet& s) {
+    const bool wide = glsl_type(s.in).bits == 64;
+    return std::string("(") + (wide ? "uint64_t" : "uint") + "(" + s.a[1] + ") < " + std::to_string(glsl_type(s.in).bits) +
+           (wide ? "ul" : "u") + " ? ";
+}
+std::string shift_amount(const Snippet& s) { return glsl_type(s.in).bits == 64 ? "int(" + s.a[1] + ")" : s.a[1]; }
+std::string snippet_LEFT_SHIFT(const Snippet& s) {
+    if (s.is_float() || s.is_bool()) return "";
+    return shift_guard(s) + wrap(s.in, s.a[0] + " << " + shift_amount(s)) + " : " + s.zero() + ")";
+}
+std::string snippet_RIGHT_SHIFT(const Snippet& s) {
+    if (s.is_float() || s.is_bool()) return "";
+    const std::string beyond =
+        s.is_signed() ? "(" + s.a[0] + " < " + s.zero() + " ? " + lit(s.in, -1) + " : " + s.zero() + ")" : s.zero();
+    return shift_guard(s) + "(" + s.a[0] + " >> " + shift_amount(s) + ") : " + beyond + ")";
+}
+// Float classification; integers and bools are never NaN or infinite.
+std::string snippet_ISNAN(const Snippet& s) { return s.is_float() ? s.fn("gpo_isnan_" + s.s(), {s.a[0]}) : "false"; }
+std::string snippet_ISINF(const Snippet& s) { return s.is_float() ? s.fn("gpo_isinf_" + s.s(), {s.a[0]}) : "false"; }
+std::string snippet_ISFINITE(const Snippet& s) { return s.is_float() ? s.fn("gpo_isfinite_" + s.s(), {s.a[0]}) : "true"; }
+std::string snippet_SIGNBIT(const Snippet& s) { return s.is_float() ? s.fn("gpo_signbit_" + s.s(), {s.a[0]}) : ""; }
+std::string snippet_COPYSIGN(const Snippet& s) {
+    return s.is_float() ? s.fn("gpo_copysign_" + s.s(), {s.a[0], s.a[1]}) : "";
+}
+std::string snippet_CAST(const Snippet& s) { return cast_expression(s.in, s.out, s.a[0], s.fns); }
+std::string snippet_WHERE(const Snippet& s) { return "(" + s.a[0] + " ? " + s.a[1] + " : " + s.a[2] + ")"; }
+
+// Every row of ops.def must have its snippet: a row without one fails to
+// build (snippet_<NAME> undeclared), never becomes a silent fallback.
+constexpr std::array<SnippetFn, GPUPY_NUM_OPS> snippet_table() {
+    std::array<SnippetFn, GPUPY_NUM_OPS> t{};
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) t[CODE] = &snippet_##NAME;
+#include "gpupy/ops.def"
+#undef GPUPY_OP
+    return t;
+}
+constexpr std::array<SnippetFn, GPUPY_NUM_OPS> kSnippets = snippet_table();
 
 }  // namespace
 
@@ -345,21 +436,9 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
         if (glsl_type(dt).needs_int64 && !caps.int64) return "";
         if (glsl_type(dt).needs_fp64 && !caps.fp64) return "";
     }
-    if (op == GPUPY_OP_CAST) return cast_expression(in_dtype, out_dtype, args[0], fns);
     if (!is_table_op(op) || static_cast<int>(args.size()) != info(op).arity) return "";
-    if (out_dtype != op_result_dtype(op, in_dtype)) return "";
-    if (op == GPUPY_OP_WHERE) return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
-    if (op == GPUPY_OP_LOGICAL_AND || op == GPUPY_OP_LOGICAL_OR || op == GPUPY_OP_LOGICAL_XOR) {
-        std::string x = truth(in_dtype, args[0]), y = truth(in_dtype, args[1]);
-        const char* sym = op == GPUPY_OP_LOGICAL_AND ? " && " : op == GPUPY_OP_LOGICAL_OR ? " || " : " != ";
-        return "((" + x + ")" + sym + "(" + y + "))";
-    }
-    if (op == GPUPY_OP_LOGICAL_NOT) return "!(" + truth(in_dtype, args[0]) + ")";
-    switch (glsl_type(in_dtype).kind) {
-        case DtypeKind::Float: return float_op(op, in_dtype, args, fns, caps, never_nan_args);
-        case DtypeKind::Bool: return bool_op(op, args);
-        default: return integer_op(op, in_dtype, args, fns);
-    }
+    if (op != GPUPY_OP_CAST && out_dtype != op_result_dtype(op, in_dtype)) return "";
+    return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, caps, never_nan_args});
 }
 
 bool op_supported(int op, int dtype, const DeviceCaps& caps) {
