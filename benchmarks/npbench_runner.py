@@ -12,7 +12,9 @@ code as a library: its data generation for the preset (`Benchmark.get_data`)
 and its validation (`utilities.validate`, with the benchmark's rtol, atol and
 norm_error). The kernel file `<module>_numpy.py` is loaded twice: as written,
 and with `numpy` resolved to gpupy, as a user's `import gpupy as np` would.
-Both run in this one process: a warm-up of each, then repetitions in turn
+Each kernel runs in a child process of its own (killed at --timeout, so a
+kernel that hangs or crashes is reported and the run goes on); in it, NumPy
+and gpupy run side by side: a warm-up of each, then repetitions in turn
 (NumPy, gpupy, NumPy, ...), each on fresh copies of the inputs, gpupy's
 timed region ending when every output is evaluated. Reported per kernel:
 median and minimum of both, the speed-up (NumPy's median / gpupy's), the
@@ -26,17 +28,13 @@ import builtins
 import importlib.util
 import json
 import math
-import signal
+import subprocess
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-
-class KernelTimeout(Exception):
-    pass
 
 
 def load_by_path(name, path):
@@ -87,10 +85,6 @@ class Npbench:
         return self.root / "npbench" / "benchmarks" / info["relative_path"] / f"{info['module_name']}_numpy.py"
 
 
-def _alarm(signum, frame):
-    raise KernelTimeout()
-
-
 def run_kernel(kernel, inputs, copy, flush):
     """One call on fresh copies of the array inputs; returns (seconds,
     outputs) with outputs = returned values + arrays written in place."""
@@ -104,7 +98,7 @@ def run_kernel(kernel, inputs, copy, flush):
     return time.perf_counter() - t0, outs
 
 
-def measure(nb, name, preset, reps, timeout, gp):
+def measure(nb, name, preset, reps, gp):
     bench = nb.benchmark(name)
     info = bench.info
     row = {"kernel": name, "domain": info.get("domain", ""), "status": "ok"}
@@ -133,34 +127,22 @@ def measure(nb, name, preset, reps, timeout, gp):
             if isinstance(o, gp.GpuArray):
                 o._flush()
 
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(int(timeout))
     np_times, gp_times = [], []
+    _, ref = run_kernel(np_kernel, inputs, np_copy, np_flush)
     try:
-        _, ref = run_kernel(np_kernel, inputs, np_copy, np_flush)
-        try:
-            _, got = run_kernel(gp_kernel, inputs, gp_copy, gp_flush)
-        except KernelTimeout:
-            raise
-        except Exception as e:  # noqa: BLE001 - reported per kernel
-            row["status"] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
-            return row
-        got = [np.asarray(o) if isinstance(o, gp.GpuArray) else o for o in got]
-        rtol, atol = info.get("rtol", 1e-5), info.get("atol", 1e-8)
-        norm_error = info.get("norm_error", 1e-5)
-        row["validated"] = bool(nb.utilities.validate(ref, got, "gpupy", rtol=rtol, atol=atol, norm_error=norm_error))
-        for _ in range(reps):
-            np_times.append(run_kernel(np_kernel, inputs, np_copy, np_flush)[0])
-            gp.reset_stats()
-            gp_times.append(run_kernel(gp_kernel, inputs, gp_copy, gp_flush)[0])
-            stats = gp.stats()
-    except KernelTimeout:
-        row["status"] = f"timeout ({timeout} s)"
-        if not np_times:
-            return row
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        _, got = run_kernel(gp_kernel, inputs, gp_copy, gp_flush)
+    except Exception as e:  # noqa: BLE001 - reported per kernel
+        row["status"] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        return row
+    got = [np.asarray(o) if isinstance(o, gp.GpuArray) else o for o in got]
+    rtol, atol = info.get("rtol", 1e-5), info.get("atol", 1e-8)
+    norm_error = info.get("norm_error", 1e-5)
+    row["validated"] = bool(nb.utilities.validate(ref, got, "gpupy", rtol=rtol, atol=atol, norm_error=norm_error))
+    for _ in range(reps):
+        np_times.append(run_kernel(np_kernel, inputs, np_copy, np_flush)[0])
+        gp.reset_stats()
+        gp_times.append(run_kernel(gp_kernel, inputs, gp_copy, gp_flush)[0])
+        stats = gp.stats()
     if np_times and gp_times:
         row.update(numpy_median=statistics.median(np_times), numpy_min=min(np_times),
                    gpupy_median=statistics.median(gp_times), gpupy_min=min(gp_times))
@@ -208,6 +190,31 @@ def report(rows, preset, driver):
     return "\n".join(lines), geo
 
 
+def child(args):
+    """Measures one kernel in this (child) process; prints its row as JSON."""
+    import gpupy as gp
+
+    if args.driver:
+        gp.use_driver(args.driver)
+    nb = Npbench(args.npbench)
+    row = measure(nb, args.child, args.preset, args.reps, gp)
+    row["driver"] = gp.driver()
+    print(json.dumps(row))
+
+
+def run_child(args, name):
+    cmd = [sys.executable, __file__, "--npbench", args.npbench, "--preset", args.preset, "--reps", str(args.reps),
+           "--child", name] + (["--driver", args.driver] if args.driver else [])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"kernel": name, "status": f"timeout ({args.timeout:g} s)"}
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"kernel": name, "status": f"failed (exit {proc.returncode}): {last[:160]}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--npbench", required=True, help="path of an npbench checkout")
@@ -217,25 +224,25 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300, help="seconds per kernel (default 300)")
     parser.add_argument("--driver", default=None, help="gpupy driver (default: gpupy's choice)")
     parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # internal: measure this kernel here
     args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
 
-    import gpupy as gp
-
-    if args.driver:
-        gp.use_driver(args.driver)
     nb = Npbench(args.npbench)
     names = args.kernels.split(",") if args.kernels else nb.names()
     rows = []
     for name in names:
         t0 = time.perf_counter()
-        row = measure(nb, name, args.preset, args.reps, args.timeout, gp)
+        row = run_child(args, name)
         rows.append(row)
         extra = f"{row['speedup']:.2f}x" if "speedup" in row else row["status"]
         print(f"{name}: {extra} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
-    text, geo = report(rows, args.preset, gp.driver())
+    driver = next((r["driver"] for r in rows if "driver" in r), args.driver or "?")
+    text, geo = report(rows, args.preset, driver)
     print(text)
     if args.json:
-        Path(args.json).write_text(json.dumps({"preset": args.preset, "driver": gp.driver(), "rows": rows,
+        Path(args.json).write_text(json.dumps({"preset": args.preset, "driver": driver, "rows": rows,
                                                "geomean": geo}, indent=1))
 
 
