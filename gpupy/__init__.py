@@ -7,7 +7,21 @@ software driver); whatever gpupy cannot run falls back to NumPy, visibly
 """
 
 from ._version import __version__
-from . import _core
+
+try:
+    from . import _core
+except ImportError as _error:  # pragma: no cover - exercised in a child process by the tests
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.exists(_os.path.join(_here, "..", "pyproject.toml")):
+        raise ImportError(
+            f"gpupy is being imported from its source tree ({_here}), which has no compiled core. "
+            "Run Python from another directory to use the installed gpupy (pip install . installs it), "
+            "or build the core in place with tools/dev_build.sh."
+        ) from None  # Python's own message ("partially initialized ... circular import") misleads here
+    raise
+
 from ._core import DriverError, GpuArray
 from ._fallback import FallbackError, GpupyFallbackWarning, fallback_mode, get_fallback, set_fallback
 from ._runtime import (
@@ -24,19 +38,15 @@ from ._runtime import (
     stats,
     use_driver,
 )
-from . import _array
 
-_array.install()
-
-from ._runtime import select_driver as _select_driver
-
-_select_driver()
-
+# The sections: importing each registers what it provides (implementations
+# of NumPy functions, ufunc objects, hooks); none imports another.
+from . import _creation, _inplace, _linalg, _logic, _methods, _namespace, _reductions, _runtime, _shape, _submodules
+from . import _ufuncs  # noqa: F401
+from ._convert import array, asarray
 from ._creation import (
     arange,
-    array,
     asanyarray,
-    asarray,
     ascontiguousarray,
     copy,
     empty,
@@ -52,28 +62,26 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from . import _linalg, _reductions, _shape
+from ._namespace import is_fallback
 
-_reductions.install()
-_linalg.install()
 for _module in (_shape, _reductions, _linalg):
     globals().update({_name: getattr(_module, _name) for _name in _module.PUBLIC})
 del _module
 
-from . import _inplace, _logic  # noqa: F401  (register copyto, isclose, allclose, array_equal, ...)
-
 ndarray = GpuArray
 
-_array.install_namespace_methods()
 
-from ._namespace import is_fallback, populate as _populate
+def _assemble():
+    """The one step after the sections registered: every NumPy name in
+    gpupy's namespace, GpuArray's Python-level methods on the class, the
+    submodule finder, the driver."""
+    _namespace.populate(globals())
+    _methods.install()
+    _submodules.install_finder()
+    _runtime.select_driver()
 
-_populate(globals())
-del _populate
 
-from . import _submodules
-
-_submodules.install_finder()
+_assemble()
 _SUBMODULES = frozenset(_submodules.submodule_names())
 
 # `from gpupy import *` binds what `from numpy import *` binds (submodules

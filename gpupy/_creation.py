@@ -8,41 +8,15 @@ import operator
 import numpy as np
 
 from . import _core
+from ._convert import array, asarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy
+from ._registry import function
 
 gpufloat32 = np.float32  # the thesis's name for the device's float type
 
-
-def _is_supported(dtype):
-    try:
-        np.dtype(dtype)
-    except TypeError:
-        return False
-    return np.dtype(dtype).kind in "biuf" and np.dtype(dtype).itemsize in (1, 2, 4, 8) and np.dtype(dtype) != np.float16
-
-
-def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """Like numpy.array; returns a GpuArray for dtypes the device can hold."""
-    if isinstance(object, GpuArray):
-        result = object.astype(object.dtype if dtype is None else dtype, copy=bool(copy))
-    else:
-        host = np.array(object, dtype=dtype, copy=copy if copy is not None else None, order=order, ndmin=ndmin)
-        if not _is_supported(host.dtype):
-            return host
-        return _core.array_from_numpy(host)
-    if isinstance(result, GpuArray) and result.ndim < ndmin:
-        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
-    return result
-
-
-def asarray(a, dtype=None, order=None, *, copy=None, like=None):
-    """Like numpy.asarray: a GpuArray argument comes back as is."""
-    if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
-        return a
-    return array(a, dtype=dtype, copy=True if copy is None else copy)
-
-
+# numpy.array and numpy.asarray for gpupy live in the base layer (_convert),
+# which every section coerces its operands with; these are their aliases.
 asanyarray = asarray
 ascontiguousarray = asarray
 
@@ -51,7 +25,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     if isinstance(fill_value, GpuArray) or np.ndim(fill_value) != 0:
         return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="non-scalar fill value")
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
-    if not _is_supported(dtype):
+    if not is_supported(dtype):
         return np.full(shape, fill_value, dtype=dtype)
     return _core.full(shape, fill_value, dtype)
 
@@ -120,7 +94,7 @@ def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, dev
     else:
         result_dtype = np.dtype(dtype)
     length = max(0, math.ceil((float(stop) - float(start)) / float(step)))
-    if not _is_supported(result_dtype):
+    if not is_supported(result_dtype):
         return np.arange(start, stop, step, dtype=result_dtype)
     i = _index((length,), 0, result_dtype)
     if length == 0:
@@ -150,7 +124,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
                           reason="array endpoints")
     div = (num - 1) if endpoint else num
     dt = np.result_type(start, stop, 1.0)
-    if not _is_supported(dt):
+    if not is_supported(dt):
         return call_numpy("linspace", (start, stop, num, endpoint, retstep, dtype, axis), {},
                           reason=f"dtype {dt}")
     start_a = np.asarray(start, dtype=dt)
@@ -185,9 +159,7 @@ def indices(dimensions, dtype=int, sparse=False):
             shape[axis] = n
             result.append(_index(tuple(shape), axis, dtype))
         return tuple(result)
-    from ._shape import stack
-
-    return stack([_index(dimensions, axis, dtype) for axis in range(len(dimensions))])
+    return function("stack")([_index(dimensions, axis, dtype) for axis in range(len(dimensions))])
 
 
 def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):

@@ -25,6 +25,7 @@ that writes through it reach the original as in NumPy.
 
 import collections
 import contextlib
+import functools
 import inspect
 import operator
 import os
@@ -369,6 +370,20 @@ def call_numpy(name, args, kwargs, func=None, reason="not supported on the devic
     result = call.run(name, func, args, kwargs)
     call.write_back()
     return call.wrap(result)
+
+
+def fallback_function(qualname, func, module="gpupy"):
+    """A gpupy function that runs NumPy's `func` on flushed arguments,
+    counted as a fallback under `qualname` ("sum", "linalg.inv")."""
+
+    @functools.wraps(func)
+    def fallback(*args, **kwargs):
+        return call_numpy(qualname, args, kwargs, func=func, reason="function gpupy does not implement")
+
+    fallback.__module__ = module
+    fallback.__qualname__ = qualname.rpartition(".")[2]
+    fallback._gpupy_fallback = qualname not in HOST_IO  # moving data in or out is not a fallback
+    return fallback
 
 
 # --- expression nodes the driver cannot run ----------------------------------------------------

@@ -4,9 +4,10 @@ see _fallback.call_numpy)."""
 
 import numpy as np
 
-from ._array import implements
+from ._convert import asarray
 from ._core import GpuArray
 from ._fallback import call_numpy
+from ._registry import function, implements
 
 
 def _stand_in(x):
@@ -36,9 +37,6 @@ def copyto(dst, src, casting="same_kind", where=True):
     if isinstance(where, (bool, np.bool_)) and where:
         dst[...] = src
         return None
-    from ._shape import where as device_where
-    from ._creation import asarray
-
     src = asarray(src, dtype=dst.dtype) if not isinstance(src, GpuArray) else src.astype(dst.dtype, copy=False)
-    dst[...] = device_where(where, src, dst)
+    dst[...] = function("where")(where, src, dst)
     return None

@@ -9,16 +9,11 @@ over k by the chunked reduction; the (n, m, k) products are never stored.
 import numpy as np
 
 from . import _core
-from ._array import implements
+from ._convert import asarray as _gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._reductions import CHUNK
-
-
-def _gpu(a):
-    from ._creation import asarray
-
-    return asarray(a)
+from ._registry import REDUCE_CHUNK as CHUNK
+from ._registry import implements
 
 
 def _product_dtype(a, b):
@@ -148,12 +143,6 @@ def tensordot(a, b, axes=2):
     bt = b.transpose(axes_b + free_b).reshape(k, -1)
     result = matmul(at, bt)
     return result.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
-
-
-def install():
-    GpuArray.__matmul__ = lambda self, other: matmul(self, other)
-    GpuArray.__rmatmul__ = lambda self, other: matmul(other, self)
-    GpuArray.dot = lambda self, b, out=None: dot(self, b, out)
 
 
 # Names gpupy exports from this module (as NumPy functions of the same name).

@@ -13,15 +13,11 @@ import warnings
 
 import numpy as np
 
-from ._array import implements
+from ._convert import asarray
 from ._core import GpuArray
 from ._fallback import call_numpy
-
-
-def _gp(name):
-    from . import _namespace
-
-    return _namespace.namespace[name]
+from ._registry import function as _gp
+from ._registry import implements
 
 
 def _operand(x):
@@ -31,8 +27,6 @@ def _operand(x):
         return x
     if isinstance(x, GpuArray):
         return x
-    from ._creation import asarray
-
     try:
         a = asarray(x)
     except (TypeError, ValueError):
@@ -91,8 +85,6 @@ def _two_arrays(name, a1, a2, kwargs):
     is an array the device cannot hold."""
     if not _any_gpu(a1, a2):
         return None
-    from ._creation import asarray
-
     try:
         a1, a2 = asarray(a1), asarray(a2)
     except Exception:  # noqa: BLE001 - NumPy answers False for anything asarray rejects

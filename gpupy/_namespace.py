@@ -4,8 +4,8 @@ Every public name of `numpy` is a name of `gpupy` (`populate`), decided
 per kind of object:
 
 * gpupy's own implementations (the package's modules, and every function
-  registered with `_array.implements`) are used as they are;
-* ufuncs: the device's ufunc objects for the op table's ufuncs (and their
+  registered with `_registry.implements`) are used as they are;
+* ufuncs (`_ufuncs`): the device's ufunc objects for the op table's ufuncs (and their
   NumPy aliases: abs, mod, true_divide, acos, ...), a few composed on the
   device (degrees, radians, conjugate, divmod), and `HostUfunc` objects
   that run NumPy's ufunc, visibly, for the rest;
@@ -21,27 +21,22 @@ per kind of object:
 * submodules (random, linalg, fft, ...) are wrapped lazily by
   `_submodules` when first used.
 
-`populate` also tells `_array` which gpupy callable answers for each NumPy
-function, so that `numpy.f(gpu_array)` (__array_function__) and
-`numpy.ufunc(gpu_array)` (__array_ufunc__) reach the same code as `gpupy.f`.
+`populate` also records in the registry which gpupy callable answers for
+each NumPy function, so that `numpy.f(gpu_array)` (__array_function__) and
+`numpy.ufunc(gpu_array)` (__array_ufunc__) reach the same code as `gpupy.f`,
+and fills `_registry.namespace`, through which sections call each other.
+It imports only the base layer: the sections register what they provide
+before gpupy's __init__ calls it.
 """
 
-import functools
 import types
 
 import numpy as np
 
-from . import _array, _core
-from ._array import _FUNCTIONS, DEVICE_UFUNCS, UFUNC_IMPL
+from . import _registry
 from ._core import GpuArray
-from ._fallback import HOST_IO, call_numpy
-from ._ufuncs import make_ufuncs, ufunc
-
-UFUNCS = make_ufuncs()
-DEVICE_UFUNCS.update({getattr(np, name): name for name in UFUNCS})
-
-#: gpupy's globals, once populated (methods call gpupy functions through it).
-namespace = {}
+from ._fallback import call_numpy, fallback_function
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, hooks
 
 
 def is_fallback(obj):
@@ -50,107 +45,6 @@ def is_fallback(obj):
 
 
 # --- ufuncs --------------------------------------------------------------------------------------
-
-def ufunc_by_name(name):
-    """gpupy's ufunc object for numpy.<name> (how gpupy's ufuncs unpickle)."""
-    return UFUNC_IMPL[getattr(np, name)]
-
-
-class HostUfunc(ufunc):
-    """A NumPy ufunc the device has no op for: every call runs NumPy's,
-    counted as a fallback (results of device dtypes come back as GpuArrays)."""
-
-    _gpupy_fallback = True
-
-    def __repr__(self):
-        return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
-
-    def __reduce__(self):
-        return (ufunc_by_name, (self.__name__,))
-
-    def _host(self, method, args, kwargs):
-        name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
-        func = self._np if method == "__call__" else getattr(self._np, method)
-        return call_numpy(name, args, kwargs, func=func, reason="ufunc gpupy has no device op for")
-
-    def __call__(self, *args, **kwargs):
-        return self._host("__call__", args, kwargs)
-
-    def reduce(self, *args, **kwargs):
-        return self._host("reduce", args, kwargs)
-
-    def accumulate(self, *args, **kwargs):
-        return self._host("accumulate", args, kwargs)
-
-    def reduceat(self, *args, **kwargs):
-        return self._host("reduceat", args, kwargs)
-
-    def outer(self, *args, **kwargs):
-        return self._host("outer", args, kwargs)
-
-    def at(self, *args, **kwargs):
-        return self._host("at", args, kwargs)
-
-
-class _AliasUfunc(ufunc):
-    """A NumPy ufunc whose loops compute exactly what a device ufunc
-    computes (np.degrees is np.rad2deg's formula): runs the device's."""
-
-    def __init__(self, numpy_ufunc, device):
-        super().__init__(numpy_ufunc)
-        self._device = device
-
-    def __reduce__(self):
-        return (ufunc_by_name, (self.__name__,))
-
-    def __call__(self, *args, **kwargs):
-        return self._device(*args, **kwargs)
-
-    def reduce(self, *args, **kwargs):
-        return self._device.reduce(*args, **kwargs)
-
-    def accumulate(self, *args, **kwargs):
-        return self._device.accumulate(*args, **kwargs)
-
-
-class _ConjugateUfunc(HostUfunc):
-    """np.conjugate: the identity (a copy) for the device's real dtypes."""
-
-    _gpupy_fallback = False
-
-    def __call__(self, *args, **kwargs):
-        if len(args) == 1 and not kwargs and isinstance(args[0], GpuArray) and args[0].dtype != np.bool_:
-            return args[0].copy()
-        return self._host("__call__", args, kwargs)
-
-
-class _DivmodUfunc(HostUfunc):
-    """np.divmod as the device's floor_divide and remainder (NumPy computes
-    both outputs with the same loops as those ufuncs)."""
-
-    _gpupy_fallback = False
-
-    def __call__(self, *args, **kwargs):
-        if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
-            return UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args)
-        return self._host("__call__", args, kwargs)
-
-
-_ALIAS_OF = {"degrees": "rad2deg", "radians": "deg2rad"}
-
-
-def _make_ufunc(np_ufunc):
-    name = np_ufunc.__name__
-    if name in UFUNCS:
-        return UFUNCS[name]
-    if name in _ALIAS_OF:
-        return _AliasUfunc(np_ufunc, UFUNCS[_ALIAS_OF[name]])
-    if name == "conjugate":
-        return _ConjugateUfunc(np_ufunc)
-    if name == "divmod":
-        return _DivmodUfunc(np_ufunc)
-    return HostUfunc(np_ufunc)
-
 
 # --- functions -----------------------------------------------------------------------------------
 
@@ -235,20 +129,6 @@ _METADATA = {f.__name__: f for f in (result_type, can_cast, min_scalar_type, com
                                      may_share_memory, real, imag, astype, matrix_transpose)}
 
 
-def fallback_function(qualname, func, module="gpupy"):
-    """A gpupy function that runs NumPy's `func` on flushed arguments,
-    counted as a fallback under `qualname` ("sum", "linalg.inv")."""
-
-    @functools.wraps(func)
-    def fallback(*args, **kwargs):
-        return call_numpy(qualname, args, kwargs, func=func, reason="function gpupy does not implement")
-
-    fallback.__module__ = module
-    fallback.__qualname__ = qualname.rpartition(".")[2]
-    fallback._gpupy_fallback = qualname not in HOST_IO  # moving data in or out is not a fallback
-    return fallback
-
-
 # --- classes and index helpers -------------------------------------------------------------------
 
 class vectorize(np.vectorize):
@@ -279,7 +159,7 @@ class _IndexHelper:
         return f"<gpupy {self._name} (NumPy's on the CPU)>"
 
 
-_CLASSES = {"ndarray": GpuArray, "ufunc": ufunc, "vectorize": vectorize}
+_CLASSES = {"ndarray": GpuArray, "vectorize": vectorize}
 _INDEX_HELPERS = {"r_", "c_", "mgrid", "ogrid"}
 
 
@@ -289,8 +169,10 @@ def public_names(module):
 
 def populate(ns):
     """Fills `ns` (gpupy's globals) with every public NumPy name."""
-    global namespace
-    namespace = ns
+    _registry.namespace = ns
+    make_ufunc, device_ufuncs = hooks["make_ufunc"], hooks["device_ufuncs"]
+    DEVICE_UFUNCS.update({getattr(np, name): name for name in device_ufuncs})
+    classes = dict(_CLASSES, ufunc=hooks["ufunc_class"])
     own = {n for n, v in ns.items() if not n.startswith("_")}
     for name in public_names(np):
         value = getattr(np, name)
@@ -299,16 +181,16 @@ def populate(ns):
         if name in own:
             gp_value = ns[name]
         elif isinstance(value, np.ufunc):
-            impl = _FUNCTIONS.get(value)
-            gp_value = impl if impl is not None else _make_ufunc(value)
+            impl = FUNCTIONS.get(value)
+            gp_value = impl if impl is not None else make_ufunc(value)
         elif isinstance(value, type):
-            gp_value = _CLASSES.get(name, value)
+            gp_value = classes.get(name, value)
         elif name in _INDEX_HELPERS:
             gp_value = _IndexHelper(name, value)
         elif not callable(value) or name in DIRECT:
             gp_value = value
-        elif value in _FUNCTIONS:
-            gp_value = _FUNCTIONS[value]
+        elif value in FUNCTIONS:
+            gp_value = FUNCTIONS[value]
         elif name in _METADATA:
             gp_value = _METADATA[name]
         else:
@@ -317,7 +199,7 @@ def populate(ns):
         if isinstance(value, np.ufunc):
             UFUNC_IMPL[value] = gp_value
         elif callable(value) and not isinstance(value, type) and gp_value is not value:
-            _array.register_wrapper(value, gp_value)
-    for name, value in UFUNCS.items():
+            _registry.register_wrapper(value, gp_value)
+    for name, value in device_ufuncs.items():
         ns.setdefault(name, value)
         UFUNC_IMPL.setdefault(getattr(np, name), value)

@@ -15,22 +15,13 @@ import functools
 import numpy as np
 
 from . import _core
-from ._array import implements
+from ._convert import as_gpu as _gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
+from ._registry import REDUCE_CHUNK as CHUNK
+from ._registry import hooks, implements
 
 _NOVALUE = np._NoValue
-
-# How many elements one output folds per pass.
-CHUNK = 256
-
-
-def _gpu(a):
-    if isinstance(a, GpuArray):
-        return a
-    from ._creation import asarray
-
-    return asarray(a)
 
 
 def _axes(axis, ndim):
@@ -367,29 +358,8 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     return result
 
 
-def install():
-    """GpuArray methods for the reductions."""
-    cls = GpuArray
-    cls.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True: sum(
-        self, axis, dtype, out, keepdims, initial, where)
-    cls.prod = lambda self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True: prod(
-        self, axis, dtype, out, keepdims, initial, where)
-    cls.max = lambda self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True: max(
-        self, axis, out, keepdims, initial, where)
-    cls.min = lambda self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True: min(
-        self, axis, out, keepdims, initial, where)
-    cls.mean = lambda self, axis=None, dtype=None, out=None, keepdims=False, *, where=True: mean(
-        self, axis, dtype, out, keepdims, where=where)
-    cls.any = lambda self, axis=None, out=None, keepdims=False, *, where=True: any(self, axis, out, keepdims, where=where)
-    cls.all = lambda self, axis=None, out=None, keepdims=False, *, where=True: all(self, axis, out, keepdims, where=where)
-    cls.argmax = lambda self, axis=None, out=None, *, keepdims=False: argmax(self, axis, out, keepdims=keepdims)
-    cls.argmin = lambda self, axis=None, out=None, *, keepdims=False: argmin(self, axis, out, keepdims=keepdims)
-    cls.var = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: var(
-        self, axis, dtype, out, ddof, keepdims, **kw)
-    cls.std = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: std(
-        self, axis, dtype, out, ddof, keepdims, **kw)
-    cls.cumsum = lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out)
-    cls.cumprod = lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out)
+hooks["ufunc_reduce"] = ufunc_reduce
+hooks["ufunc_accumulate"] = ufunc_accumulate
 
 
 # Names gpupy exports from this module (as NumPy functions of the same name).

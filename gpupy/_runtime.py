@@ -5,6 +5,8 @@ import sys
 
 from . import _core
 from ._core import DriverError
+from ._fallback import fallback_counts, get_fallback, reset_fallback_counts
+from ._version import __version__
 
 #: Why the OpenGL driver is not in use when it was not asked for; None if it is.
 fallback_reason = None
@@ -83,8 +85,6 @@ def set_driver_option(key, value):
 
 def stats():
     """Counters since the last reset_stats(): evaluations, blocks moved, ..."""
-    from ._fallback import fallback_counts
-
     d = _core.stats()
     counts = fallback_counts()
     d["fallbacks"] = sum(counts.values())
@@ -93,16 +93,11 @@ def stats():
 
 
 def reset_stats():
-    from ._fallback import reset_fallback_counts
-
     _core.reset_stats()
     reset_fallback_counts()
 
 
 def config_text():
-    from ._version import __version__
-    from ._fallback import get_fallback
-
     lines = [
         f"gpupy {__version__}",
         f"driver: {driver()}",

@@ -6,15 +6,10 @@ device."""
 import numpy as np
 
 from . import _core
-from ._array import implements
+from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
-
-
-def _as_gpu(a):
-    from ._creation import asarray
-
-    return asarray(a)
+from ._registry import function, implements
 
 
 def _norm_axis(axis, ndim):
@@ -367,9 +362,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 @implements(np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    from ._reductions import sum as _sum
-
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+    return function("sum")(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 def _split_points(n, indices_or_sections, strict):

@@ -34,8 +34,8 @@ import types
 
 import numpy as np
 
-from ._array import _FUNCTIONS
-from ._fallback import call_numpy
+from ._fallback import _Call, _has_callable, call_numpy, fallback_function, note_fallback
+from ._registry import FUNCTIONS as _FUNCTIONS
 
 POLICIES = {
     "random": "wrap", "linalg": "wrap", "fft": "wrap", "polynomial": "wrap", "lib": "wrap", "emath": "wrap",
@@ -66,8 +66,6 @@ def policy(path):
 # --- function wrappers ---------------------------------------------------------------------------
 
 def _flush_call(qualname, func, count, wrap_results):
-    from ._fallback import _Call, _has_callable, note_fallback
-
     def call(*args, **kwargs):
         c = _Call()
         host_args, host_kwargs = c.flush(list(args)), c.flush(kwargs)
@@ -93,8 +91,6 @@ def _wrap_callable(path, name, value):
         if special is not None:
             return special
     if mode == "wrap":
-        from ._namespace import fallback_function
-
         wrapper = fallback_function(qualname, value, module=PREFIX + path)
     elif mode == "flush":
         wrapper = _flush_call(qualname, value, count=True, wrap_results=False)

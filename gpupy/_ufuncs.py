@@ -3,14 +3,19 @@
 Each op-table row becomes a `ufunc` that builds one expression node; any
 argument or method gpupy does not handle (dtype=, where=, reduce on an op
 without a device reduction, ...) runs NumPy's ufunc instead, as a counted
-fallback.
+fallback. NumPy's other ufuncs become `HostUfunc` objects (NumPy's, every
+call a counted fallback), or are composed on the device (degrees, radians,
+conjugate, divmod). `make_ufunc` gives the object for any NumPy ufunc; the
+namespace uses it through the registry.
 """
 
 import numpy as np
 
 from . import _core
+from ._convert import asarray
 from ._core import GpuArray
 from ._fallback import call_numpy
+from ._registry import UFUNC_IMPL, hooks
 
 # Keyword arguments that leave the computation as gpupy builds it.
 _NEUTRAL = {"casting": "same_kind", "order": "K", "subok": True, "where": True, "dtype": None, "signature": None}
@@ -61,22 +66,16 @@ class ufunc:
         return call_numpy(self.__name__, args, kwargs, func=self._np, reason="arguments gpupy does not handle")
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
-        from . import _reductions
-
-        return _reductions.ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        return hooks["ufunc_reduce"](self, array, axis, dtype, out, keepdims, initial, where)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        from . import _reductions
-
-        return _reductions.ufunc_accumulate(self, array, axis, dtype, out)
+        return hooks["ufunc_accumulate"](self, array, axis, dtype, out)
 
     def outer(self, a, b, **kwargs):
         if kwargs or not (np.ndim(a) >= 0 and np.ndim(b) >= 0):
             return call_numpy(self.__name__ + ".outer", (a, b), kwargs, func=self._np.outer)
-        from . import _creation
-
-        a = _creation.asarray(a)
-        b = _creation.asarray(b)
+        a = asarray(a)
+        b = asarray(b)
         if not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
             return call_numpy(self.__name__ + ".outer", (a, b), {}, func=self._np.outer)
         a2 = a.reshape(a.shape + (1,) * b.ndim)
@@ -89,6 +88,111 @@ class ufunc:
         return call_numpy(self.__name__ + ".at", args, kwargs, func=self._np.at)
 
 
-def make_ufuncs():
-    """gpupy ufunc objects for every op-table ufunc, keyed by name."""
-    return {name: ufunc(getattr(np, name)) for name in _core.ufunc_names()}
+# gpupy ufunc objects for every op-table ufunc, keyed by name.
+UFUNCS = {name: ufunc(getattr(np, name)) for name in _core.ufunc_names()}
+
+
+def ufunc_by_name(name):
+    """gpupy's ufunc object for numpy.<name> (how gpupy's ufuncs unpickle)."""
+    return UFUNC_IMPL[getattr(np, name)]
+
+
+class HostUfunc(ufunc):
+    """A NumPy ufunc the device has no op for: every call runs NumPy's,
+    counted as a fallback (results of device dtypes come back as GpuArrays)."""
+
+    _gpupy_fallback = True
+
+    def __repr__(self):
+        return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
+
+    def __reduce__(self):
+        return (ufunc_by_name, (self.__name__,))
+
+    def _host(self, method, args, kwargs):
+        name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
+        func = self._np if method == "__call__" else getattr(self._np, method)
+        return call_numpy(name, args, kwargs, func=func, reason="ufunc gpupy has no device op for")
+
+    def __call__(self, *args, **kwargs):
+        return self._host("__call__", args, kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._host("reduce", args, kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return self._host("accumulate", args, kwargs)
+
+    def reduceat(self, *args, **kwargs):
+        return self._host("reduceat", args, kwargs)
+
+    def outer(self, *args, **kwargs):
+        return self._host("outer", args, kwargs)
+
+    def at(self, *args, **kwargs):
+        return self._host("at", args, kwargs)
+
+
+class _AliasUfunc(ufunc):
+    """A NumPy ufunc whose loops compute exactly what a device ufunc
+    computes (np.degrees is np.rad2deg's formula): runs the device's."""
+
+    def __init__(self, numpy_ufunc, device):
+        super().__init__(numpy_ufunc)
+        self._device = device
+
+    def __reduce__(self):
+        return (ufunc_by_name, (self.__name__,))
+
+    def __call__(self, *args, **kwargs):
+        return self._device(*args, **kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._device.reduce(*args, **kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return self._device.accumulate(*args, **kwargs)
+
+
+class _ConjugateUfunc(HostUfunc):
+    """np.conjugate: the identity (a copy) for the device's real dtypes."""
+
+    _gpupy_fallback = False
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], GpuArray) and args[0].dtype != np.bool_:
+            return args[0].copy()
+        return self._host("__call__", args, kwargs)
+
+
+class _DivmodUfunc(HostUfunc):
+    """np.divmod as the device's floor_divide and remainder (NumPy computes
+    both outputs with the same loops as those ufuncs)."""
+
+    _gpupy_fallback = False
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
+            return UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args)
+        return self._host("__call__", args, kwargs)
+
+
+_ALIAS_OF = {"degrees": "rad2deg", "radians": "deg2rad"}
+
+
+def _make_ufunc(np_ufunc):
+    name = np_ufunc.__name__
+    if name in UFUNCS:
+        return UFUNCS[name]
+    if name in _ALIAS_OF:
+        return _AliasUfunc(np_ufunc, UFUNCS[_ALIAS_OF[name]])
+    if name == "conjugate":
+        return _ConjugateUfunc(np_ufunc)
+    if name == "divmod":
+        return _DivmodUfunc(np_ufunc)
+    return HostUfunc(np_ufunc)
+
+
+hooks["make_ufunc"] = _make_ufunc
+hooks["ufunc_class"] = ufunc
+hooks["device_ufuncs"] = UFUNCS

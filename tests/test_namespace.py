@@ -61,7 +61,7 @@ class TestEveryName:
             assert isinstance(ours, types.ModuleType) and ours.__name__ == f"gpupy.{name}"
         elif isinstance(value, np.ufunc):
             assert callable(ours) and ours is not value
-            assert isinstance(ours, gp.ufunc) or ours is gp._array._FUNCTIONS.get(value)
+            assert isinstance(ours, gp.ufunc) or ours is gp._registry.FUNCTIONS.get(value)
         elif isinstance(value, type):
             expected = {"ndarray": gp.GpuArray, "ufunc": gp._ufuncs.ufunc}.get(name, value)
             if name == "vectorize":
@@ -99,7 +99,7 @@ class TestEveryName:
     def test_gpupy_implementations_answer_for_numpy(self):
         # np.f(gpu_array) reaches the very function gpupy.f is.
         for name in ("sum", "concatenate", "where", "zeros_like", "copyto", "result_type", "median"):
-            impl = gp._array._FUNCTIONS.get(getattr(np, name)) or gp._array._WRAPPERS.get(getattr(np, name))
+            impl = gp._registry.FUNCTIONS.get(getattr(np, name)) or gp._registry.WRAPPERS.get(getattr(np, name))
             assert impl is getattr(gp, name), name
 
 

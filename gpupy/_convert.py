@@ -1,0 +1,46 @@
+"""Array-likes to GpuArrays: numpy.array / asarray for gpupy.
+
+Base layer: imports nothing of gpupy but `_core`. Every section coerces
+its operands through `asarray`.
+"""
+
+import numpy as np
+
+from . import _core
+from ._core import GpuArray
+
+
+def is_supported(dtype):
+    """True if a GpuArray can hold values of this dtype."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return False
+    return dt.kind in "biuf" and dt.itemsize in (1, 2, 4, 8) and dt != np.float16
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """Like numpy.array; returns a GpuArray for dtypes the device can hold."""
+    if isinstance(object, GpuArray):
+        result = object.astype(object.dtype if dtype is None else dtype, copy=bool(copy))
+    else:
+        host = np.array(object, dtype=dtype, copy=copy if copy is not None else None, order=order, ndmin=ndmin)
+        if not is_supported(host.dtype):
+            return host
+        return _core.array_from_numpy(host)
+    if isinstance(result, GpuArray) and result.ndim < ndmin:
+        result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, like=None):
+    """Like numpy.asarray: a GpuArray argument comes back as is."""
+    if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
+        return a
+    return array(a, dtype=dtype, copy=True if copy is None else copy)
+
+
+def as_gpu(a):
+    """`a` as a GpuArray where the device can hold it (a NumPy array of
+    another dtype otherwise)."""
+    return a if isinstance(a, GpuArray) else asarray(a)

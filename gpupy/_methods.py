@@ -1,0 +1,534 @@
+"""Every Python-level method and protocol of GpuArray, in one place.
+
+The operators, indexing and the basic attributes live in C++
+(src/bindings/py_array.cpp); everything else a NumPy array has is defined
+here, in the body of `ArrayMethods`, and copied onto the C++ class by
+`install()` -- one step, at import. Methods that are gpupy functions of the
+same name (`a.sum()` is `gpupy.sum(a)`) call them through the registry;
+ndarray methods gpupy does not implement run NumPy's through
+`_fallback.call_numpy` (counted as "ndarray.<name>", in-place ones written
+back).
+"""
+
+import builtins
+import operator
+import types
+
+import numpy as np
+
+from . import _core
+from ._core import GpuArray
+from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, WRAPPERS, function
+
+_NOVALUE = np._NoValue
+
+# The C++ class's own copy and astype, which the methods below wrap.
+_core_copy = GpuArray.copy
+_core_astype = GpuArray.astype
+
+
+def numpy_qualname(func):
+    """'sum', 'linalg.norm', 'lib.stride_tricks.as_strided' for a NumPy function."""
+    module = getattr(func, "__module__", None) or "numpy"
+    name = getattr(func, "__name__", repr(func))
+    if module == "numpy" or not module.startswith("numpy."):
+        return name
+    return f"{module[len('numpy.'):]}.{name}"
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+def _norm_axis(axis, ndim, prefix=None):
+    axis = operator.index(axis)
+    if axis < -ndim or axis >= ndim:
+        raise np.exceptions.AxisError(axis, ndim, prefix)
+    return axis % ndim if ndim else axis
+
+
+def _contiguous(shape, strides):
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _selection_size(key, n):
+    """Number of elements a slice (or ...) selects from n; None otherwise."""
+    if key is Ellipsis:
+        return n
+    if isinstance(key, slice):
+        return len(range(*key.indices(n)))
+    return None
+
+
+_PLAIN_TYPES = frozenset({GpuArray, np.ndarray, int, float, bool, complex, type(None)})
+
+
+def _foreign(objects):
+    """True if an argument is an array-like of another library that
+    implements the protocols itself (NumPy's rule: defer to it)."""
+    for x in objects:
+        t = type(x)
+        if t in _PLAIN_TYPES or isinstance(x, (GpuArray, np.ndarray, np.generic)):
+            continue
+        if getattr(t, "__array_ufunc__", None) is not None:
+            return True
+    return False
+
+
+class Flags:
+    """ndarray.flags for a GpuArray view (read-only)."""
+
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+             "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable", "OWNDATA": "owndata",
+             "O": "owndata", "ALIGNED": "aligned", "A": "aligned", "WRITEBACKIFCOPY": "writebackifcopy",
+             "X": "writebackifcopy", "FNC": "fnc", "FORC": "forc", "BEHAVED": "behaved", "B": "behaved",
+             "CARRAY": "carray", "CA": "carray", "FARRAY": "farray", "FA": "farray"}
+
+    def __init__(self, a):
+        _, shape, strides = a._view
+        self.c_contiguous = _contiguous(shape, strides)
+        self.f_contiguous = _contiguous(shape[::-1], strides[::-1])
+        self.writeable = a._writeable
+        self.owndata = False  # the values live in the core, not in host memory the array owns
+        self.aligned = True
+        self.writebackifcopy = False
+
+    fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
+    forc = property(lambda self: self.f_contiguous or self.c_contiguous)
+    behaved = property(lambda self: self.aligned and self.writeable)
+    carray = property(lambda self: self.behaved and self.c_contiguous)
+    farray = property(lambda self: self.behaved and self.f_contiguous and not self.c_contiguous)
+
+    def __getitem__(self, key):
+        return getattr(self, self._KEYS[key.upper()])
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__:
+            raise ValueError(f"gpupy cannot change the {name} flag of an array")
+        object.__setattr__(self, name, value)
+
+    def __setitem__(self, key, value):
+        raise ValueError(f"gpupy cannot change the {key} flag of an array")
+
+    def __repr__(self):
+        names = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY")
+        return "\n".join(f"  {n} : {self[n]}" for n in names) + "\n"
+
+
+class Flat:
+    """a.flat for a GpuArray: reads and writes the array in C order."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.__array__().flat)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.base.__array__().ravel(), dtype=dtype)
+
+    def __repr__(self):
+        return f"<gpupy flat iterator over {self.base.shape} {self.base.dtype}>"
+
+    def copy(self):
+        return self.base.flatten()
+
+    def _index(self, k):
+        n = self.base.size
+        k = k.__index__()
+        if k < -n or k >= n:
+            raise IndexError(f"index {k} is out of bounds for size {n}")
+        return np.unravel_index(k % n, self.base.shape) if self.base.ndim else ()
+
+    def _flat_view(self):
+        """The array as a 1-d view, or None if it has none (non-contiguous)."""
+        flat = self.base.reshape(-1)
+        return flat if flat._owner_id == self.base._owner_id else None
+
+    def __getitem__(self, key):
+        if hasattr(key, "__index__") and not isinstance(key, (GpuArray, np.ndarray)):
+            return self.base[self._index(key)]
+        return self.base.reshape(-1)[key]
+
+    def __setitem__(self, key, value):
+        if hasattr(key, "__index__") and not isinstance(key, (GpuArray, np.ndarray)):
+            self.base[self._index(key)] = value
+            return
+        flat = self._flat_view()
+        count = _selection_size(key, self.base.size)
+        if flat is not None and count is not None and (np.ndim(value) == 0 or np.size(value) == count):
+            flat[key] = value
+            return
+        # NumPy's own flat assignment (index arrays, values repeated to fill).
+        host, host_key, host_value = np.array(self.base), to_numpy(key), to_numpy(value)
+
+        def write():
+            host.flat[host_key] = host_value
+
+        note_fallback("flat.__setitem__", "flat assignment with an index array or a repeated value", write)
+        write()
+        self.base[...] = host
+
+
+# ndarray methods that are gpupy functions of the same name, taking the array
+# first, with no signature of their own below.
+_NAMESPACE_METHODS = ("argpartition", "argsort", "choose", "clip", "conj", "conjugate", "diagonal", "nonzero",
+                      "put", "repeat", "round", "searchsorted", "take", "trace")
+
+# ndarray methods run by NumPy on the values read back (in-place ones are
+# written back; see _fallback._WRITES).
+_HOST_METHODS = ("sort", "partition", "getfield", "setfield", "byteswap")
+
+# Methods that only read the values to store or encode them (not counted).
+_READ_METHODS = ("tobytes", "tofile", "dump", "dumps")
+
+
+def _namespace_method(name):
+    def method(self, *args, **kwargs):
+        return function(name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"a.{name}(...) is gpupy.{name}(a, ...)."
+    return method
+
+
+def _host_method(name):
+    unbound = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):
+        return call_numpy(f"ndarray.{name}", (self,) + args, kwargs, func=unbound, reason="ndarray method")
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = unbound.__doc__
+    return method
+
+
+class ArrayMethods:
+    """The Python-level part of GpuArray (see the module docstring)."""
+
+    __array_priority__ = 100
+
+    # --- printing and conversion
+    def __repr__(self):
+        return repr(self.__array__())
+
+    def __str__(self):
+        return str(self.__array__())
+
+    def __format__(self, spec):
+        return format(self[()] if self.ndim == 0 else self.__array__(), spec)
+
+    def _scalar_conversion(self, convert):
+        """float()/int()/complex() as NumPy converts an ndarray of this shape:
+        0-d arrays convert, others raise (or warn) as NumPy does, without
+        evaluating an array larger than one element."""
+        if self.ndim == 0:
+            return convert(self[()])
+        if self.size == 1:
+            return convert(self.__array__())
+        return convert(np.broadcast_to(np.zeros((), self.dtype), self.shape))
+
+    def __float__(self):
+        return self._scalar_conversion(float)
+
+    def __int__(self):
+        return self._scalar_conversion(int)
+
+    def __complex__(self):
+        return self._scalar_conversion(complex)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:
+            # One evaluation for all elements, then plain NumPy scalars.
+            return iter(self.__array__())
+        return (self[i] for i in range(self.shape[0]))
+
+    def __contains__(self, value):
+        equal = self == value  # NumPy: (a == value).any()
+        if not isinstance(equal, GpuArray) or equal.ndim == 0:
+            return bool(equal)  # Python's answer where == is not elementwise
+        return bool(function("any")(equal))
+
+    def tolist(self):
+        return self.__array__().tolist()
+
+    def __delitem__(self, key):
+        raise ValueError("cannot delete array elements")
+
+    # --- shape
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1:
+            shape = shape[0]
+        if order == "C":
+            result = self._reshape(shape)
+        elif order == "F":
+            target = (shape,) if isinstance(shape, int) else tuple(shape)
+            result = self.T._reshape(target[::-1]).T
+        else:
+            raise ValueError("order must be one of 'C', 'F', 'A' (gpupy supports 'C' and 'F')")
+        return result.copy() if copy else result
+
+    def ravel(self, order="C"):
+        return self.reshape(-1, order=order)
+
+    def flatten(self, order="C"):
+        return self.reshape(-1, order=order).copy()
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            axes = [i for i, n in enumerate(self.shape) if n == 1]
+        else:
+            axes = [axis] if np.ndim(axis) == 0 else list(axis)
+            axes = [_norm_axis(a, self.ndim) for a in axes]
+            for a in axes:
+                if self.shape[a] != 1:
+                    raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        shape = [n for i, n in enumerate(self.shape) if i not in axes]
+        return self._reshape(tuple(shape))
+
+    def swapaxes(self, axis1, axis2):
+        axes = list(range(self.ndim))
+        a, b = _norm_axis(axis1, self.ndim, "axis1"), _norm_axis(axis2, self.ndim, "axis2")
+        axes[a], axes[b] = axes[b], axes[a]
+        return self.transpose(axes)
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
+    def resize(self, *new_shape, refcheck=True):
+        raise ValueError("cannot resize a gpupy array in place; use gpupy.resize(a, new_shape), which returns a "
+                         "new array")
+
+    # --- copying, pickling, dtypes
+    def copy(self, order="K"):
+        # The layout is the core's business; every order gives the same values.
+        return _core_copy(self)
+
+    def __copy__(self, *args):
+        return self.copy()
+
+    __deepcopy__ = __copy__
+
+    def __reduce_ex__(self, protocol):
+        return (function("array"), (np.array(self),))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {np.dtype(dtype)!r} "
+                            f"according to the rule {casting!r}")
+        return _core_astype(self, dtype, copy)
+
+    def view(self, dtype=None, type=None):
+        if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+            dtype, type = None, dtype
+        if type is not None:
+            # An ndarray (subclass) view: NumPy's, of the values read back.
+            host = self.__array__()
+            return host.view(type) if dtype is None else host.view(dtype, type)
+        if dtype is None or np.dtype(dtype) == self.dtype:
+            return self[...]
+        # Reinterpreting the bits: NumPy's view, of a copy (writes to it do not
+        # reach this array).
+        return call_numpy("ndarray.view", (self, dtype), {}, func=np.ndarray.view, reason="dtype reinterpretation")
+
+    # --- real/imag, flags, buffers
+    @property
+    def real(self):
+        # Device dtypes are real: the real part is the array itself (a view).
+        return self[...]
+
+    @real.setter
+    def real(self, value):
+        self[...] = value
+
+    @property
+    def imag(self):
+        # Read-only zeros, as NumPy gives for real arrays (a broadcast constant).
+        return _core.full((), 0, self.dtype)._broadcast_to(self.shape)
+
+    @imag.setter
+    def imag(self, value):
+        raise TypeError("array does not have imaginary part to set")
+
+    flags = property(Flags)
+
+    @property
+    def data(self):
+        return memoryview(self.__array__())
+
+    @property
+    def ctypes(self):
+        return self.__array__().ctypes
+
+    def setflags(self, write=None, align=None, uic=None):
+        if write is not None and bool(write) != self._writeable:
+            raise ValueError("gpupy cannot change whether an array is writeable")
+
+    @property
+    def flat(self):
+        return Flat(self)
+
+    @flat.setter
+    def flat(self, value):
+        Flat(self)[...] = value
+
+    # --- NumPy's protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy's ufuncs on GpuArrays (np.sin(g), ndarray + g) stay on the device."""
+        if kwargs:
+            out = kwargs.get("out", ())
+            if _foreign(out if isinstance(out, tuple) else (out,)):
+                return NotImplemented
+        if _foreign(inputs):
+            return NotImplemented
+        if method == "__call__" and not kwargs:
+            # The common case (ndarray + g, np.sin(g)) straight to the core.
+            name = DEVICE_UFUNCS.get(ufunc)
+            if name is not None and len(inputs) == ufunc.nin:
+                result = _core.ufunc(name, *inputs)
+                if result is not NotImplemented:
+                    return result
+        impl = UFUNC_IMPL.get(ufunc)
+        if impl is not None:
+            target = impl if method == "__call__" else getattr(impl, method, None)
+            if target is not None:
+                return target(*inputs, **kwargs)
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        return call_numpy(name, inputs, kwargs, func=ufunc if method == "__call__" else getattr(ufunc, method),
+                          reason="ufunc method gpupy does not implement")
+
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy.f(g) calls gpupy's f where gpupy has one, else NumPy's."""
+        for t in types:
+            if not issubclass(t, (GpuArray, np.ndarray)):
+                return NotImplemented
+        impl = FUNCTIONS.get(func)
+        if impl is None:
+            impl = WRAPPERS.get(func)
+        if impl is not None:
+            return impl(*args, **kwargs)
+        return call_numpy(numpy_qualname(func), args, kwargs, func=func, reason="function gpupy does not implement")
+
+    @classmethod
+    def __class_getitem__(cls, item):
+        return types.GenericAlias(cls, item)
+
+    # --- operators built on gpupy functions
+    def __matmul__(self, other):
+        return function("matmul")(self, other)
+
+    def __rmatmul__(self, other):
+        return function("matmul")(other, self)
+
+    def __imatmul__(self, other):
+        result = function("matmul")(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"matmul: output shape {self.shape} does not match the result's {result.shape}")
+        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {self.dtype!r} with "
+                            "casting rule 'same_kind'")
+        self[...] = result
+        return self
+
+    def __divmod__(self, other):
+        return function("divmod")(self, other)
+
+    def __rdivmod__(self, other):
+        return function("divmod")(other, self)
+
+    # --- methods that are gpupy functions
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+        return function("sum")(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+        return function("prod")(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+        return function("max")(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
+        return function("min")(self, axis, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        return function("mean")(self, axis, dtype, out, keepdims, where=where)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        return function("any")(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        return function("all")(self, axis, out, keepdims, where=where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return function("argmax")(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return function("argmin")(self, axis, out, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return function("var")(self, axis, dtype, out, ddof, keepdims, **kwargs)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return function("std")(self, axis, dtype, out, ddof, keepdims, **kwargs)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return function("cumsum")(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return function("cumprod")(self, axis, dtype, out)
+
+    def dot(self, b, out=None):
+        return function("dot")(self, b, out)
+
+    def compress(self, condition, axis=None, out=None):
+        return function("compress")(condition, self, axis, out)
+
+    for _name in _NAMESPACE_METHODS:
+        locals()[_name] = _namespace_method(_name)
+    for _name in _HOST_METHODS + _READ_METHODS:
+        locals()[_name] = _host_method(_name)
+    del _name
+
+
+# --- indexing NumPy's way (installed as the core's handlers) -----------------------------------
+
+def _advanced_getitem(self, key):
+    host, host_key = self.__array__(), to_numpy(key)
+    note_fallback("__getitem__", "advanced indexing runs in NumPy", lambda: host[host_key])
+    return from_numpy(host[host_key])
+
+
+def _advanced_setitem(self, key, value):
+    host, host_key, host_value = np.array(self), to_numpy(key), to_numpy(value)
+
+    def write():
+        host[host_key] = host_value
+
+    note_fallback("__setitem__", "advanced indexing runs in NumPy", write)
+    write()
+    self[...] = host
+
+
+_NOT_METHODS = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"}
+
+
+def install():
+    """Copies ArrayMethods onto the C++ GpuArray class; installs the
+    advanced-indexing handlers."""
+    for name, value in vars(ArrayMethods).items():
+        if name not in _NOT_METHODS:
+            setattr(GpuArray, name, value)
+    _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
