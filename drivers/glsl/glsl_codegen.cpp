@@ -443,7 +443,6 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
         key.append(reinterpret_cast<const char*>(&w), sizeof w);
     };
     put(opt.texture_width);
-    put(opt.caps.glsl_math);
     put(ir.ndim);
     put(out.wide_index);
     put(ir.reduce_op);

@@ -1,10 +1,9 @@
 // GLSL function libraries embedded in the driver.
 //
 // Two sets of GLSL files are embedded at build time (embed_glsl.cmake):
-// drivers/opengl/glsl_math/ (accurate float32 functions gp_<numpy_name>,
-// written separately) and drivers/opengl/glsl_runtime/ (this driver's own
-// helpers gpo_*: integer division, float bit tests, casts, and builtin-based
-// stand-ins for transcendental functions). Both use one format: each
+// drivers/glsl/glsl_math/ (accurate float32 functions gp_<numpy_name>,
+// written separately) and drivers/glsl/glsl_runtime/ (the drivers' own
+// helpers gpo_*: integer division, float bit tests, casts). Both use one format: each
 // function is preceded by a marker line
 //     // @function NAME [requires DEP1 DEP2 ...]
 // and its text runs to the next marker. A shader includes only the

@@ -17,8 +17,10 @@ namespace {
 bool is_table_op(int op) { return gpupy::op_is_operation(op); }
 const gpupy_op_row& info(int op) { return *gpupy::op_row(op); }
 
-// float32 ops computed by a library function: glsl_math's gp_<numpy_name>
-// when it exists, else this driver's stand-in gpo_<numpy_name> if any.
+// float32 ops computed by a library function: glsl_math's gp_<numpy_name>.
+// There are no builtin-based substitutes: GLSL leaves the accuracy of
+// exp/log/pow/sin... to the implementation (exp: 3 + 2|x| ulp, sin: none),
+// so an op glsl_math lacks is not declared and falls back to the host.
 bool is_math_op(int op) {
     if (!is_table_op(op)) return false;
     // The remainder family needs a library routine in GLSL (exact quotients
@@ -168,7 +170,7 @@ struct Snippet {
         const bool wide = glsl_type(in).bits == 64;
         return std::string("gpo_") + name + "_" + (is_signed() ? (wide ? "i64" : "i32") : (wide ? "u64" : "u32"));
     }
-    // A float32 math-library op: glsl_math's gp_<name>, else a stand-in.
+    // A float32 math-library op: glsl_math's gp_<name>.
     std::string library() const {
         if (!is_float() || f64() || !is_math_op(op)) return "";
         const std::string name = math_function_for(op, caps);
@@ -422,11 +424,9 @@ int op_result_dtype(int op, int in_dtype) {
 std::string math_function_for(int op, const DeviceCaps& caps) {
     if (!is_math_op(op)) return "";
     const GlslLibrary& lib = GlslLibrary::embedded();
+    (void)caps;
     std::string accurate = std::string("gp_") + info(op).numpy_name;
-    if (caps.glsl_math && lib.has(accurate)) return accurate;
-    std::string standin = std::string("gpo_") + info(op).numpy_name;
-    if (lib.has(standin)) return standin;
-    return "";
+    return lib.has(accurate) ? accurate : "";
 }
 
 std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector<std::string>& args,
@@ -464,8 +464,8 @@ bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps&
     if (op < 0 || op >= GPUPY_NUM_OPS || !dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return false;
     // 0: not asked yet, 1: no, 2: yes. Answers never change, so a race
     // only computes one twice.
-    static std::atomic<int8_t> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES][8];
-    const int c = (caps.fp64 ? 1 : 0) | (caps.int64 ? 2 : 0) | (caps.glsl_math ? 4 : 0);
+    static std::atomic<int8_t> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES][4];
+    const int c = (caps.fp64 ? 1 : 0) | (caps.int64 ? 2 : 0);
     std::atomic<int8_t>& slot = known[op][in_dtype][out_dtype][c];
     int8_t v = slot.load(std::memory_order_relaxed);
     if (v == 0) {

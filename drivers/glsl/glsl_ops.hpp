@@ -4,9 +4,8 @@
 // get_method() asks it (with placeholder operands) and the code generator
 // uses its text, so the declared set and the generated code cannot drift.
 // Every snippet reproduces NumPy's result bit for bit, except the float32
-// functions taken from glsl_math (gp_<numpy_name>, preferred) or from this
-// driver's builtin-based stand-ins (gpo_<numpy_name>), whose ulp errors are
-// measured by the conformance tests.
+// functions taken from glsl_math (gp_<numpy_name>), each within 1 ulp of
+// the correctly rounded result (docs/accuracy.md, conformance tests).
 #ifndef GPUPY_GLSL_GLSL_OPS_HPP
 #define GPUPY_GLSL_GLSL_OPS_HPP
 
@@ -21,9 +20,6 @@ namespace gpupy_glsl {
 struct DeviceCaps {
     bool fp64 = false;
     bool int64 = false;
-    // Use glsl_math's gp_<name> where it exists (the default); false forces
-    // the builtin-based stand-ins (option math_library=standin, for tests).
-    bool glsl_math = true;
 };
 
 // The library functions a shader calls, in inclusion order.
@@ -59,7 +55,7 @@ bool op_supported(int op, int dtype, const DeviceCaps& caps);
 bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps& caps);
 
 // Which GLSL function implements a float32 math op ("gp_exp" from
-// glsl_math, "gpo_exp" stand-in), or "" if the op is not a library op.
+// glsl_math), or "" if the op is not a library op.
 std::string math_function_for(int op, const DeviceCaps& caps);
 
 // Extra text-level cost of an op in the instruction estimate (resources).

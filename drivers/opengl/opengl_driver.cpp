@@ -364,13 +364,9 @@ const char* drv_last_error(void* ctx) { return D(ctx)->last_error.c_str(); }
 const char* drv_describe(void* ctx) {
     Driver* d = D(ctx);
     std::ostringstream s;
-    std::string math, standins;
+    std::string math;
     for (const auto& kv : GlslLibrary::embedded().functions()) {
         if (kv.first.rfind("gp_", 0) == 0) math += (math.empty() ? "" : " ") + kv.first;
-    }
-    for (int op = GPUPY_OP_CONST + 1; op < GPUPY_NUM_OPS; ++op) {
-        std::string fn = math_function_for(op, d->caps);
-        if (fn.rfind("gpo_", 0) == 0) standins += (standins.empty() ? "" : " ") + std::string(op_numpy_name(op));
     }
     auto limit = [](int64_t v) { return v >= kUnlimited ? std::string("unlimited") : std::to_string(v); };
     s << "driver: opengl\n"
@@ -397,9 +393,7 @@ const char* drv_describe(void* ctx) {
       << "memory_budget_bytes: " << d->blocks.budget_bytes() << "\n"
       << "memory_used_bytes: " << d->blocks.used_bytes() << "\n"
       << "shader_cache_dir: " << d->egl.shader_cache_dir << "\n"
-      << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n"
-      << "math_library: " << (d->caps.glsl_math ? "glsl_math" : "standin") << "\n"
-      << "standin_math_ops: " << (standins.empty() ? "none" : standins) << "\n";
+      << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n";
     if (!GlslLibrary::embedded_errors().empty()) {
         std::string errs = GlslLibrary::embedded_errors();
         for (char& c : errs) if (c == '\n') c = ';';
@@ -416,11 +410,6 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         d->last_error = "set_option(" + k + ", " + v + "): " + why;
         return GPUPY_ERROR;
     };
-    if (k == "math_library") {
-        if (v != "glsl_math" && v != "standin" && v != "default") return fail("expected glsl_math or standin");
-        d->caps.glsl_math = v != "standin";
-        return GPUPY_OK;
-    }
     if (k == "debug_glsl_append") {
         d->debug_append = v;
         return GPUPY_OK;
@@ -459,7 +448,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
-                "max_bytes, block_width, math_library, debug_glsl_append)");
+                "max_bytes, block_width, debug_glsl_append)");
 }
 
 // The cost model behind prefers_host. Measured on llvmpipe (2 cores,

@@ -24,6 +24,17 @@ template <class T>
 constexpr bool is_bool = std::is_same_v<T, bool>;
 template <class T>
 constexpr bool is_float = std::is_floating_point_v<T>;
+
+// The C library's float functions (expf, sinhf, ...) differ in accuracy
+// between libraries and versions (glibc documents up to 2 ulps for some).
+// float32 goes through the double function instead and is rounded once:
+// the double result is within a few double ulps of exact (any libm), so
+// the float result is the correctly rounded one or, when the exact value
+// lies within ~2^-50 of a rounding midpoint, its neighbour -- at most 1 ulp
+// from the correctly rounded result on every machine (docs/accuracy.md).
+// double runs the double function itself.
+template <class T>
+constexpr double wide(T a) { return static_cast<double>(a); }
 template <class T>
 constexpr bool is_int = std::is_integral_v<T> && !is_bool<T>;
 template <class T>
@@ -200,7 +211,7 @@ struct K_POWER {
     template <class T>
     static T f(T a, T b) {
         if constexpr (is_float<T>) {
-            return std::pow(a, b);
+            return static_cast<T>(std::pow(wide(a), wide(b)));  // see wide()
         } else {
             T result = 1;
             for (uint64_t e = b < 0 ? 0 : static_cast<uint64_t>(b); e; e >>= 1) {
@@ -254,6 +265,9 @@ struct K_SQUARE {
         else return a * a;
     }
 };
+#define GPUPY_SW_MATH1(NAME, FN) GPUPY_SW_UNARY(NAME, is_float<T>, static_cast<T>(FN(wide(a))))
+#define GPUPY_SW_MATH2(NAME, FN) GPUPY_SW_BINARY(NAME, is_float<T>, static_cast<T>(FN(wide(a), wide(b))))
+
 // Integers: NumPy's loop computes 1.0 / x and converts it to the integer
 // type (0 for |x| > 1; 1 / 0 gives the x86 conversion of inf, which
 // numpy_cast reproduces on every CPU).
@@ -264,57 +278,61 @@ T reciprocal(T a) {
 }
 GPUPY_SW_UNARY(RECIPROCAL, is_num<T>, reciprocal(a))
 GPUPY_SW_UNARY(SQRT, is_float<T>, std::sqrt(a))
-GPUPY_SW_UNARY(CBRT, is_float<T>, std::cbrt(a))
+GPUPY_SW_MATH1(CBRT, std::cbrt)
 
 // --- exponentials and logarithms ---------------------------------------------------
-GPUPY_SW_UNARY(EXP, is_float<T>, std::exp(a))
-GPUPY_SW_UNARY(EXP2, is_float<T>, std::exp2(a))
-GPUPY_SW_UNARY(EXPM1, is_float<T>, std::expm1(a))
-GPUPY_SW_UNARY(LOG, is_float<T>, std::log(a))
-GPUPY_SW_UNARY(LOG2, is_float<T>, std::log2(a))
-GPUPY_SW_UNARY(LOG10, is_float<T>, std::log10(a))
-GPUPY_SW_UNARY(LOG1P, is_float<T>, std::log1p(a))
+GPUPY_SW_MATH1(EXP, std::exp)
+GPUPY_SW_MATH1(EXP2, std::exp2)
+GPUPY_SW_MATH1(EXPM1, std::expm1)
+GPUPY_SW_MATH1(LOG, std::log)
+GPUPY_SW_MATH1(LOG2, std::log2)
+GPUPY_SW_MATH1(LOG10, std::log10)
+GPUPY_SW_MATH1(LOG1P, std::log1p)
 struct K_LOGADDEXP {
     template <class T>
     static constexpr bool ok = is_float<T>;
-    template <class T>
-    static T f(T x, T y) {
-        if (x == y) return x + T(0.693147180559945309417232121458176568);  // also inf + inf
-        const T d = x - y;
+    // NumPy's formula, evaluated in double for float32 (see wide()): its
+    // cancellation near a result of 0 then costs nothing after rounding.
+    static double g(double x, double y) {
+        if (x == y) return x + 0.693147180559945309417232121458176568;  // also inf + inf
+        const double d = x - y;
         if (d > 0) return x + std::log1p(std::exp(-d));
         if (d <= 0) return y + std::log1p(std::exp(d));
         return d;  // NaN
     }
+    template <class T>
+    static T f(T x, T y) { return static_cast<T>(g(wide(x), wide(y))); }
 };
 struct K_LOGADDEXP2 {
     template <class T>
     static constexpr bool ok = is_float<T>;
-    template <class T>
-    static T f(T x, T y) {
-        const T log2e = T(1.442695040888963407359924681001892137);
-        if (x == y) return x + T(1);
-        const T d = x - y;
+    static double g(double x, double y) {
+        const double log2e = 1.442695040888963407359924681001892137;
+        if (x == y) return x + 1;
+        const double d = x - y;
         if (d > 0) return x + log2e * std::log1p(std::exp2(-d));
         if (d <= 0) return y + log2e * std::log1p(std::exp2(d));
         return d;
     }
+    template <class T>
+    static T f(T x, T y) { return static_cast<T>(g(wide(x), wide(y))); }
 };
 
 // --- trigonometric and hyperbolic ------------------------------------------------
-GPUPY_SW_UNARY(SIN, is_float<T>, std::sin(a))
-GPUPY_SW_UNARY(COS, is_float<T>, std::cos(a))
-GPUPY_SW_UNARY(TAN, is_float<T>, std::tan(a))
-GPUPY_SW_UNARY(ARCSIN, is_float<T>, std::asin(a))
-GPUPY_SW_UNARY(ARCCOS, is_float<T>, std::acos(a))
-GPUPY_SW_UNARY(ARCTAN, is_float<T>, std::atan(a))
-GPUPY_SW_BINARY(ARCTAN2, is_float<T>, std::atan2(a, b))
-GPUPY_SW_BINARY(HYPOT, is_float<T>, std::hypot(a, b))
-GPUPY_SW_UNARY(SINH, is_float<T>, std::sinh(a))
-GPUPY_SW_UNARY(COSH, is_float<T>, std::cosh(a))
-GPUPY_SW_UNARY(TANH, is_float<T>, std::tanh(a))
-GPUPY_SW_UNARY(ARCSINH, is_float<T>, std::asinh(a))
-GPUPY_SW_UNARY(ARCCOSH, is_float<T>, std::acosh(a))
-GPUPY_SW_UNARY(ARCTANH, is_float<T>, std::atanh(a))
+GPUPY_SW_MATH1(SIN, std::sin)
+GPUPY_SW_MATH1(COS, std::cos)
+GPUPY_SW_MATH1(TAN, std::tan)
+GPUPY_SW_MATH1(ARCSIN, std::asin)
+GPUPY_SW_MATH1(ARCCOS, std::acos)
+GPUPY_SW_MATH1(ARCTAN, std::atan)
+GPUPY_SW_MATH2(ARCTAN2, std::atan2)
+GPUPY_SW_MATH2(HYPOT, std::hypot)
+GPUPY_SW_MATH1(SINH, std::sinh)
+GPUPY_SW_MATH1(COSH, std::cosh)
+GPUPY_SW_MATH1(TANH, std::tanh)
+GPUPY_SW_MATH1(ARCSINH, std::asinh)
+GPUPY_SW_MATH1(ARCCOSH, std::acosh)
+GPUPY_SW_MATH1(ARCTANH, std::atanh)
 // NumPy multiplies by a constant computed in the dtype: pi/180 with pi
 // rounded to the dtype first.
 template <class T>

@@ -10,6 +10,7 @@ test_tables.py.
 import ctypes
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +136,10 @@ def driver_dirs():
     if spec is not None and spec.submodule_search_locations:
         for loc in spec.submodule_search_locations:
             dirs.append(Path(loc) / "_drivers")
+    # A child process started in the project root finds the source tree's
+    # gpupy/ first, which holds no built drivers: look behind it too.
+    for entry in sys.path:
+        dirs.append(Path(entry or ".") / "gpupy" / "_drivers")
     return dirs
 
 
