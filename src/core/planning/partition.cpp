@@ -15,26 +15,8 @@ public:
     Partitioner(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), drv_(ctx.driver) {}
 
     void run() {
-        std::vector<Item>& items = part_.items;
-        for (Item& it : items) it.visited = false;
-        // Iterative post-order: every item's operands are bounded before it.
-        std::vector<std::pair<int32_t, size_t>> stack;
-        stack.emplace_back(part_.top, 0);
-        items[part_.top].visited = true;
-        while (!stack.empty()) {
-            const int32_t i = stack.back().first;
-            size_t& pos = stack.back().second;
-            if (items[i].cls == Item::Interior && pos < items[i].kids.size()) {
-                const int32_t c = items[i].kids[pos++];
-                if (!items[c].visited) {
-                    items[c].visited = true;
-                    stack.emplace_back(c, 0);
-                }
-                continue;
-            }
-            stack.pop_back();
-            bound(i);
-        }
+        // Every item's operands are bounded before it.
+        for_each_item_postorder(part_.items, part_.top, [this](int32_t i) { bound(i); });
     }
 
 private:

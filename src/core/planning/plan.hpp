@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/graph/node.hpp"
@@ -117,5 +118,30 @@ struct BlockPlan {
     int64_t o0 = 0, o1 = 0;  // output positions of the block
     std::vector<PartPlan> parts;
 };
+
+// Visits every item reachable from `top` through interior items once, each
+// after the items it reads (iterative post-order: deep chains cannot
+// overflow the stack). Resets the items' `visited` flags.
+template <class Visit>
+void for_each_item_postorder(std::vector<Item>& items, int32_t top, Visit&& visit) {
+    for (Item& it : items) it.visited = false;
+    std::vector<std::pair<int32_t, size_t>> stack;
+    stack.emplace_back(top, 0);
+    items[top].visited = true;
+    while (!stack.empty()) {
+        const int32_t i = stack.back().first;
+        size_t& pos = stack.back().second;
+        if (items[i].cls == Item::Interior && pos < items[i].kids.size()) {
+            const int32_t c = items[i].kids[pos++];
+            if (!items[c].visited) {
+                items[c].visited = true;
+                stack.emplace_back(c, 0);
+            }
+            continue;
+        }
+        stack.pop_back();
+        visit(i);
+    }
+}
 
 }  // namespace gpupy

@@ -23,23 +23,8 @@ bool whole_node(const NodeView& v, OpCode op) {
 void schedule(const PlanContext& ctx, PartPlan& part) {
     std::vector<Item>& items = part.items;
     const Domain& d = part.domain;
-    for (Item& it : items) it.visited = false;
-    std::vector<std::pair<int32_t, size_t>> stack;
-    stack.emplace_back(part.top, 0);
-    items[part.top].visited = true;
-    while (!stack.empty()) {
-        const int32_t i = stack.back().first;
-        size_t& pos = stack.back().second;
-        if (items[i].cls == Item::Interior && pos < items[i].kids.size()) {
-            const int32_t c = items[i].kids[pos++];
-            if (!items[c].visited) {
-                items[c].visited = true;
-                stack.emplace_back(c, 0);
-            }
-            continue;
-        }
-        stack.pop_back();
-        if (!items[i].staged) continue;
+    for_each_item_postorder(items, part.top, [&](int32_t i) {
+        if (!items[i].staged) return;
         const Item& it = items[i];
         const int64_t size = d.size();
         for (int64_t k = d.d0 / ctx.B; k <= (d.d1 - 1) / ctx.B; ++k) {
@@ -57,7 +42,7 @@ void schedule(const PlanContext& ctx, PartPlan& part) {
             }
             part.passes.push_back(std::move(p));
         }
-    }
+    });
     Pass root;
     root.top = part.top;
     root.root = true;
