@@ -11,6 +11,7 @@ and error messages are kept; results of full reductions are 0-d GpuArrays
 
 import builtins
 import functools
+import operator
 
 import numpy as np
 
@@ -24,10 +25,14 @@ from ._registry import hooks, implements
 _NOVALUE = np._NoValue
 
 
-def _axes(axis, ndim):
-    """Normalised tuple of axes (AxisError and duplicate checks as NumPy)."""
+def _axes(axis, ndim, zero_d_axis=False):
+    """Normalised tuple of axes (AxisError and duplicate checks as NumPy).
+    zero_d_axis: NumPy's ufunc reductions also take an integer axis 0 or -1
+    on a 0-d array (reducing over nothing); mean, var and tuples do not."""
     if axis is None:
         return tuple(range(ndim))
+    if zero_d_axis and ndim == 0 and np.ndim(axis) == 0 and operator.index(axis) in (0, -1):
+        return ()
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     out = []
     for ax in axes:
@@ -74,7 +79,7 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
                                            **({} if initial is _NOVALUE else {"initial": initial}),
                                            **({} if where is True else {"where": where})),
                           reason="arguments gpupy does not reduce on the device")
-    axes = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim, zero_d_axis=True)
     acc = np.dtype(dtype) if dtype is not None else default_dtype(a.dtype)
     if needs_identity and initial is _NOVALUE and builtins.any(a.shape[ax] == 0 for ax in axes):
         raise ValueError(f"zero-size array to reduction operation {fold} which has no identity")
@@ -126,7 +131,7 @@ def _bool_reduce(name, fold, a, axis, out, keepdims, where):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
         return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="arguments")
-    axes = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim, zero_d_axis=True)
     result = _core.reduce(a, fold, list(axes), np.dtype(bool), CHUNK)
     return _finish(result, a, axes, keepdims, out)
 
@@ -214,6 +219,10 @@ def _arg_extreme(name, fold, a, axis, out, keepdims):
             out[...] = result
             return out
         return result
+    axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
+    if a.ndim == 0:
+        # NumPy arg-reduces a 0-d array as its ravel; keepdims keeps 0 dims.
+        a, keepdims = a.reshape(1), False
     (ax,) = _axes(axis, a.ndim)
     n = a.shape[ax]
     if n == 0:
@@ -288,6 +297,10 @@ def _scan(name, fold, a, axis, dtype, out):
     if axis is None:
         a = a.reshape(-1)
         axis = 0
+    axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
+    if a.ndim == 0:
+        # NumPy scans a 0-d array as its ravel (one element).
+        a = a.reshape(1)
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else _default_sum_dtype(a.dtype)
     result = _core.scan(a, fold, ax, acc, CHUNK)
@@ -312,7 +325,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     a = _gpu(a)
     if not isinstance(a, GpuArray):
         return call_numpy("count_nonzero", (a,), dict(axis=axis, keepdims=keepdims), reason="dtype")
-    axes = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim, zero_d_axis=True)
     result = _core.reduce(a.astype(bool), "add", list(axes), np.dtype(np.intp), CHUNK)
     if axis is None and not keepdims:
         return int(result)

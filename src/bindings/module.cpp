@@ -31,6 +31,13 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(axis_error.ptr(), e.what());
         } catch (const DeviceMemoryError& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const HostMemoryError& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const std::bad_alloc&) {
+            // Never a bare "std::bad_alloc": say what ran out.
+            PyErr_SetString(PyExc_MemoryError,
+                            "gpupy could not allocate host memory for an evaluation (the arrays involved do not fit "
+                            "in this machine's memory)");
         } catch (const AttributeError& e) {
             PyErr_SetString(PyExc_AttributeError, e.what());
         } catch (const InternalError& e) {

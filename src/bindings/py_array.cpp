@@ -3,6 +3,7 @@
 // __array_function__, pickling, iteration) is added by the gpupy package.
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
+#include "core/memory/host_memory.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
@@ -73,6 +74,17 @@ void setitem(py::object self, py::handle key, py::handle value) {
 
 int getbuffer(PyObject* self, Py_buffer* view, int flags) {
     try {
+        // Exports are read-only: the bytes are a host copy of values whose
+        // authoritative copy may be on the device (or not exist, for a lazy
+        // view), so a write through the buffer could be lost silently.
+        // Writes go through gpupy (a[...] = ..., out=, copyto).
+        if (flags & PyBUF_WRITABLE) {
+            PyErr_SetString(PyExc_BufferError,
+                            "gpupy arrays export read-only buffers (a write through a buffer would bypass gpupy's "
+                            "device copy); write with indexing, out= or gpupy.copyto, or export numpy.array(a)");
+            view->obj = nullptr;
+            return -1;
+        }
         const GpuArray& a = py::handle(self).cast<const GpuArray&>();
         py::object arr = to_ndarray(a);
         if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
@@ -80,6 +92,7 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
             arr = py::reinterpret_steal<py::object>(
                 PyArray_NewCopy(reinterpret_cast<PyArrayObject*>(arr.ptr()), NPY_CORDER));
             if (!arr) throw py::error_already_set();
+            PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(arr.ptr()), NPY_ARRAY_WRITEABLE);
         }
         return PyObject_GetBuffer(arr.ptr(), view, flags);
     } catch (py::error_already_set& e) {
@@ -301,8 +314,10 @@ void register_array(py::module_& m) {
         for (int64_t d : s) {
             if (d < 0) throw ValueError("negative dimensions are not allowed");
         }
+        check_host_allocation(s, dtype_itemsize(t), dtype_name(t));
         return filled(s, t, scalar_from_python(value, t));
     });
+    m.def("allocation_size_text", [](uint64_t bytes) { return allocation_size_text(bytes); });
     m.def("index_array", [](py::handle shape, int axis, py::handle dtype) {
         const DType t = dtype_from_object(dtype);
         if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
@@ -311,6 +326,7 @@ void register_array(py::module_& m) {
             if (d < 0) throw ValueError("negative dimensions are not allowed");
         }
         const int a = normalize_axis(axis, static_cast<int>(s.size()));
+        check_host_allocation(s, dtype_itemsize(t), dtype_name(t));
         return GpuArray::of(NodeFactory::index(t, s, a));
     });
     m.def("view_as", [](const GpuArray& a, int64_t offset, py::handle shape, py::handle strides) {

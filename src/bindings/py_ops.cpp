@@ -270,11 +270,15 @@ std::string dtype_repr(DType t) { return std::string("dtype('") + dtype_name(t) 
 
 // Writes `value` (already a GpuArray of `target`'s shape after
 // broadcasting) into target, following NumPy's rules for `out=`.
-void write_output(const GpuArray& target, const GpuArray& result, const char* ufunc_name) {
-    if (!can_cast_same_kind(result.dtype(), target.dtype())) {
-        throw TypeError(std::string("Cannot cast ufunc '") + ufunc_name + "' output from " + dtype_repr(result.dtype()) +
+void check_output_cast(DType result, const GpuArray& target, const char* ufunc_name) {
+    if (!can_cast_same_kind(result, target.dtype())) {
+        throw TypeError(std::string("Cannot cast ufunc '") + ufunc_name + "' output from " + dtype_repr(result) +
                         " to " + dtype_repr(target.dtype()) + " with casting rule 'same_kind'");
     }
+}
+
+void write_output(const GpuArray& target, const GpuArray& result, const char* ufunc_name) {
+    check_output_cast(result.dtype(), target, ufunc_name);
     if (result.geom.shape != target.geom.shape) {
         if (broadcast_shapes({result.geom.shape, target.geom.shape}) != target.geom.shape) {
             throw ValueError("non-broadcastable output operand with shape " + shape_str(target.geom.shape) +
@@ -337,6 +341,9 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     if (unsupported) return call_numpy(name, args, out);
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);
+    // NumPy resolves the loop (and refuses the output's dtype) before it
+    // broadcasts: a wrong dtype and a wrong shape raise the TypeError.
+    if (has_out) check_output_cast(loop.out, out_arr, name);
     std::vector<Dims> shapes;
     for (const Operand& o : ops) shapes.push_back(operand_shape(o));
     const Dims shape = broadcast_shapes(shapes);

@@ -31,6 +31,10 @@ struct AttributeError : std::runtime_error {
 struct DeviceMemoryError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// An array larger than the host's memory and swap (NumPy's MemoryError).
+struct HostMemoryError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 // A driver failed (GL error, shader compile failure, ...); the message
 // carries the driver's own report.
 struct DriverError : std::runtime_error {

@@ -1,0 +1,61 @@
+#include "core/memory/host_memory.hpp"
+
+#include <sys/sysinfo.h>
+
+#include <cstdio>
+
+namespace gpupy {
+
+uint64_t host_memory_bytes() {
+    struct sysinfo info {};
+    if (sysinfo(&info) != 0) return 0;
+    return (static_cast<uint64_t>(info.totalram) + static_cast<uint64_t>(info.totalswap)) * info.mem_unit;
+}
+
+std::string allocation_size_text(uint64_t bytes) {
+    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int bits = 0;
+    for (uint64_t b = bytes; b > 1; b >>= 1) ++bits;  // floor(log2), 0 for 0 and 1
+    int unit = (bits < 1 ? 1 : bits) / 10;
+    double value = static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << (10 * unit));
+    if (unit < 6 && value >= 1023.5) {  // rounds to 1024: say 1.00 of the next unit
+        ++unit;
+        value /= 1024;
+    }
+    char text[64];
+    if (unit == 0) std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+    else std::snprintf(text, sizeof text, "%.3g %s", value, units[unit]);
+    return text;
+}
+
+namespace {
+
+// A Python tuple's repr, as NumPy's message prints the shape: "(2, 3)", "(5,)".
+std::string shape_tuple_text(const Dims& shape) {
+    std::string text = "(";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+void check_host_allocation(const Dims& shape, int64_t itemsize, const std::string& dtype_name) {
+    uint64_t bytes = static_cast<uint64_t>(itemsize);
+    bool overflow = false;
+    for (int64_t d : shape) {
+        if (d == 0) return;
+        if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > (uint64_t{1} << 63)) {
+            overflow = true;
+        }
+    }
+    if (overflow) {
+        throw ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.");
+    }
+    const uint64_t limit = host_memory_bytes();
+    if (limit != 0 && bytes > limit) {
+        throw HostMemoryError("Unable to allocate " + allocation_size_text(bytes) + " for an array with shape " +
+                              shape_tuple_text(shape) + " and data type " + dtype_name);
+    }
+}
+
+}  // namespace gpupy
