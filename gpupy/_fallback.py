@@ -70,6 +70,9 @@ def set_fallback(mode):
     if mode not in _MODES:
         raise ValueError(f"fallback mode must be one of {_MODES}, got {mode!r}")
     previous, _mode = _mode, mode
+    # The core refuses host evaluation itself in "raise" mode, before any
+    # work, since it never calls Python mid-evaluation (docs/threads.md).
+    _core.set_refuse_host_evaluation(mode == "raise")
     return previous
 
 
@@ -400,4 +403,5 @@ def _note_host_evaluation(name):
 _OPERATORS = {"ndarray.__eq__": operator.eq, "ndarray.__ne__": operator.ne}
 
 _core.set_host_evaluation_hook(_note_host_evaluation)
+_core.set_refuse_host_evaluation(_mode == "raise")
 _core._set_numpy_fallback(lambda name, args, kwargs: call_numpy(name, args, kwargs, func=_OPERATORS.get(name)))

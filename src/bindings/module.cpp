@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include "core/runtime/errors.hpp"
+#include "core/runtime/runtime.hpp"
 #include "bindings/py_array.hpp"
 
 namespace py = pybind11;
@@ -31,6 +32,15 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(axis_error.ptr(), e.what());
         } catch (const DeviceMemoryError& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const HostEvaluationRefused& e) {
+            // The package's hook raises FallbackError for the op in "raise"
+            // mode; the core is unwound and consistent by now.
+            try {
+                if (Runtime::get().on_host_evaluation) Runtime::get().on_host_evaluation(e.what());
+                PyErr_SetString(PyExc_RuntimeError, (std::string("host evaluation of '") + e.what() + "' refused").c_str());
+            } catch (py::error_already_set& err) {
+                err.restore();
+            }
         } catch (const HostMemoryError& e) {
             PyErr_SetString(PyExc_MemoryError, e.what());
         } catch (const std::bad_alloc&) {

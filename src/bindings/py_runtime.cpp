@@ -79,9 +79,10 @@ py::list ir_to_python(const std::vector<gpupy_ir_instr>& ir) {
 }
 
 void install_host_evaluation_hook(py::object fn) {
-    // Runs with the interpreter lock held (inside a call from Python); an
-    // exception it raises (FallbackError in "raise" mode) propagates out of
-    // the evaluation as error_already_set.
+    // Called once the outermost evaluation is complete (never while the
+    // core is mid-evaluation, so other threads may run while it does), and
+    // by the exception translator for a refused host evaluation, where the
+    // FallbackError it raises is the error the user sees.
     Runtime::get().on_host_evaluation = [fn](const char* name) { fn(name); };
 }
 
@@ -124,6 +125,7 @@ void register_runtime(py::module_& m) {
     m.def("stats", &stats_dict);
     m.def("reset_stats", &reset_stats);
     m.def("set_host_evaluation_hook", &install_host_evaluation_hook);
+    m.def("set_refuse_host_evaluation", [](bool refuse) { Runtime::get().refuse_host_evaluation = refuse; });
     m.def("_ir", [](const GpuArray& a, int64_t block) { return ir_to_python(plan_ir(a.node_view(), block)); },
           py::arg("array"), py::arg("block") = 0);
     m.def("_cached_blocks", [](const GpuArray& a) {

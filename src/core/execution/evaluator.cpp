@@ -1,6 +1,7 @@
 #include "core/execution/evaluator.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <unordered_set>
 
 #include "core/execution/executor.hpp"
@@ -27,6 +28,13 @@ std::vector<NodeRef>& completed_candidates() {
 }
 
 int64_t view_block_count(const NodeView& v, int64_t B) { return (v.geom.size() + B - 1) / B; }
+
+// Ops the host engine evaluated during the current outermost run_tasks.
+std::vector<const char*>& host_evaluations_to_report() {
+    static std::vector<const char*> names;
+    return names;
+}
+int g_run_depth = 0;
 
 void note_progress(Node* x) {
     ++g_work_epoch;
@@ -135,7 +143,11 @@ bool step_host_eval(const Task& t, std::vector<Task>* pre) {
         throw DriverError(std::string("neither the ") + rt.driver().name() + " driver nor the host engine can evaluate '" +
                           op_display_name(x->op()) + "' for dtype " + dtype_name(x->dtype()));
     }
-    if (rt.on_host_evaluation) rt.on_host_evaluation(op_display_name(x->op()));
+    if (rt.refuse_host_evaluation) throw HostEvaluationRefused(op_display_name(x->op()));
+    // Reported when the outermost evaluation is done (run_tasks): the hook
+    // is Python, and Python must not run while the core is mid-evaluation
+    // (another thread could enter the core; docs/threads.md).
+    host_evaluations_to_report().push_back(op_display_name(x->op()));
     const NodeView whole{t.view.node, identity_view(x->shape())};
     const int64_t blocks = (output_size(whole) + B - 1) / B;
     for (int64_t k = 0; k < blocks; ++k) {
@@ -170,6 +182,23 @@ struct StackEntry {
     int64_t epoch_at_last_try = -1;
 };
 
+// Depth-first over the tasks and the prerequisites they ask for.
+void run_stack(std::vector<StackEntry>& stack) {
+    while (!stack.empty()) {
+        std::vector<Task> pre;
+        const Task task = stack.back().task;
+        if (step(task, &pre)) {
+            stack.pop_back();
+            continue;
+        }
+        if (pre.empty()) throw InternalError("evaluation step neither finished nor asked for anything");
+        StackEntry& top = stack.back();
+        if (top.epoch_at_last_try == g_work_epoch) throw InternalError("evaluation made no progress");
+        top.epoch_at_last_try = g_work_epoch;
+        for (auto it = pre.rbegin(); it != pre.rend(); ++it) stack.push_back({std::move(*it), -1});
+    }
+}
+
 }  // namespace
 
 bool plan_and_evaluate(const NodeView& root, int64_t block, std::vector<Task>* prereqs, EvalMode mode) {
@@ -192,23 +221,27 @@ std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
 }
 
 void run_tasks(std::vector<Task> tasks) {
-    std::vector<StackEntry> stack;
-    for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) stack.push_back({std::move(*it), -1});
-    struct Cleanup {
-        ~Cleanup() { release_completed_operands(); }
-    } cleanup;
-    while (!stack.empty()) {
-        std::vector<Task> pre;
-        const Task task = stack.back().task;
-        if (step(task, &pre)) {
-            stack.pop_back();
-            continue;
-        }
-        if (pre.empty()) throw InternalError("evaluation step neither finished nor asked for anything");
-        StackEntry& top = stack.back();
-        if (top.epoch_at_last_try == g_work_epoch) throw InternalError("evaluation made no progress");
-        top.epoch_at_last_try = g_work_epoch;
-        for (auto it = pre.rbegin(); it != pre.rend(); ++it) stack.push_back({std::move(*it), -1});
+    {
+        std::vector<StackEntry> stack;
+        for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) stack.push_back({std::move(*it), -1});
+        struct Depth {
+            Depth() { ++g_run_depth; }
+            ~Depth() {
+                release_completed_operands();
+                // A failed evaluation reports nothing (its error says why).
+                if (--g_run_depth == 0 && std::uncaught_exceptions() > 0) host_evaluations_to_report().clear();
+            }
+        } depth;
+        run_stack(stack);
+    }
+    if (g_run_depth > 0) return;
+    // The outermost evaluation is complete and the core consistent: now the
+    // host evaluations are reported (the hook may raise, or use gpupy).
+    std::vector<const char*> names;
+    names.swap(host_evaluations_to_report());
+    Runtime& rt = Runtime::get();
+    if (rt.on_host_evaluation) {
+        for (const char* name : names) rt.on_host_evaluation(name);
     }
 }
 

@@ -35,6 +35,11 @@ struct DeviceMemoryError : std::runtime_error {
 struct HostMemoryError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// The host engine would evaluate op `what()` while the user's fallback mode
+// refuses CPU work; the bindings turn it into gpupy's FallbackError.
+struct HostEvaluationRefused : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 // A driver failed (GL error, shader compile failure, ...); the message
 // carries the driver's own report.
 struct DriverError : std::runtime_error {

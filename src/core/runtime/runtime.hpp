@@ -33,6 +33,8 @@ public:
     // node the active driver cannot run, so the package can account for it
     // as a fallback -- or refuse it by throwing; set by the bindings.
     std::function<void(const char* op_name)> on_host_evaluation;
+    // Throw HostEvaluationRefused instead of evaluating on the host.
+    bool refuse_host_evaluation = false;
 
     // The host engine: a driver that computes on host memory in place
     // (block_wrap), used for evaluations of at most host_elements outputs
