@@ -158,3 +158,20 @@ def test_scipy_output_argument_raises_instead_of_losing_the_result(gpu):
         same(out, np.zeros((8, 8)))  # refused, nothing half-written
     else:
         np.testing.assert_allclose(np.asarray(out), ndimage.gaussian_filter(x, 1))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_extrema_with_constant_nan_operands(gpu, name, dtype):
+    # Found by the fuzzer: maximum(0, nan) gave 0 on the OpenGL driver (a
+    # NaN-free constant let the shader use a select Mesa turns into fmax).
+    if not gpu.declares(name, dtype):
+        pytest.skip(f"{gpu.name} does not run {name} for {np.dtype(dtype)}")
+    values = [0.0, np.nan, -1.5]
+    for a in values:
+        for b in values:
+            want = getattr(np, name)(np.full(3, a, dtype), np.full(3, b, dtype))
+            consts = gp.full((3,), a, dtype=dtype), gp.full((3,), b, dtype=dtype)
+            loads = gp.asarray(np.full(3, a, dtype)), gp.asarray(np.full(3, b, dtype))
+            for x, y in [consts, (consts[0], loads[1]), (loads[0], consts[1]), loads]:
+                same(getattr(gp, name)(x, y), want)

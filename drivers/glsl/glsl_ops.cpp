@@ -309,8 +309,18 @@ std::string extremum(const Snippet& s, bool max) {
     if (!s.is_float()) return std::string(max ? "max(" : "min(") + s.a[0] + ", " + s.a[1] + ")";
     const char* lt = max ? " > " : " < ";
     const char* ge = max ? " >= " : " <= ";
-    if (s.never_nan & 1u) return "((" + s.a[0] + lt + s.a[1] + ") ? " + s.a[0] + " : " + s.a[1] + ")";
-    if (s.never_nan & 2u) return "((" + s.a[1] + ge + s.a[0] + ") ? " + s.a[1] + " : " + s.a[0] + ")";
+    // A bare `(a > b) ? a : b` is not enough even with one side NaN-free:
+    // Mesa's NIR rewrites that select into fmax/fmin, which return the
+    // non-NaN operand (IEEE maxNum), `precise` or not (found by the
+    // differential fuzzer: maximum(0, nan) gave 0 on llvmpipe). So the
+    // possibly-NaN side is tested explicitly unless neither can be NaN.
+    if ((s.never_nan & 3u) == 3u) return "((" + s.a[0] + lt + s.a[1] + ") ? " + s.a[0] + " : " + s.a[1] + ")";
+    if (s.never_nan & 1u)
+        return "((" + s.a[0] + lt + s.a[1] + " && !" + s.fn("gpo_isnan_" + s.s(), {s.a[1]}) + ") ? " + s.a[0] +
+               " : " + s.a[1] + ")";
+    if (s.never_nan & 2u)
+        return "((" + s.a[1] + ge + s.a[0] + " && !" + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + ") ? " + s.a[1] +
+               " : " + s.a[0] + ")";
     return "((" + s.a[0] + lt + s.a[1] + " || " + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + ") ? " + s.a[0] + " : " + s.a[1] + ")";
 }
 std::string extremum_ignoring_nan(const Snippet& s, bool max) {
