@@ -154,7 +154,6 @@ struct Snippet {
     int op, in, out;
     const std::vector<std::string>& a;
     ShaderFunctions& fns;
-    const DeviceCaps& caps;
     unsigned never_nan;  // bit k: a[k] is never NaN (value_facts.hpp)
 
     DtypeKind kind() const { return glsl_type(in).kind; }
@@ -173,7 +172,7 @@ struct Snippet {
     // A float32 math-library op: glsl_math's gp_<name>.
     std::string library() const {
         if (!is_float() || f64() || !is_math_op(op)) return "";
-        const std::string name = math_function_for(op, caps);
+        const std::string name = math_function_for(op);
         return name.empty() ? "" : fn(name, a);
     }
     std::string binary(const char* sym) const { return "(" + a[0] + sym + a[1] + ")"; }
@@ -197,26 +196,19 @@ std::string snippet_MULTIPLY(const Snippet& s) {
     return wrap(s.in, s.a[0] + " * " + s.a[1]);
 }
 std::string snippet_DIVIDE(const Snippet& s) { return s.is_float() ? s.binary(" / ") : ""; }
-// Floats: exact quotients beyond 2^23 need a library routine (glsl_math).
-// Unsigned: NumPy gives 0 for a zero divisor.
-std::string snippet_FLOOR_DIVIDE(const Snippet& s) {
+// The division family. Floats: exact quotients beyond 2^23 need a library
+// routine (glsl_math). Signed: a glsl_runtime helper (NumPy's rounding and
+// signs, 0 for a zero divisor). Unsigned: the GLSL operator, NumPy's 0 for a
+// zero divisor.
+std::string division(const Snippet& s, const char* helper, const char* glsl_op) {
     if (s.is_float()) return s.library();
     if (s.is_bool()) return "";
-    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("floor_divide"), {s.a[0], s.a[1]}));
-    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " / " + s.a[1] + ")";
+    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper(helper), {s.a[0], s.a[1]}));
+    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + glsl_op + s.a[1] + ")";
 }
-std::string snippet_REMAINDER(const Snippet& s) {
-    if (s.is_float()) return s.library();
-    if (s.is_bool()) return "";
-    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("remainder"), {s.a[0], s.a[1]}));
-    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " % " + s.a[1] + ")";
-}
-std::string snippet_FMOD(const Snippet& s) {
-    if (s.is_float()) return s.library();
-    if (s.is_bool()) return "";
-    if (s.is_signed()) return wrap(s.in, s.fn(s.int_helper("fmod"), {s.a[0], s.a[1]}));
-    return "(" + s.a[1] + " == " + s.zero() + " ? " + s.zero() + " : " + s.a[0] + " % " + s.a[1] + ")";
-}
+std::string snippet_FLOOR_DIVIDE(const Snippet& s) { return division(s, "floor_divide", " / "); }
+std::string snippet_REMAINDER(const Snippet& s) { return division(s, "remainder", " % "); }
+std::string snippet_FMOD(const Snippet& s) { return division(s, "fmod", " % "); }
 // Signed integer power raises ValueError in NumPy for negative exponents,
 // which a shader cannot report: unsigned only.
 std::string snippet_POWER(const Snippet& s) {
@@ -298,30 +290,23 @@ std::string snippet_FLOOR(const Snippet& s) { return s.is_float() ? rounded("flo
 std::string snippet_CEIL(const Snippet& s) { return s.is_float() ? rounded("ceil", s.a[0], s.s(), s.f64(), s.fns) : s.a[0]; }
 std::string snippet_TRUNC(const Snippet& s) { return s.is_float() ? rounded("trunc", s.a[0], s.s(), s.f64(), s.fns) : s.a[0]; }
 std::string snippet_RINT(const Snippet& s) { return s.is_float() ? rounded("roundEven", s.a[0], s.s(), s.f64(), s.fns) : ""; }
-// maximum/minimum: a NaN on either side propagates (a NaN `a` by the test,
-// a NaN `b` because the comparison fails); ties (+0 vs -0) give the second
-// operand. fmax/fmin ignore a NaN unless both are; ties give the first. One
-// isnan per op: these sit in hot loops, and none where an operand cannot
-// be NaN: a NaN `b` with `a` NaN-free fails the comparison; a NaN `a` with
-// `b` NaN-free fails the reversed one (`b <= a` picks `b` on ties too).
+// maximum/minimum: a NaN on either side propagates; ties (+0 vs -0) give
+// the second operand. fmax/fmin ignore a NaN unless both are; ties give the
+// first. One isnan per op (these sit in hot loops), on the operand that may
+// be NaN, and none where neither can be. A NaN-free side does not make the
+// other side's test redundant: Mesa's NIR rewrites a bare `(a > b) ? a : b`
+// into fmax/fmin, which return the non-NaN operand (IEEE maxNum), `precise`
+// or not (found by the differential fuzzer: maximum(0, nan) gave 0).
 std::string extremum(const Snippet& s, bool max) {
     if (s.is_bool()) return s.binary(max ? " || " : " && ");
     if (!s.is_float()) return std::string(max ? "max(" : "min(") + s.a[0] + ", " + s.a[1] + ")";
-    const char* lt = max ? " > " : " < ";
-    const char* ge = max ? " >= " : " <= ";
-    // A bare `(a > b) ? a : b` is not enough even with one side NaN-free:
-    // Mesa's NIR rewrites that select into fmax/fmin, which return the
-    // non-NaN operand (IEEE maxNum), `precise` or not (found by the
-    // differential fuzzer: maximum(0, nan) gave 0 on llvmpipe). So the
-    // possibly-NaN side is tested explicitly unless neither can be NaN.
-    if ((s.never_nan & 3u) == 3u) return "((" + s.a[0] + lt + s.a[1] + ") ? " + s.a[0] + " : " + s.a[1] + ")";
-    if (s.never_nan & 1u)
-        return "((" + s.a[0] + lt + s.a[1] + " && !" + s.fn("gpo_isnan_" + s.s(), {s.a[1]}) + ") ? " + s.a[0] +
-               " : " + s.a[1] + ")";
-    if (s.never_nan & 2u)
-        return "((" + s.a[1] + ge + s.a[0] + " && !" + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + ") ? " + s.a[1] +
-               " : " + s.a[0] + ")";
-    return "((" + s.a[0] + lt + s.a[1] + " || " + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + ") ? " + s.a[0] + " : " + s.a[1] + ")";
+    const std::string pick_a = s.a[0] + (max ? " > " : " < ") + s.a[1];
+    const std::string tail = ") ? " + s.a[0] + " : " + s.a[1] + ")";
+    if ((s.never_nan & 3u) == 3u) return "((" + pick_a + tail;
+    // Only `a` is NaN-free: `b` wins when it is NaN. Otherwise `a` wins when
+    // it is NaN, and a NaN `b` fails the comparison.
+    if (s.never_nan & 1u) return "((" + pick_a + " && !" + s.fn("gpo_isnan_" + s.s(), {s.a[1]}) + tail;
+    return "((" + pick_a + " || " + s.fn("gpo_isnan_" + s.s(), {s.a[0]}) + tail;
 }
 std::string extremum_ignoring_nan(const Snippet& s, bool max) {
     if (s.is_bool()) return s.binary(max ? " || " : " && ");
@@ -431,10 +416,9 @@ int op_result_dtype(int op, int in_dtype) {
     return in_dtype;
 }
 
-std::string math_function_for(int op, const DeviceCaps& caps) {
+std::string math_function_for(int op) {
     if (!is_math_op(op)) return "";
     const GlslLibrary& lib = GlslLibrary::embedded();
-    (void)caps;
     std::string accurate = std::string("gp_") + info(op).numpy_name;
     return lib.has(accurate) ? accurate : "";
 }
@@ -448,7 +432,7 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
     }
     if (!is_table_op(op) || static_cast<int>(args.size()) != info(op).arity) return "";
     if (op != GPUPY_OP_CAST && out_dtype != op_result_dtype(op, in_dtype)) return "";
-    return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, caps, never_nan_args});
+    return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, never_nan_args});
 }
 
 bool op_supported(int op, int dtype, const DeviceCaps& caps) {

@@ -56,7 +56,7 @@ bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps&
 
 // Which GLSL function implements a float32 math op ("gp_exp" from
 // glsl_math), or "" if the op is not a library op.
-std::string math_function_for(int op, const DeviceCaps& caps);
+std::string math_function_for(int op);
 
 // Extra text-level cost of an op in the instruction estimate (resources).
 int op_cost(int op, int in_dtype);

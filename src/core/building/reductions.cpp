@@ -135,21 +135,7 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
 
 }  // namespace
 
-namespace {
-
-// NumPy reduces and scans a 0-d array as if it had one axis of length 1:
-// axis 0 or -1 is accepted, anything else is out of bounds for dimension 0.
-GpuArray as_one_axis(const GpuArray& a, const std::vector<int64_t>& axes) {
-    for (int64_t h : axes) {
-        if (h < -1 || h > 0) normalize_axis(h, 0);  // throws NumPy's AxisError
-    }
-    return reshape(a, Dims{1});
-}
-
-}  // namespace
-
 GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk) {
-    if (a.ndim() == 0 && !axes.empty()) return reduce(as_one_axis(a, axes), fold, axes, t, chunk);
     std::vector<int> ax;
     std::vector<bool> seen(a.ndim(), false);
     for (int64_t h : axes) {
@@ -164,7 +150,6 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
 }
 
 GpuArray scan(const GpuArray& a, OpCode fold, int64_t axis, DType t, int64_t chunk) {
-    if (a.ndim() == 0) return scan(as_one_axis(a, {axis}), fold, axis, t, chunk);  // 1-d, as NumPy's
     const int ax = normalize_axis(axis, a.ndim());
     NodeView v = cast_view(axes_last(a, {ax}).node_view(), t);
     NodeView r = scan_last(v, fold, t, chunk);
