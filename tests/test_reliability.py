@@ -29,21 +29,8 @@ def raises_like(gp_call, np_call):
 
 # --- the cache smaller than the work ---------------------------------------------------------------
 
-@pytest.mark.parametrize("block,cache", [(7, 256), (64, 2048)])
-def test_issue_reproducer_with_a_tiny_cache(gpu, block, cache):
-    gp.set_block_size(block)
-    gp.set_cache_bytes(cache)
-    base = np.arange(100, dtype=np.int32) % 7 - 3
-    v = gp.asarray(base)
-    x1 = (v > 0) * 2
-    x2 = gp.where(x1 > 1, x1, 0)
-    r = x2.argmax()
-    n1 = (base > 0) * 2
-    n2 = np.where(n1 > 1, n1, 0)
-    same(r, np.asarray(n2.argmax()))
-    same(x2, n2)
-    same(x1, n1)
-
+# The issue's reproducer is tests/test_core_mechanisms.py::
+# test_shared_operand_read_back_after_eviction_is_uploaded_not_recomputed.
 
 def test_evaluation_needing_more_blocks_than_the_cache_holds(gpu):
     # Eight operands of 64 float64 blocks each, a cache of two blocks: every
