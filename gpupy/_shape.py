@@ -25,6 +25,16 @@ def _all_gpu(arrays):
     return out if all(isinstance(a, GpuArray) for a in out) else None
 
 
+def _reshaped(a, shape):
+    """a viewed with `shape`: lazily on the device, or in NumPy for an
+    ndarray of a dtype gpupy cannot hold (e.g. a float16 fallback result)."""
+    return a._reshape(shape) if isinstance(a, GpuArray) else np.reshape(a, shape)
+
+
+def _broadcast(a, shape):
+    return a._broadcast_to(shape) if isinstance(a, GpuArray) else np.broadcast_to(a, shape)
+
+
 def _result_dtype(arrays, dtype):
     return np.dtype(dtype) if dtype is not None else np.result_type(*[a.dtype for a in arrays])
 
@@ -168,14 +178,14 @@ def squeeze(a, axis=None):
 
 @implements(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
-    return _as_gpu(array)._broadcast_to(shape)
+    return _broadcast(_as_gpu(array), shape)
 
 
 @implements(np.broadcast_arrays)
 def broadcast_arrays(*args, subok=False):
     arrays = [_as_gpu(a) for a in args]
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    return tuple(a._broadcast_to(shape) for a in arrays)
+    return tuple(_broadcast(a, shape) for a in arrays)
 
 
 @implements(np.expand_dims)
@@ -189,7 +199,7 @@ def expand_dims(a, axis):
     shape = list(a.shape)
     for ax in norm:
         shape.insert(ax, 1)
-    return a._reshape(tuple(shape))
+    return _reshaped(a, tuple(shape))
 
 
 @implements(np.swapaxes)
@@ -314,7 +324,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out[1] = out[1].reshape((-1, 1) + (1,) * (nd - 2))
     if not sparse:
         full = np.broadcast_shapes(*[o.shape for o in out])
-        out = [o._broadcast_to(full) for o in out]
+        out = [_broadcast(o, full) for o in out]
     if copy:
         out = [o.copy() for o in out]
     return tuple(out)

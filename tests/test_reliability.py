@@ -80,6 +80,104 @@ def test_setting_an_element_with_a_sequence(gpu):
     raises_like(lambda: gp.zeros(3).__setitem__(0, [1, 2]), lambda: np.zeros(3).__setitem__(0, [1, 2]))
 
 
+@pytest.mark.parametrize("value", [np.ones((1, 1)), np.ones(1, np.uint16), [[1]], [1]])
+@pytest.mark.parametrize("key", [(), 0, (0,)])
+def test_setting_one_element_refuses_any_sequence(gpu, key, value):
+    # NumPy's item assignment takes no sequence, even of one element,
+    # where a[...] or a slice broadcasts it.
+    shape = () if key == () else (3,)
+    as_gpu = gp.asarray(value) if isinstance(value, np.ndarray) else value
+    raises_like(lambda: gp.zeros(shape, np.int16).__setitem__(key, as_gpu),
+                lambda: np.zeros(shape, np.int16).__setitem__(key, value))
+    # Through a[...], an array broadcasts; a nested list may be no deeper
+    # than the target.
+    g, n = gp.zeros(shape, np.int16), np.zeros(shape, np.int16)
+    try:
+        n[...] = value
+    except ValueError:
+        raises_like(lambda: g.__setitem__(Ellipsis, as_gpu), lambda: np.zeros(shape, np.int16).__setitem__(Ellipsis, value))
+        return
+    g[...] = as_gpu
+    same(g, n)
+
+
+@pytest.mark.parametrize("dtype, value", [(np.uint64, np.int32(-2)), (np.uint16, np.int64(-4)),
+                                          (np.uint8, np.float32(-3.0)), (np.int8, np.int64(300)),
+                                          (np.int8, np.float32(np.nan)), (np.int8, np.float64(1e300)),
+                                          (np.int8, 300), (np.uint16, -4), (np.int8, 2.5)])
+@pytest.mark.parametrize("key", [Ellipsis, (0,)])
+def test_assigning_numpy_scalars_converts_as_numpy(gpu, dtype, value, key):
+    # a[...] = np.int32(-2) into uint64 wraps in NumPy (a cast from the
+    # scalar's dtype), np.int64(300) into int8 raises: NumPy's own rules.
+    g, n = gp.zeros(3, dtype), np.zeros(3, dtype)
+    try:
+        n[key] = value
+    except Exception:
+        raises_like(lambda: g.__setitem__(key, value), lambda: np.zeros(3, dtype).__setitem__(key, value))
+        return
+    g[key] = value
+    same(g, n)
+
+
+@pytest.mark.parametrize("name, args", [("negative", (2**63,)), ("add", (2**63, 1)), ("add", (1, 2)),
+                                        ("multiply", (2.5, 4)), ("invert", (2**63,)), ("add", (2**64, 1))])
+def test_ufuncs_of_python_numbers_alone_follow_numpy(gpu, name, args):
+    # No array operand: NumPy's weak-scalar rules alone decide (np.negative
+    # of 2**63 is a uint64), and the result is a NumPy scalar.
+    try:
+        want = getattr(np, name)(*args)
+    except Exception:
+        raises_like(lambda: getattr(gp, name)(*args), lambda: getattr(np, name)(*args))
+        return
+    got = getattr(gp, name)(*args)
+    assert type(got) is type(want) and got == want
+    out_g, out_n = gp.zeros(2, np.uint64), np.zeros(2, np.uint64)
+    try:
+        getattr(np, name)(*args, out=out_n)
+    except Exception:
+        raises_like(lambda: getattr(gp, name)(*args, out=out_g), lambda: getattr(np, name)(*args, out=np.zeros(2, np.uint64)))
+        return
+    assert getattr(gp, name)(*args, out=out_g) is out_g
+    same(out_g, out_n)
+
+
+@pytest.mark.parametrize("target, value", [(np.zeros(3, bool), 2**63), (np.zeros(3, np.int8), 2**63),
+                                           (np.zeros(3, np.int64), 2**63), (np.zeros(3, bool), np.ones((2, 2), np.uint16)),
+                                           (np.ones((2, 4, 1), np.int64), np.ones((3, 0, 4, 1), np.uint64)),
+                                           (np.zeros(3, np.uint64), -1)])
+def test_in_place_operators_refuse_in_numpys_order(gpu, target, value):
+    # `a -= b` is np.subtract(a, b, out=a): an out-of-range Python int
+    # (OverflowError), then the output's casting (TypeError), then shapes.
+    def run(module, a, b):
+        a -= b
+        return a
+
+    as_gpu = gp.asarray(value) if isinstance(value, np.ndarray) else value
+    raises_like(lambda: run(gp, gp.asarray(target), as_gpu), lambda: run(np, target.copy(), value))
+
+
+def test_where_wraps_python_ints_beyond_int64_as_numpy(gpu):
+    cond = np.array([True, False])
+    a = np.array([1, 2], np.uint8)
+    same(gp.where(gp.asarray(cond), gp.asarray(a), 2**63), np.where(cond, a, 2**63))
+    same(gp.where(gp.asarray(cond), gp.asarray(a.astype(np.int64)), 2**63 + 5), np.where(cond, a.astype(np.int64), 2**63 + 5))
+    raises_like(lambda: gp.where(gp.asarray(cond), gp.asarray(a), 2**64), lambda: np.where(cond, a, 2**64))
+
+
+def test_shape_functions_take_fallback_results_of_dtypes_gpupy_cannot_hold(gpu, silent_fallback):
+    # sqrt of a bool array is float16 in NumPy: a host ndarray in gpupy,
+    # which the shape functions then receive.
+    half = gp.sqrt(gp.asarray(np.array([[True, False]])))
+    want = np.sqrt(np.array([[True, False]]))
+    same(gp.broadcast_to(half, (3, 1, 2)), np.broadcast_to(want, (3, 1, 2)))
+    same(gp.expand_dims(half, 0), np.expand_dims(want, 0))
+    same(gp.stack([half, half], axis=-1), np.stack([want, want], axis=-1))
+    for got, ref in zip(gp.broadcast_arrays(half, gp.arange(2)), np.broadcast_arrays(want, np.arange(2))):
+        same(got, ref)
+    for got, ref in zip(gp.meshgrid(half[0], gp.arange(3)), np.meshgrid(want[0], np.arange(3))):
+        same(got, ref)
+
+
 def test_fallback_paths_accept_ndarrays(gpu, silent_fallback):
     same(gp.expand_dims(np.arange(3), 0), np.expand_dims(np.arange(3), 0))
     same(gp.broadcast_to(np.arange(3), (2, 3)), np.broadcast_to(np.arange(3), (2, 3)))

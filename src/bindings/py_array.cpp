@@ -69,6 +69,19 @@ void setitem(py::object self, py::handle key, py::handle value) {
         advanced_setitem()(self, key, value);
         return;
     }
+    if (scalar) {
+        // One element: NumPy's item assignment, which takes a 0-d array but
+        // no sequence, not even of one element.
+        if (!a.writeable) throw ValueError("assignment destination is read-only");
+        if (py::isinstance<GpuArray>(value) || PyArray_Check(value.ptr())) {
+            if (py::len(value.attr("shape")) != 0) throw ValueError("setting an array element with a sequence.");
+            assign_value(a.view(std::move(g)), value);
+        } else {
+            const DType t = a.dtype();
+            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element_from_python(value, t)), identity_view({})});
+        }
+        return;
+    }
     assign_value(a.view(std::move(g)), value);
 }
 

@@ -30,8 +30,12 @@ py::object to_ndarray(const GpuArray& a);
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable);
 // A NumPy scalar of the element at owner index `idx` of a node with host data.
 py::object numpy_scalar(Node* node, int64_t idx);
-// Python value -> gpupy_scalar of dtype t (for fills); NumPy's casting.
+// Python value -> gpupy_scalar of dtype t (for fills); NumPy's casting
+// for `a[...] = value`.
 gpupy_scalar scalar_from_python(py::handle value, DType t);
+// The same for one element, `a[i, j] = value`: NumPy refuses any sequence
+// there, even of one element ("setting an array element with a sequence").
+gpupy_scalar element_from_python(py::handle value, DType t);
 
 // --- views (py_views.cpp) ---------------------------------------------------------
 // Basic indexing; returns false if `key` needs advanced indexing.

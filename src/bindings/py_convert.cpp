@@ -141,16 +141,28 @@ py::object numpy_scalar(Node* node, int64_t idx) {
     return py::reinterpret_steal<py::object>(s);
 }
 
-gpupy_scalar scalar_from_python(py::handle value, DType t) {
-    // Assigning into a 0-d array gives exactly NumPy's conversion rules
-    // (truncation, OverflowError for out-of-range Python ints, ...).
+namespace {
+
+// `cell[key] = value` on a 0-d array of dtype t is NumPy's own conversion
+// for an assignment through that kind of key (truncation, OverflowError
+// for out-of-range Python ints, an unsafe cast from a NumPy integer
+// scalar of another dtype, ...); the dtype's bare setitem differs from it
+// for NumPy scalars.
+gpupy_scalar converted_by_numpy(py::handle value, DType t, PyObject* key) {
     npy_intp none = 0;
     py::object cell = py::reinterpret_steal<py::object>(PyArray_SimpleNew(0, &none, typenum_of(t)));
     if (!cell) throw py::error_already_set();
-    if (PyArray_SETITEM(reinterpret_cast<PyArrayObject*>(cell.ptr()),
-                        static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr()))), value.ptr()) < 0)
-        throw py::error_already_set();
+    if (PyObject_SetItem(cell.ptr(), key, value.ptr()) < 0) throw py::error_already_set();
     return scalar_load(t, PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr())));
+}
+
+}  // namespace
+
+gpupy_scalar scalar_from_python(py::handle value, DType t) { return converted_by_numpy(value, t, Py_Ellipsis); }
+
+gpupy_scalar element_from_python(py::handle value, DType t) {
+    py::tuple no_index;
+    return converted_by_numpy(value, t, no_index.ptr());
 }
 
 }  // namespace gpupy

@@ -175,6 +175,14 @@ gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
         if (!overflow) return scalar_from_int(t, v);
+        // NumPy reads an int beyond int64 as a uint64 and wraps that; one
+        // beyond uint64 does not convert at all.
+        const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(p) : 0;
+        if (overflow < 0 || (u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+            PyErr_Clear();
+            throw OverflowError("Python int too large to convert to C long");
+        }
+        return scalar_from_int(t, static_cast<long long>(u));
     }
     if (o.kind == Operand::PyFloat) return scalar_from_double(t, PyFloat_AS_DOUBLE(p));
     if (dtype_is_float(t)) {
@@ -203,7 +211,8 @@ gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
         PyErr_Clear();
         s.u = u;
     } else {
-        fits = false;
+        // NumPy's words for an int beyond int64 (and beyond uint64).
+        throw OverflowError("Python int too large to convert to C long");
     }
     if (!fits) {
         throw OverflowError("Python integer " + std::string(py::str(o.obj)) + " out of bounds for " + dtype_name(t));
@@ -339,10 +348,33 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     const bool has_out = out && !out.is_none();
     if (has_out && !(is_gpuarray(out) && (out_arr = out.cast<const GpuArray&>(), true))) unsupported = true;
     if (unsupported) return call_numpy(name, args, out);
+    if (std::none_of(ops.begin(), ops.end(), [](const Operand& o) { return o.kind == Operand::Array; })) {
+        // Python numbers only: NumPy's result is a NumPy scalar made by its
+        // own rules for weak scalars alone (np.negative(2**63) is a uint64,
+        // np.add(2**63, 1) an OverflowError); nothing here for a device.
+        py::module_ np = py::module_::import("numpy");
+        py::tuple t(args.size());
+        for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
+        if (!has_out) return np.attr(op_numpy_name(op))(*t);
+        // NumPy checks the casting into out's dtype on a host stand-in.
+        py::object host = np.attr("empty")(out.attr("shape"), numpy_dtype(out_arr.dtype()));
+        np.attr(op_numpy_name(op))(*t, py::arg("out") = host);
+        assign_value(out_arr, host);
+        return py::reinterpret_borrow<py::object>(out);
+    }
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);
-    // NumPy resolves the loop (and refuses the output's dtype) before it
-    // broadcasts: a wrong dtype and a wrong shape raise the TypeError.
+    // NumPy's order of refusals: a weak Python scalar that does not fit the
+    // loop (OverflowError), then the output's dtype (TypeError), then the
+    // shapes (ValueError). Out-of-range comparisons NumPy computes exactly.
+    try {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            if (ops[i].kind == Operand::PyInt || ops[i].kind == Operand::PyFloat) weak_value(ops[i], loop.in[i]);
+        }
+    } catch (const OverflowError&) {
+        if (op_is_predicate(op)) return call_numpy(name, args, out);
+        throw;
+    }
     if (has_out) check_output_cast(loop.out, out_arr, name);
     std::vector<Dims> shapes;
     for (const Operand& o : ops) shapes.push_back(operand_shape(o));
@@ -360,14 +392,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     std::vector<NodeView> children;
     children.reserve(ops.size());
-    try {
-        for (size_t i = 0; i < ops.size(); ++i) children.push_back(child_view(ops[i], loop.in[i], shape));
-    } catch (const OverflowError&) {
-        // NumPy compares out-of-range Python integers correctly rather than
-        // raising; let it.
-        if (op_is_predicate(op)) return call_numpy(name, args, out);
-        throw;
-    }
+    for (size_t i = 0; i < ops.size(); ++i) children.push_back(child_view(ops[i], loop.in[i], shape));
     if (ops.size() == 2 && loop.in[0] != loop.in[1]) {
         // NumPy 2 compares uint64 with int64 exactly (mixed loops); the op
         // table has one operand dtype, so spell it out with the sign test.
@@ -432,10 +457,16 @@ void assign_value(const GpuArray& target, py::handle value) {
         (PyArray_IsScalar(p, Generic) && !is_gpuarray(value))) {
         v = GpuArray::of(NodeFactory::constant(t, scalar_from_python(value, t)));
     } else {
-        Operand o = classify(value);
+        Operand o = PyList_Check(p) || PyTuple_Check(p) ? Operand{} : classify(value);
         if (o.kind != Operand::Array) {
             // Something NumPy can convert (or reject with its own message).
             py::object arr = py::module_::import("numpy").attr("asarray")(value, numpy_dtype(t));
+            // NumPy reads a nested sequence no deeper than the target (an
+            // array value, by contrast, broadcasts with its leading 1s dropped).
+            if ((PyList_Check(p) || PyTuple_Check(p)) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(arr.ptr())) > target.ndim()) {
+                throw ValueError("setting an array element with a sequence. The requested array would exceed the "
+                                 "maximum number of dimension of " + std::to_string(target.ndim()) + ".");
+            }
             o = classify(arr);
             if (o.kind != Operand::Array) throw TypeError("cannot assign this value to a gpupy array");
         }
@@ -444,13 +475,11 @@ void assign_value(const GpuArray& target, py::handle value) {
     assign(target, v.node_view());
 }
 
+// `a op= b` is NumPy's `ufunc(a, b, out=a)`: the loop and the output's
+// casting are checked before the shapes, exactly as for an explicit out=.
 py::object inplace(OpCode op, py::object self, py::handle value) {
-    const GpuArray& a = self.cast<const GpuArray&>();
-    py::object r = apply_ufunc(op, {self, value}, py::handle());
+    py::object r = apply_ufunc(op, {self, value}, self);
     if (r.is(py::handle(Py_NotImplemented))) return r;
-    GpuArray ra;
-    if (!as_gpuarray(r, &ra)) throw TypeError("in-place operation produced an unsupported value");
-    write_output(a, ra, op_display_name(op));
     return self;
 }
 
