@@ -24,6 +24,7 @@ except ImportError as _error:  # pragma: no cover - exercised in a child process
 
 from ._core import DriverError, GpuArray
 from ._fallback import FallbackError, GpupyFallbackWarning, fallback_mode, get_fallback, set_fallback
+from ._placement import get_placement, set_placement
 from ._runtime import (
     block_size,
     cache_bytes,

@@ -1,9 +1,17 @@
-"""Linear algebra on the device: matmul/dot/inner/outer/tensordot.
+"""Linear algebra: NumPy's BLAS and LAPACK on the host, or products on the device.
 
-A product C[..., i, j] = sum_k A[..., i, k] * B[..., k, j] is one fused
-expression: A and B are read through broadcast views of shape
-(..., n, m, k) (index arithmetic, nothing copied), multiplied, and folded
-over k by the chunked reduction; the (n, m, k) products are never stored.
+Where the placement (see _placement) says the host -- always on a CPU
+device, and by default everywhere until a tiled device kernel is measured
+against BLAS on a GPU -- matmul, dot, vdot, inner, tensordot, einsum and
+numpy.linalg run NumPy's own functions on the arrays' host values (a lazy
+operand is evaluated first) and the result becomes a gpupy array again.
+
+On the device (placement "device"), a product C[..., i, j] =
+sum_k A[..., i, k] * B[..., k, j] is one fused expression: A and B are read
+through broadcast views of shape (..., n, m, k) (index arithmetic, nothing
+copied), multiplied, and folded over k by the chunked reduction; the
+(n, m, k) products are never stored. outer and dot with a 0-d operand are
+elementwise products and always stay on the device.
 """
 
 import numpy as np
@@ -12,6 +20,7 @@ from . import _core
 from ._convert import asarray as _gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
+from ._placement import linear_algebra_on_host, run_on_host
 from ._registry import REDUCE_CHUNK as CHUNK
 from ._registry import implements
 
@@ -37,6 +46,8 @@ def _contract_last(a, b_t, dtype):
 
 @implements(np.matmul)
 def matmul(a, b, /, out=None, **kwargs):
+    if linear_algebra_on_host():
+        return run_on_host("matmul", np.matmul, (a, b), dict(kwargs, **({} if out is None else {"out": out})))
     a, b = _gpu(a), _gpu(b)
     if kwargs or not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
         return call_numpy("matmul", (a, b), dict(out=out, **kwargs), reason="arguments or dtypes")
@@ -68,6 +79,8 @@ def dot(a, b, out=None):
         return call_numpy("dot", (a, b), dict(out=out), reason="dtypes")
     if a.ndim == 0 or b.ndim == 0:
         result = _core.ufunc("multiply", a, b)
+    elif linear_algebra_on_host():
+        return run_on_host("dot", np.dot, (a, b), {} if out is None else {"out": out})
     elif b.ndim == 1:
         if a.shape[-1] != b.shape[0]:
             raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
@@ -91,6 +104,8 @@ def dot(a, b, out=None):
 
 @implements(np.vdot)
 def vdot(a, b):
+    if linear_algebra_on_host():
+        return run_on_host("vdot", np.vdot, (a, b), {})
     a, b = _gpu(a), _gpu(b)
     if a.size != b.size:
         raise ValueError("cannot reshape array of size %d into shape (%d,)" % (b.size, a.size))
@@ -102,6 +117,8 @@ def inner(a, b):
     a, b = _gpu(a), _gpu(b)
     if a.ndim == 0 or b.ndim == 0:
         return _core.ufunc("multiply", a, b)
+    if linear_algebra_on_host():
+        return run_on_host("inner", np.inner, (a, b), {})
     if a.shape[-1] != b.shape[-1]:
         raise ValueError("shapes %s and %s not aligned: %d (dim %d) != %d (dim %d)"
                          % (a.shape, b.shape, a.shape[-1], a.ndim - 1, b.shape[-1], b.ndim - 1))
@@ -120,6 +137,8 @@ def outer(a, b, out=None):
 
 @implements(np.tensordot)
 def tensordot(a, b, axes=2):
+    if linear_algebra_on_host():
+        return run_on_host("tensordot", np.tensordot, (a, b), {"axes": axes})
     a, b = _gpu(a), _gpu(b)
     if np.ndim(axes) == 0:
         n = int(axes)
@@ -139,11 +158,36 @@ def tensordot(a, b, axes=2):
     free_a = [i for i in range(a.ndim) if i not in axes_a]
     free_b = [i for i in range(b.ndim) if i not in axes_b]
     k = int(np.prod([a.shape[i] for i in axes_a]))
-    at = a.transpose(free_a + axes_a).reshape(-1, k)
-    bt = b.transpose(axes_b + free_b).reshape(k, -1)
+    # Explicit sizes: -1 is ambiguous when k is 0.
+    at = a.transpose(free_a + axes_a).reshape(int(np.prod([a.shape[i] for i in free_a])), k)
+    bt = b.transpose(axes_b + free_b).reshape(k, int(np.prod([b.shape[i] for i in free_b])))
     result = matmul(at, bt)
     return result.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
 
+
+@implements(np.einsum)
+def einsum(*operands, **kwargs):
+    """numpy.einsum (with its BLAS-backed contractions); on the host."""
+    return run_on_host("einsum", np.einsum, operands, kwargs)
+
+
+def _lapack(name, func):
+    def on_host(*args, **kwargs):
+        return run_on_host(f"linalg.{name}", func, args, kwargs)
+
+    on_host.__name__ = on_host.__qualname__ = name
+    on_host.__doc__ = func.__doc__
+    on_host.__module__ = __name__.rpartition(".")[0] + ".linalg"  # pickles as gpupy.linalg.<name>
+    on_host.__wrapped__ = func
+    return on_host
+
+
+# numpy.linalg: NumPy's LAPACK on the host values (no device version).
+for _name in np.linalg.__all__:
+    _func = getattr(np.linalg, _name)
+    if callable(_func) and not isinstance(_func, type):
+        implements(_func)(_lapack(_name, _func))
+del _name, _func
 
 # Names gpupy exports from this module (as NumPy functions of the same name).
 PUBLIC = (
@@ -153,4 +197,5 @@ PUBLIC = (
     "inner",
     "outer",
     "tensordot",
+    "einsum",
 )

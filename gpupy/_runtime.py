@@ -6,6 +6,7 @@ import sys
 from . import _core
 from ._core import DriverError
 from ._fallback import fallback_counts, get_fallback, reset_fallback_counts
+from ._placement import get_placement, placement_counts, reset_placement_counts
 from ._version import __version__
 
 #: Why the OpenGL driver is not in use when it was not asked for; None if it is.
@@ -89,12 +90,16 @@ def stats():
     counts = fallback_counts()
     d["fallbacks"] = sum(counts.values())
     d["fallbacks_by_function"] = dict(counts)
+    placed = placement_counts()
+    d["host_placements"] = sum(placed.values())
+    d["host_placements_by_function"] = dict(placed)
     return d
 
 
 def reset_stats():
     _core.reset_stats()
     reset_fallback_counts()
+    reset_placement_counts()
 
 
 def config_text():
@@ -117,6 +122,7 @@ def config_text():
         lines.append(f"NumPy loops on the host: {len([w for w in loops[0] if '/' in w])} (op/dtype), "
                      "for the math functions")
     lines.append(f"fallback mode: {get_fallback()}")
+    lines.append(f"placement: {get_placement()}")
     lines.append(f"driver libraries: {_core.driver_library_dir()}")
     return "\n".join(lines)
 

@@ -300,7 +300,7 @@ class Gpu:
 
 
 def _settings():
-    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback(), gp.host_threshold())
+    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback(), gp.host_threshold(), gp.get_placement())
 
 
 def _use(name):
@@ -319,7 +319,7 @@ def _use(name):
 
 
 def _restore(g, saved):
-    driver, block, budget, fallback, host = saved
+    driver, block, budget, fallback, host, _placement = saved
     g._restore()
     gp.set_host_threshold(host)
     gp.set_fallback(fallback)

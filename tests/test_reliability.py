@@ -80,22 +80,30 @@ def test_setting_an_element_with_a_sequence(gpu):
     raises_like(lambda: gp.zeros(3).__setitem__(0, [1, 2]), lambda: np.zeros(3).__setitem__(0, [1, 2]))
 
 
-@pytest.mark.parametrize("value", [np.ones((1, 1)), np.ones(1, np.uint16), [[1]], [1]])
+@pytest.mark.parametrize("value", [np.ones((1, 1)), np.ones(1, np.uint16), np.zeros(1, bool), [[1]], [1], [0]])
 @pytest.mark.parametrize("key", [(), 0, (0,)])
-def test_setting_one_element_refuses_any_sequence(gpu, key, value):
-    # NumPy's item assignment takes no sequence, even of one element,
-    # where a[...] or a slice broadcasts it.
+@pytest.mark.parametrize("dtype", [np.int16, bool])
+def test_setting_one_element_takes_sequences_as_numpy(gpu, key, value, dtype):
+    # NumPy's item assignment takes no sequence, even of one element, where
+    # a[...] or a slice broadcasts it -- except into a bool element, which
+    # takes the truth value of a one-element array or of a list.
     shape = () if key == () else (3,)
     as_gpu = gp.asarray(value) if isinstance(value, np.ndarray) else value
-    raises_like(lambda: gp.zeros(shape, np.int16).__setitem__(key, as_gpu),
-                lambda: np.zeros(shape, np.int16).__setitem__(key, value))
+    g, n = gp.zeros(shape, dtype), np.zeros(shape, dtype)
+    try:
+        n[key] = value
+    except Exception:
+        raises_like(lambda: g.__setitem__(key, as_gpu), lambda: np.zeros(shape, dtype).__setitem__(key, value))
+    else:
+        g[key] = as_gpu
+        same(g, n)
     # Through a[...], an array broadcasts; a nested list may be no deeper
     # than the target.
-    g, n = gp.zeros(shape, np.int16), np.zeros(shape, np.int16)
+    g, n = gp.zeros(shape, dtype), np.zeros(shape, dtype)
     try:
         n[...] = value
     except ValueError:
-        raises_like(lambda: g.__setitem__(Ellipsis, as_gpu), lambda: np.zeros(shape, np.int16).__setitem__(Ellipsis, value))
+        raises_like(lambda: g.__setitem__(Ellipsis, as_gpu), lambda: np.zeros(shape, dtype).__setitem__(Ellipsis, value))
         return
     g[...] = as_gpu
     same(g, n)

@@ -73,12 +73,17 @@ void setitem(py::object self, py::handle key, py::handle value) {
         // One element: NumPy's item assignment, which takes a 0-d array but
         // no sequence, not even of one element.
         if (!a.writeable) throw ValueError("assignment destination is read-only");
-        if (py::isinstance<GpuArray>(value) || PyArray_Check(value.ptr())) {
-            if (py::len(value.attr("shape")) != 0) throw ValueError("setting an array element with a sequence.");
+        // A 0-d gpupy array stays lazy; anything else NumPy converts by its
+        // rules for one element (a bool element takes the truth value of a
+        // one-element array, other dtypes refuse it).
+        const bool lazy = py::isinstance<GpuArray>(value) && value.cast<const GpuArray&>().ndim() == 0;
+        if (lazy) {
             assign_value(a.view(std::move(g)), value);
         } else {
             const DType t = a.dtype();
-            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element_from_python(value, t)), identity_view({})});
+            py::object host = py::isinstance<GpuArray>(value) ? to_ndarray(value.cast<const GpuArray&>())
+                                                              : py::reinterpret_borrow<py::object>(value);
+            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element_from_python(host, t)), identity_view({})});
         }
         return;
     }

@@ -1,0 +1,78 @@
+"""Where work runs when gpupy has a choice: NumPy on the host, or the device.
+
+Base layer (imports only _fallback). Not every operation is
+cheapest as a lazy expression on the device: a matrix product on a CPU
+renderer runs ~100x faster in NumPy's BLAS than as a fused shader (the
+renderer computes each invocation alone, ~7-10 ns, where BLAS blocks for
+the caches and the vector units), and arithmetic on a single number costs
+more as a node than as a NumPy call. The sections ask here, and what they
+place on the host runs through `run_on_host`: NumPy on the arrays' host
+values, results back as gpupy arrays. That is a placement, not a fallback:
+counted apart (stats()["host_placements_by_function"]) and allowed in the
+fallback mode "raise".
+
+The placement setting (GPUPY_PLACEMENT or set_placement) forces a side:
+"host", "device" (the device's own implementation, where gpupy has one:
+for tests and benchmarks), or "auto" (the default: the cost rules below).
+"""
+
+import collections
+import os
+
+from ._fallback import _Call
+
+_MODES = ("auto", "host", "device")
+
+
+def _mode_from_environment():
+    mode = os.environ.get("GPUPY_PLACEMENT", "auto").strip().lower() or "auto"
+    if mode not in _MODES:
+        raise ValueError(f"GPUPY_PLACEMENT must be one of {_MODES}, got {mode!r}")
+    return mode
+
+
+_mode = _mode_from_environment()
+_counts = collections.Counter()
+
+
+def set_placement(mode):
+    """Forces where work with a choice runs: "host", "device" or "auto"
+    (by cost; the default). Returns the previous setting."""
+    global _mode
+    if mode not in _MODES:
+        raise ValueError(f"placement must be one of {_MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    return previous
+
+
+def get_placement():
+    return _mode
+
+
+def placement_counts():
+    return _counts
+
+
+def reset_placement_counts():
+    _counts.clear()
+
+
+def linear_algebra_on_host():
+    """Whether matrix products and decompositions run in NumPy's BLAS and
+    LAPACK. Always on a CPU device: BLAS is the best code for the same
+    cores. On a GPU gpupy's device product is a fused multiply-and-fold,
+    not a tiled kernel, and has not been measured against BLAS there; until
+    it is, the host's BLAS is the placement "auto" chooses too."""
+    return _mode != "device"
+
+
+def run_on_host(name, func, args, kwargs):
+    """NumPy's `func` on the host values of the arguments (lazy ones are
+    evaluated first), counted as a host placement under `name`; array
+    results become gpupy arrays, arguments NumPy writes into are written
+    back."""
+    _counts[name] += 1
+    call = _Call()
+    result = call.run(name, func, args, kwargs)
+    call.write_back()
+    return call.wrap(result)

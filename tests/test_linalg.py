@@ -1,0 +1,139 @@
+"""Linear algebra against NumPy, under both placements: the host's BLAS and
+LAPACK (the default, see gpupy/_placement.py) and the device's fused
+multiply-and-fold products (placement "device"). Values, dtypes, shapes and
+exception classes are NumPy's; the counters say where the work ran."""
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+
+@pytest.fixture(params=["host", "device"])
+def placement(request):
+    previous = gp.set_placement(request.param)
+    try:
+        yield request.param
+    finally:
+        gp.set_placement(previous)
+
+
+def host(shape, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "b":
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(0, 5, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def close(got, want, dtype):
+    assert isinstance(got, gp.GpuArray) or np.ndim(want) == 0, type(got)
+    got = np.asarray(got)
+    assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype, (got.shape, got.dtype)
+    if np.dtype(dtype).kind in "biu":
+        np.testing.assert_array_equal(got, want)
+    else:
+        # A product of n terms summed in another order: within n ulps of
+        # the sum of |terms| (here n <= 64, values ~ N(0, 1)).
+        eps = np.finfo(np.asarray(want).dtype).eps
+        np.testing.assert_allclose(got, want, rtol=0, atol=64 * 8 * eps * max(1.0, float(np.abs(want).max(initial=0))))
+
+
+SHAPES = [((3,), (3,)), ((4, 3), (3,)), ((3,), (3, 5)), ((4, 3), (3, 5)), ((2, 4, 3), (3, 5)),
+          ((2, 1, 4, 3), (3, 3, 2)), ((0, 3), (3, 2)), ((4, 0), (0, 2))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
+@pytest.mark.parametrize("sa, sb", SHAPES)
+def test_matmul(gpu, silent_fallback, placement, sa, sb, dtype):
+    a, b = host(sa, dtype, 1), host(sb, dtype, 2)
+    gp.reset_stats()
+    close(gp.asarray(a) @ gp.asarray(b), a @ b, dtype)
+    close(gp.matmul(gp.asarray(a), b), np.matmul(a, b), dtype)
+    placed = gp.stats()["host_placements_by_function"]
+    assert placed.get("matmul", 0) == (2 if placement == "host" else 0), placed
+    assert gp.stats()["fallbacks"] == 0
+
+
+@pytest.mark.parametrize("sa, sb", SHAPES)
+def test_dot_inner_vdot_tensordot(gpu, placement, sa, sb):
+    a, b = host(sa, seed=3), host(sb, seed=4)
+    ga, gb = gp.asarray(a), gp.asarray(b)
+    close(gp.dot(ga, gb), np.dot(a, b), a.dtype)
+    close(ga.dot(gb), a.dot(b), a.dtype)
+    if a.shape[-1:] == b.shape[-1:]:
+        close(gp.inner(ga, gb), np.inner(a, b), a.dtype)
+    if a.size == b.size:
+        close(gp.vdot(ga, gb), np.vdot(a, b), a.dtype)
+    close(gp.tensordot(ga, gb, axes=([-1], [0])), np.tensordot(a, b, axes=([-1], [0])), a.dtype)
+    close(gp.outer(ga, gb), np.outer(a, b), a.dtype)
+
+
+def test_strided_lazy_and_negative_stride_operands(gpu, placement):
+    a, b = host((6, 8), seed=5), host((8, 4), seed=6)
+    ga, gb = gp.asarray(a), gp.asarray(b)
+    # A lazy expression, a transposed view, a negative-stride view.
+    close((ga * 2 + 1)[::2, ::-1] @ gb[::-1].T.T, ((a * 2 + 1)[::2, ::-1]) @ b[::-1], a.dtype)
+    close(gp.dot(ga.T[::-1], ga), np.dot(a.T[::-1], a), a.dtype)
+
+
+def test_out_argument_and_result_is_a_gpupy_array(gpu, placement):
+    a, b = host((3, 4), seed=7), host((4, 2), seed=8)
+    out_g, out_n = gp.zeros((3, 2)), np.zeros((3, 2))
+    r = gp.matmul(gp.asarray(a), gp.asarray(b), out=out_g)
+    np.matmul(a, b, out=out_n)
+    assert r is out_g
+    close(out_g, out_n, a.dtype)
+    r = gp.dot(gp.asarray(a), gp.asarray(b), out=out_g)
+    assert r is out_g
+    # The result is an ordinary gpupy array: later lazy work on it fuses.
+    product = gp.asarray(a) @ gp.asarray(b)
+    close(product * 2 - 1, (a @ b) * 2 - 1, a.dtype)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a, b: m.matmul(a, b[:3]),
+    lambda m, a, b: m.matmul(a, m.asarray(2.0)),
+    lambda m, a, b: m.dot(a, b[:3]),
+    lambda m, a, b: m.inner(a, b),
+    lambda m, a, b: m.tensordot(a, b, axes=([0], [1])),
+], ids=["matmul-core", "matmul-0d", "dot-align", "inner-align", "tensordot-mismatch"])
+def test_errors_are_numpys(gpu, placement, call):
+    a, b = host((3, 4), seed=9), host((4, 2), seed=10)
+    with pytest.raises(Exception) as want:
+        call(np, a, b)
+    with pytest.raises(type(want.value).__mro__[1] if type(want.value).__module__ != "builtins" else type(want.value)):
+        call(gp, gp.asarray(a), gp.asarray(b))
+
+
+def test_einsum_and_linalg_run_lapack_on_the_host(gpu):
+    a = host((5, 5), seed=11) + 5 * np.eye(5)
+    b = host((5, 2), seed=12)
+    ga, gb = gp.asarray(a), gp.asarray(b)
+    gp.reset_stats()
+    close(gp.einsum("ij,jk->ik", ga, gb), np.einsum("ij,jk->ik", a, b), a.dtype)
+    close(gp.linalg.solve(ga, gb), np.linalg.solve(a, b), a.dtype)
+    close(gp.linalg.inv(ga), np.linalg.inv(a), a.dtype)
+    np.testing.assert_allclose(float(gp.linalg.det(ga)), np.linalg.det(a), rtol=1e-12)
+    q, r = gp.linalg.qr(ga)
+    close(q @ r, a, a.dtype)
+    w = gp.linalg.eigvalsh(ga + ga.T)
+    close(w, np.linalg.eigvalsh(a + a.T), a.dtype)
+    placed = gp.stats()["host_placements_by_function"]
+    assert {"einsum", "linalg.solve", "linalg.inv", "linalg.det", "linalg.qr", "linalg.eigvalsh"} <= set(placed)
+    assert gp.stats()["fallbacks"] == 0  # a placement is not a fallback (and the fixture's mode is "raise")
+    with pytest.raises(np.linalg.LinAlgError):
+        gp.linalg.inv(gp.zeros((3, 3)))
+
+
+def test_placement_setting():
+    previous = gp.get_placement()
+    try:
+        assert gp.set_placement("device") == previous
+        assert gp.get_placement() == "device"
+        with pytest.raises(ValueError):
+            gp.set_placement("gpu")
+        assert gp.get_placement() == "device"
+    finally:
+        gp.set_placement(previous)
