@@ -38,6 +38,7 @@ class ufunc:
 
     def __init__(self, numpy_ufunc):
         self._np = numpy_ufunc
+        self._nin = numpy_ufunc.nin
         self.__name__ = numpy_ufunc.__name__
         self.__qualname__ = numpy_ufunc.__name__
         self.__doc__ = numpy_ufunc.__doc__
@@ -54,6 +55,11 @@ class ufunc:
         return f"<gpupy ufunc '{self.__name__}'>"
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._nin:
+            # The common call, first: a Python loop pays this per element.
+            result = _core.ufunc(self.__name__, *args)
+            if result is not NotImplemented:
+                return result
         out = kwargs.get("out")
         if isinstance(out, tuple):
             if len(out) != 1:

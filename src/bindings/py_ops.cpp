@@ -314,7 +314,48 @@ bool as_gpuarray(py::handle obj, GpuArray* out) {
     return false;
 }
 
+namespace {
+
+// One number: a Python or NumPy scalar, or a 0-d ndarray.
+bool is_host_number(py::handle h) {
+    PyObject* p = h.ptr();
+    if (PyLong_Check(p) || PyFloat_Check(p) || PyBool_Check(p) || PyComplex_Check(p)) return true;
+    if (PyArray_IsScalar(p, Generic)) return true;
+    return PyArray_Check(p) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(p)) == 0;
+}
+
+// numpy.<ufunc> for an op, looked up once (never released: it may be used
+// until the interpreter ends).
+py::handle numpy_ufunc(OpCode op) {
+    static std::vector<PyObject*>* table = new std::vector<PyObject*>(GPUPY_NUM_OPS, nullptr);
+    PyObject*& f = (*table)[static_cast<size_t>(op)];
+    if (!f) f = py::object(py::module_::import("numpy").attr(op_numpy_name(op))).release().ptr();
+    return f;
+}
+
+// Numbers only: NumPy's own scalar arithmetic, eagerly. A lazy node per
+// number would cost more than the arithmetic (a Python loop over elements
+// builds one per step), and NumPy's rules for weak scalars alone decide
+// the result (np.negative(2**63) is a uint64, np.add(2**63, 1) raises).
+py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::handle out,
+                            const GpuArray* out_arr) {
+    py::tuple t(args.size());
+    for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
+    if (!out_arr) return numpy_ufunc(op)(*t);
+    // NumPy checks the casting into out's dtype on a host stand-in.
+    py::object host = py::module_::import("numpy").attr("empty")(out.attr("shape"), numpy_dtype(out_arr->dtype()));
+    numpy_ufunc(op)(*t, py::arg("out") = host);
+    assign_value(*out_arr, host);
+    return py::reinterpret_borrow<py::object>(out);
+}
+
+}  // namespace
+
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
+    if (std::all_of(args.begin(), args.end(), is_host_number)) {
+        if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
+        if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &out.cast<const GpuArray&>());
+    }
     std::vector<Operand> ops;
     ops.reserve(args.size());
     bool unsupported = false;
@@ -348,20 +389,6 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     const bool has_out = out && !out.is_none();
     if (has_out && !(is_gpuarray(out) && (out_arr = out.cast<const GpuArray&>(), true))) unsupported = true;
     if (unsupported) return call_numpy(name, args, out);
-    if (std::none_of(ops.begin(), ops.end(), [](const Operand& o) { return o.kind == Operand::Array; })) {
-        // Python numbers only: NumPy's result is a NumPy scalar made by its
-        // own rules for weak scalars alone (np.negative(2**63) is a uint64,
-        // np.add(2**63, 1) an OverflowError); nothing here for a device.
-        py::module_ np = py::module_::import("numpy");
-        py::tuple t(args.size());
-        for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
-        if (!has_out) return np.attr(op_numpy_name(op))(*t);
-        // NumPy checks the casting into out's dtype on a host stand-in.
-        py::object host = np.attr("empty")(out.attr("shape"), numpy_dtype(out_arr.dtype()));
-        np.attr(op_numpy_name(op))(*t, py::arg("out") = host);
-        assign_value(out_arr, host);
-        return py::reinterpret_borrow<py::object>(out);
-    }
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);
     // NumPy's order of refusals: a weak Python scalar that does not fit the
