@@ -268,3 +268,22 @@ def test_extrema_with_constant_nan_operands(gpu, name, dtype):
             loads = gp.asarray(np.full(3, a, dtype)), gp.asarray(np.full(3, b, dtype))
             for x, y in [consts, (consts[0], loads[1]), (loads[0], consts[1]), loads]:
                 same(getattr(gp, name)(x, y), want)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("join", ["concatenate", "stack"])
+def test_reshape_of_a_joined_array_is_a_view_that_sees_writes(gpu, join, axis):
+    # NumPy's joins are C-ordered, so reshaping one is a view; gpupy's join
+    # along axis 1 was a swapped view, its reshape a copy: a later write to
+    # the joined array was lost from the reshaped one (found by the fuzzer).
+    h = np.arange(12, dtype=np.int8).reshape(3, 4)
+    results = []
+    for xp in (np, gp):
+        x = xp.asarray(h)
+        joined = getattr(xp, join)([x, x], axis=axis)
+        flat = joined.reshape(1, -1)
+        joined += 1
+        joined[(0,) * joined.ndim] = 100
+        results.append((np.asarray(flat).copy(), np.asarray(joined).copy()))
+    same(results[1][0], results[0][0])
+    same(results[1][1], results[0][1])

@@ -63,6 +63,13 @@ GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
     NodeView joined = concat0(std::move(parts), t);
     GpuArray r = GpuArray::of_view(joined);
     r.geom = swap0(r.geom, ax);
+    // NumPy's result is C-ordered, so its reshapes are views of it that see
+    // later writes; joined along another axis than 0 it is a swapped view
+    // here, so it gets the C layout of its own (a lazy copy, fused).
+    const Dims c = c_strides(r.geom.shape);
+    for (int d = 0; d < nd; ++d) {
+        if (r.geom.shape[d] > 1 && r.geom.strides[d] != c[d]) return lazy_copy(r);
+    }
     return r;
 }
 
