@@ -48,14 +48,15 @@ class FallbackError(RuntimeError):
 _MODES = ("silent", "warn", "raise")
 
 
-def _mode_from_environment():
-    mode = os.environ.get("GPUPY_FALLBACK", "silent").strip().lower() or "silent"
-    if mode not in _MODES:
-        raise ValueError(f"GPUPY_FALLBACK must be one of {_MODES}, got {mode!r}")
+def mode_from_environment(variable, modes):
+    """The setting `variable` names, one of `modes` (the first if unset)."""
+    mode = os.environ.get(variable, modes[0]).strip().lower() or modes[0]
+    if mode not in modes:
+        raise ValueError(f"{variable} must be one of {modes}, got {mode!r}")
     return mode
 
 
-_mode = _mode_from_environment()
+_mode = mode_from_environment("GPUPY_FALLBACK", _MODES)
 _counts = collections.Counter()
 
 

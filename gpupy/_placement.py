@@ -17,21 +17,11 @@ for tests and benchmarks), or "auto" (the default: the cost rules below).
 """
 
 import collections
-import os
 
-from ._fallback import _Call
+from ._fallback import _Call, mode_from_environment
 
 _MODES = ("auto", "host", "device")
-
-
-def _mode_from_environment():
-    mode = os.environ.get("GPUPY_PLACEMENT", "auto").strip().lower() or "auto"
-    if mode not in _MODES:
-        raise ValueError(f"GPUPY_PLACEMENT must be one of {_MODES}, got {mode!r}")
-    return mode
-
-
-_mode = _mode_from_environment()
+_mode = mode_from_environment("GPUPY_PLACEMENT", _MODES)
 _counts = collections.Counter()
 
 
