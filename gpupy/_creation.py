@@ -82,6 +82,11 @@ def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, dev
     if step is None:
         step = 1
     args = [a for a in (start, stop, step) if a is not None]
+    if (dtype is not None and not is_supported(np.dtype(dtype))) or any(
+            isinstance(a, (str, bytes, np.datetime64, np.timedelta64)) for a in args):
+        # Dates, times, strings: a NumPy array handed through, like any
+        # dtype gpupy cannot hold.
+        return np.arange(start, stop, step, dtype=dtype)
     if any(isinstance(a, (complex, np.complexfloating)) or np.ndim(a) != 0 for a in args):
         return call_numpy("arange", (start, stop, step), {"dtype": dtype}, reason="non-real or array arguments")
     if step == 0:

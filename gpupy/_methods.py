@@ -80,7 +80,8 @@ def _foreign(objects):
 
 
 class Flags:
-    """ndarray.flags for a GpuArray view (read-only)."""
+    """ndarray.flags for a GpuArray view; WRITEABLE can be changed, as in
+    NumPy (False always; True except for a broadcast view)."""
 
     _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
              "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable", "OWNDATA": "owndata",
@@ -92,11 +93,12 @@ class Flags:
         _, shape, strides = a._view
         self.c_contiguous = _contiguous(shape, strides)
         self.f_contiguous = _contiguous(shape[::-1], strides[::-1])
-        self.writeable = a._writeable
+        object.__setattr__(self, "_array", a)
         self.owndata = False  # the values live in the core, not in host memory the array owns
         self.aligned = True
         self.writebackifcopy = False
 
+    writeable = property(lambda self: self._array._writeable)
     fnc = property(lambda self: self.f_contiguous and not self.c_contiguous)
     forc = property(lambda self: self.f_contiguous or self.c_contiguous)
     behaved = property(lambda self: self.aligned and self.writeable)
@@ -107,11 +109,18 @@ class Flags:
         return getattr(self, self._KEYS[key.upper()])
 
     def __setattr__(self, name, value):
+        if name == "writeable":
+            self._array._set_writeable(bool(value))
+            return
         if name in self.__dict__:
             raise ValueError(f"gpupy cannot change the {name} flag of an array")
         object.__setattr__(self, name, value)
 
     def __setitem__(self, key, value):
+        name = self._KEYS.get(key.upper()) if isinstance(key, str) else None
+        if name == "writeable":
+            self._array._set_writeable(bool(value))
+            return
         raise ValueError(f"gpupy cannot change the {key} flag of an array")
 
     def __repr__(self):
@@ -375,8 +384,8 @@ class ArrayMethods:
         return self.__array__().ctypes
 
     def setflags(self, write=None, align=None, uic=None):
-        if write is not None and bool(write) != self._writeable:
-            raise ValueError("gpupy cannot change whether an array is writeable")
+        if write is not None:
+            self._set_writeable(bool(write))
 
     @property
     def flat(self):

@@ -616,7 +616,7 @@ class TestNdarrayMethods:
             assert x.flags.c_contiguous == y.flags.c_contiguous and x.flags.writeable
         assert not gp.broadcast_to(g[0], (2, 3)).flags.writeable
         with pytest.raises(ValueError):
-            g.flags.writeable = False
+            g.flags.c_contiguous = False
         assert np.isfortran(g.T) == np.isfortran(a.T)
 
     def test_buffers_and_bytes(self, gpu):
@@ -632,3 +632,47 @@ class TestNdarrayMethods:
             gp.zeros(3).resize(4)
         with pytest.raises(ValueError, match="cannot delete"):
             del gp.zeros(3)[0]
+
+
+class TestIdiomsOfPublicPrograms:
+    """Idioms seen in public NumPy programs (issue 13)."""
+
+    @pytest.mark.parametrize("args, dtype", [(("2016-07", "2016-08"), "datetime64[D]"), ((0, 5), "timedelta64[h]"),
+                                             ((np.datetime64("2020-01-01"), np.datetime64("2020-01-04")), None)])
+    def test_arange_of_dates_is_numpys_array(self, gpu, args, dtype):
+        got = gp.arange(*args, dtype=dtype)
+        want = np.arange(*args, dtype=dtype)
+        assert type(got) is np.ndarray and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+    def test_clearing_the_writeable_flag_makes_writes_raise(self, gpu):
+        z = gp.zeros(5)
+        z.flags.writeable = False
+        assert not z.flags.writeable and not z.flags["W"] and not z[1:].flags.writeable
+        for write in (lambda: z.__setitem__(0, 1), lambda: z.__iadd__(1), lambda: gp.add(z, 1, out=z),
+                      lambda: gp.copyto(z, 3.0), lambda: z[1:].__setitem__(0, 1)):
+            with pytest.raises(ValueError):
+                write()
+        np.testing.assert_array_equal(np.asarray(z), np.zeros(5))
+        z.flags["WRITEABLE"] = True
+        z[0] = 2
+        z.setflags(write=False)
+        with pytest.raises(ValueError):
+            z[1] = 3
+        np.testing.assert_array_equal(np.asarray(z), [2, 0, 0, 0, 0])
+
+    def test_a_broadcast_view_cannot_become_writeable(self, gpu):
+        # NumPy 2 lets it (writes then land on shared elements); gpupy
+        # refuses clearly rather than define such writes.
+        b = gp.broadcast_to(gp.arange(3), (2, 3))
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            b.flags.writeable = True
+        assert not b.flags.writeable
+
+    def test_ndarray_subclass_view_idiom(self, gpu):
+        class Tagged(np.ndarray):
+            pass
+
+        x = gp.asarray([1, 2, 3]).view(Tagged)
+        assert type(x) is Tagged
+        np.testing.assert_array_equal(x, [1, 2, 3])

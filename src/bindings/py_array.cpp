@@ -169,6 +169,16 @@ void register_array(py::module_& m) {
                                })
         .def_property_readonly("T", [](const GpuArray& a) { return transpose(a, {}); })
         .def_property_readonly("_writeable", [](const GpuArray& a) { return a.writeable; })
+        .def("_set_writeable",
+             [](GpuArray& a, bool writeable) {
+                 // NumPy refuses to make a broadcast view writeable (its
+                 // repeated elements share one memory location).
+                 for (size_t d = 0; d < a.geom.shape.size() && writeable; ++d) {
+                     if (a.geom.strides[d] == 0 && a.geom.shape[d] > 1)
+                         throw ValueError("cannot set WRITEABLE flag to True of this array");
+                 }
+                 a.writeable = writeable;
+             })
         .def_property_readonly("_node_id", [](const GpuArray& a) { return a.node()->id(); })
         .def_property_readonly("_owner_id", [](const GpuArray& a) { return reinterpret_cast<uintptr_t>(a.owner.get()); })
         .def_property_readonly("_view",
