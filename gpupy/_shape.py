@@ -3,6 +3,8 @@ arithmetic can express the result: flip, broadcast_to, diagonal, split),
 lazy nodes for the rest (joins, repeat, tile, roll), all evaluated on the
 device."""
 
+import functools
+
 import numpy as np
 
 from . import _core
@@ -33,6 +35,23 @@ def _reshaped(a, shape):
 
 def _broadcast(a, shape):
     return a._broadcast_to(shape) if isinstance(a, GpuArray) else np.broadcast_to(a, shape)
+
+
+def _numpy_for_host_dtypes(numpy_function):
+    """Decorator: the function's array argument, if gpupy cannot hold its
+    dtype (complex, float16, ... results of NumPy), goes to NumPy's own
+    function: the array is NumPy's, handed through."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def dispatch(a, *args, **kwargs):
+            if not isinstance(_as_gpu(a), GpuArray):
+                return numpy_function(a, *args, **kwargs)
+            return func(a, *args, **kwargs)
+
+        return dispatch
+
+    return decorate
 
 
 def _result_dtype(arrays, dtype):
@@ -234,6 +253,7 @@ def flipud(m):
 
 
 @implements(np.roll)
+@_numpy_for_host_dtypes(np.roll)
 def roll(a, shift, axis=None):
     a = _as_gpu(a)
     if axis is None:
@@ -259,6 +279,7 @@ def roll(a, shift, axis=None):
 
 
 @implements(np.repeat)
+@_numpy_for_host_dtypes(np.repeat)
 def repeat(a, repeats, axis=None):
     a = _as_gpu(a)
     if np.ndim(repeats) != 0:
@@ -278,6 +299,7 @@ def repeat(a, repeats, axis=None):
 
 
 @implements(np.tile)
+@_numpy_for_host_dtypes(np.tile)
 def tile(A, reps):
     A = _as_gpu(A)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
@@ -331,6 +353,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 @implements(np.diff)
+@_numpy_for_host_dtypes(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     a = _as_gpu(a)
     if prepend is not np._NoValue or append is not np._NoValue:
@@ -351,6 +374,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 
 
 @implements(np.diagonal)
+@_numpy_for_host_dtypes(np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     a = _as_gpu(a)
     ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
