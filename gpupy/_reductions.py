@@ -75,7 +75,9 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
     if not isinstance(a, GpuArray):
         a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
-        return call_numpy(name, (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+        # (max, min and their nan forms take no dtype.)
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims,
+                                           **({} if dtype is None else {"dtype": dtype}),
                                            **({} if initial is _NOVALUE else {"initial": initial}),
                                            **({} if where is True else {"where": where})),
                           reason="arguments gpupy does not reduce on the device")

@@ -33,6 +33,7 @@ py::dict stats_dict() {
     d["evictions"] = s.evictions;
     d["eviction_readbacks"] = s.eviction_readbacks;
     d["collapses"] = s.collapses;
+    d["shared_stores"] = s.shared_stores;
     d["check_ir_calls"] = s.check_ir_calls;
     d["host_evaluations"] = s.host_evaluations;
     d["host_engine_evaluations"] = s.host_engine_evaluations;

@@ -6,6 +6,7 @@
 #include "core/graph/host_state.hpp"
 #include "core/planning/capabilities.hpp"
 #include "core/planning/ranges.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 
@@ -23,10 +24,16 @@ public:
             if (g.offset == v.geom.offset && g.strides == v.geom.strides) return j;
         }
         const int32_t i = static_cast<int32_t>(part_.items.size());
+        const bool second_view = !same_node.empty();
         same_node.push_back(i);
         part_.items.emplace_back();
         part_.items[i].view = v;
         classify(i);
+        if (second_view && part_.items[i].cls == Item::Interior && costly_to_recompute(v.node.get())) {
+            store_shared_node(same_node);
+            part_.items[i].cls = Item::Pending;
+            part_.items[i].kid_views.clear();
+        }
         return i;
     }
 
@@ -72,6 +79,39 @@ public:
     }
 
 private:
+    // Fusion recomputes a node once per distinct view that reads it (two
+    // shifted slices of one stencil intermediate, the row, the column and
+    // the whole of Floyd-Warshall's previous matrix): cheap for a few ops,
+    // but a chain of such nodes multiplies the work at every level (2^n,
+    // 3^n). A node met through a second view with at least this many
+    // fusable ops below it is stored once and read by every view instead.
+    static constexpr int kStoreSharedOps = 8;
+
+    // Whether the fusable expression below x has kStoreSharedOps ops or more
+    // (counted with repeats, as fusing would compute them; the walk stops there).
+    static bool costly_to_recompute(Node* x) {
+        int ops = 0;
+        std::vector<Node*> stack{x};
+        while (!stack.empty() && ops < kStoreSharedOps) {
+            Node* n = stack.back();
+            stack.pop_back();
+            if (n->kind() != NodeKind::Expression || n->complete() || n->op() >= GPUPY_NUM_OPS) continue;
+            ++ops;
+            for (const NodeView& c : n->children()) stack.push_back(c.node.get());
+        }
+        return ops >= kStoreSharedOps;
+    }
+
+    // Requires the storage every view of the node reads (items `views`),
+    // so that the retried plan reads it from there.
+    void store_shared_node(const std::vector<int32_t>& views) {
+        ++stats().shared_stores;
+        for (int32_t j : views) {
+            const NodeView& w = part_.items[j].view;
+            ctx_.require_storage(NodeView{w.node, identity_view(w.node->shape())}, view_span(w.geom, dom_.d0, dom_.d1));
+        }
+    }
+
     void classify(int32_t i) {
         // (classify never adds items, so this reference stays valid.)
         Item& it = part_.items[i];
