@@ -79,6 +79,18 @@ def host_threshold():
     return _core.host_threshold()
 
 
+def set_eager_threshold(elements):
+    """Operations whose operands are already in host memory and whose result
+    has at most this many elements run in NumPy at once instead of as lazy
+    nodes (a Python loop over rows or small slices); 0: never. Default 1024
+    (GPUPY_EAGER_ELEMENTS)."""
+    _core.set_eager_threshold(int(elements))
+
+
+def eager_threshold():
+    return _core.eager_threshold()
+
+
 def set_driver_option(key, value):
     """Sets a driver-specific option, e.g. ("max_ops", 1) on the software driver."""
     _core.set_driver_option(key, value)

@@ -300,7 +300,8 @@ class Gpu:
 
 
 def _settings():
-    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback(), gp.host_threshold(), gp.get_placement())
+    return (gp.driver(), gp.block_size(), gp.cache_bytes(), gp.get_fallback(), gp.host_threshold(), gp.get_placement(),
+            gp.eager_threshold())
 
 
 def _use(name):
@@ -313,15 +314,17 @@ def _use(name):
     # Tests run on the driver they name: small work is not diverted to the
     # host engine (tests/test_host_engine.py covers that path).
     gp.set_host_threshold(0)
+    gp.set_eager_threshold(0)  # nor computed by NumPy at once (tests/test_eager.py covers that)
     gp.reset_stats()
     g = Gpu(name)
     return g, saved
 
 
 def _restore(g, saved):
-    driver, block, budget, fallback, host, _placement = saved
+    driver, block, budget, fallback, host, _placement, eager = saved
     g._restore()
     gp.set_host_threshold(host)
+    gp.set_eager_threshold(eager)
     gp.set_fallback(fallback)
     gp.set_block_size(block)
     gp.set_cache_bytes(budget)

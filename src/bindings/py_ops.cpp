@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
@@ -349,6 +350,30 @@ py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::
     return py::reinterpret_borrow<py::object>(out);
 }
 
+// Small work on values already in host memory, computed by NumPy now: a
+// lazy node and a later evaluation cost tens of microseconds where NumPy
+// spends one or two (a Python loop over rows or small slices pays this per
+// step), and NumPy's loops give NumPy's values by construction -- and
+// NumPy's floating-point warnings (RuntimeWarning for 1/0), as NumPy does
+// (suppressing them costs more than the op). Up to the eager threshold
+// (GPUPY_EAGER_ELEMENTS, set_eager_threshold; 0 keeps all work lazy).
+std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape) {
+    if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
+    py::tuple hosts(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const Operand& o = ops[i];
+        if (o.kind != Operand::Array || !o.borrowed) {
+            hosts[i] = py::reinterpret_borrow<py::object>(o.obj);  // a number or an ndarray: NumPy's own
+            continue;
+        }
+        Node* x = o.arr().node();
+        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) return std::nullopt;
+        hosts[i] = host_ndarray(x, o.arr().geom, false);
+    }
+    py::object r = numpy_ufunc(op)(*hosts);
+    return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
+}
+
 }  // namespace
 
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
@@ -416,6 +441,11 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
             throw ValueError("non-broadcastable output operand with shape " + shape_str(out_arr.geom.shape) +
                              " doesn't match the broadcast shape " + shape_str(all));
         }
+    }
+    if (std::optional<GpuArray> now = small_on_host(op, ops, shape)) {
+        if (!has_out) return py::cast(std::move(*now));
+        write_output(out_arr, *now, name);
+        return py::reinterpret_borrow<py::object>(out);
     }
     std::vector<NodeView> children;
     children.reserve(ops.size());

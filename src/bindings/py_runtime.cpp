@@ -120,6 +120,11 @@ void register_runtime(py::module_& m) {
         if (v < 0) throw ValueError("the host threshold must be >= 0 (or None to let the driver judge)");
         Runtime::get().set_host_elements(v);
     });
+    m.def("eager_threshold", [] { return Runtime::get().eager_elements(); });
+    m.def("set_eager_threshold", [](int64_t n) {
+        if (n < 0) throw ValueError("the eager threshold must be >= 0");
+        Runtime::get().set_eager_elements(n);
+    });
     m.def("cache_budget", [] { return Runtime::get().cache().budget(); });
     m.def("set_cache_budget", [](int64_t n) { Runtime::get().cache().set_budget(n); });
     m.def("clear_cache", [] { Runtime::get().cache().clear(); });

@@ -239,8 +239,12 @@ def draw_fancy_index(data, shape):
 class Program:
     """Draws and runs one program; `log` says what ran (for reports)."""
 
-    def __init__(self, data, max_steps=12):
+    def __init__(self, data, max_steps=12, signed_zeros=True):
         self.data = data
+        # False where the driver does not promise the sign of a zero result
+        # (docs/accuracy.md: GLSL compilers fold an addend they prove to be
+        # +0.0, so 0.0 + -0.0 can come out -0.0 on OpenGL).
+        self.signed_zeros = signed_zeros
         self.slots = []
         self.log = []
         self.max_steps = max_steps
@@ -259,6 +263,8 @@ class Program:
         return self.slots[self.draw(st.sampled_from(choices), label)]
 
     def add(self, ref, got, how, **kw):
+        if not self.signed_zeros:
+            kw["zero_sign"] = False
         if got is not None and ref is not None:
             if np.shape(got) != np.shape(ref):
                 raise Mismatch(f"{how}: shape {np.shape(got)}, NumPy {np.shape(ref)}")

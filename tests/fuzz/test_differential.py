@@ -1,6 +1,7 @@
 """NumPy-differential fuzzing (programs.py) in the normal suite: a small
-budget of programs per driver under three settings -- the defaults, tiny
-blocks with a tiny cache, and one operation per evaluation. The long
+budget of programs per driver under four settings -- the defaults, tiny
+blocks with a tiny cache, one operation per evaluation, and the library's
+own placement of small work (NumPy at once, the host engine). The long
 campaign (docs/testing.md) runs the same programs by the hundred thousand:
     pytest tests/fuzz --hypothesis-profile=long
 or, surviving crashes, python tests/fuzz/campaign.py.
@@ -17,6 +18,9 @@ SETTINGS = {
     "defaults": {},
     "tiny-cache": {"block_size": 7, "cache_bytes": 256},
     "one-op": {"max_ops": 1},
+    # The library's own placement: small work on host values in NumPy at
+    # once, small evaluations on the host engine (the fixture turns both off).
+    "placed": {"eager": 1024, "host": None},
 }
 
 
@@ -28,20 +32,28 @@ def apply(gpu, name):
         gp.set_cache_bytes(s["cache_bytes"])
     if "max_ops" in s:
         gpu.option("max_ops", s["max_ops"])
+    if "eager" in s:
+        gp.set_eager_threshold(s["eager"])
+        gp.set_host_threshold(s["host"])
 
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 def test_programs_agree_with_numpy(gpu, silent_fallback, setting):
     apply(gpu, setting)
 
+    ran = [0]
+
     @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                     HealthCheck.function_scoped_fixture])
     @given(st.data())
     def run(data):
-        program = Program(data)
+        ran[0] += 1
+        program = Program(data, signed_zeros=gpu.name != "opengl")
         try:
             program.run()
         except Mismatch as e:
             raise Mismatch(f"{e}\nprogram ({gpu.name}, {setting}):\n{program.report()}") from None
 
     run()
+    # For the campaign (pytest -s): how many programs agreed with NumPy.
+    print(f"\nfuzz programs agreed: {ran[0]} ({gpu.name}, {setting})")

@@ -30,7 +30,8 @@ constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
 Runtime::Runtime() : Runtime(Settings::from_environment()) {}
 
 Runtime::Runtime(const Settings& settings)
-    : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements) {
+    : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements),
+      eager_elements_(settings.eager_elements) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
 }
 

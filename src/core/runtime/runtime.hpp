@@ -53,6 +53,10 @@ public:
 
     // -1: no explicit threshold (the driver judges).
     int64_t host_elements() const { return host_elements_; }
+    // Ops on host values of at most this many outputs run in NumPy at once
+    // (the bindings decide; 0: never).
+    int64_t eager_elements() const { return eager_elements_; }
+    void set_eager_elements(int64_t n) { eager_elements_ = n; }
     void set_host_elements(int64_t n);
 
 private:
@@ -65,6 +69,7 @@ private:
     Driver* active_ = nullptr;
     BlockCache cache_;
     int64_t host_elements_;
+    int64_t eager_elements_;
     bool host_engine_missing_ = false;
 };
 

@@ -25,6 +25,7 @@ Settings Settings::from_environment() {
     s.block_size = env_integer("GPUPY_BLOCK_SIZE", kDefaultBlockSize, 1);
     s.cache_bytes = env_integer("GPUPY_CACHE_BYTES", kDefaultCacheBytes, 1);
     s.host_elements = env_integer("GPUPY_HOST_ELEMENTS", -1, 0);
+    s.eager_elements = env_integer("GPUPY_EAGER_ELEMENTS", kDefaultEagerElements, 0);
     return s;
 }
 

@@ -11,6 +11,7 @@ struct Settings {
     int64_t block_size;     // GPUPY_BLOCK_SIZE: elements per block
     int64_t cache_bytes;    // GPUPY_CACHE_BYTES: device cache budget
     int64_t host_elements;  // GPUPY_HOST_ELEMENTS: -1 = the driver judges
+    int64_t eager_elements; // GPUPY_EAGER_ELEMENTS: ops on host values up to this size run in NumPy at once
 
     // Defaults overridden by the environment; ValueError naming the
     // variable for a value that is not an integer in range.
@@ -22,6 +23,11 @@ struct Settings {
 // a few dozen blocks fit a modest GPU.
 constexpr int64_t kDefaultBlockSize = int64_t{1} << 22;
 constexpr int64_t kDefaultCacheBytes = int64_t{1} << 30;  // 1 GiB of device memory
+// Up to this many output elements, an op whose operands are already in host
+// memory runs in NumPy at once rather than as a lazy node (measured on this
+// 2-core machine: a node plus its later evaluation cost 30-60 us where
+// NumPy's op on 1,024 float64 costs 2-3 us; docs/performance.md).
+constexpr int64_t kDefaultEagerElements = 1024;
 
 // An integer environment variable: `fallback` when unset or empty,
 // ValueError when not an integer >= `minimum`.

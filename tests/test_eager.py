@@ -1,0 +1,94 @@
+"""Small work on host values runs in NumPy at once: an op whose operands are
+already in host memory and whose result has at most the eager threshold's
+elements (default 1024) is computed by NumPy's loop and becomes a gpupy
+array holding host data -- no lazy node to evaluate later. Values, dtypes
+and warnings are NumPy's by construction; the counters show no evaluation."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+
+@pytest.fixture
+def eager(gpu):
+    gp.set_eager_threshold(1024)
+    gp.reset_stats()
+    return gpu
+
+
+def on_host(h):
+    a = gp.asarray(h)
+    np.asarray(a)
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.uint64, np.bool_])
+def test_small_ops_on_host_values_run_in_numpy(eager, dtype):
+    h = (np.arange(-6, 6) % 5).astype(dtype)
+    a = on_host(h)
+    gp.reset_stats()
+    before = gp.stats()["nodes_created"]
+    with np.errstate(all="ignore"):
+        for name in ("add", "multiply", "maximum", "less", "bitwise_xor" if dtype != np.float64 and dtype != np.float32 else "divide"):
+            got = getattr(gp, name)(a, a[::-1])
+            want = getattr(np, name)(h, h[::-1])
+            assert isinstance(got, gp.GpuArray) and got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want)
+    s = gp.stats()
+    assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
+    assert s["nodes_created"] - before == 5  # one ARRAY node per result, no expression
+
+
+def test_a_loop_over_small_slices_evaluates_nothing(eager):
+    n = 200
+    y, want = on_host(np.ones(n)), np.ones(n)
+    gp.reset_stats()
+    for k in range(1, n):
+        y[:k] += 0.001 * gp.flip(y[:k])
+        want[:k] += 0.001 * np.flip(want[:k])
+    assert gp.stats()["evaluations"] == 0
+    np.testing.assert_array_equal(np.asarray(y), want)
+
+
+def test_large_or_lazy_operands_stay_lazy(eager):
+    big = on_host(np.arange(5000.0))
+    gp.reset_stats()
+    r = big * 2  # 5000 > 1024 elements: a lazy node
+    lazy = on_host(np.arange(10.0)) + 1
+    lazy2 = gp.asarray(np.arange(10.0)) * 3  # the asarray is on the host: eager
+    s = gp.stats()
+    np.testing.assert_array_equal(np.asarray(r), np.arange(5000.0) * 2)
+    np.testing.assert_array_equal(np.asarray(lazy + lazy2), np.arange(10.0) + 1 + np.arange(10.0) * 3)
+    assert s["evaluations"] + s["host_engine_evaluations"] == 0  # nothing evaluated before asked
+
+
+def test_threshold_zero_keeps_everything_lazy(gpu):
+    gp.set_eager_threshold(0)
+    a = on_host(np.arange(4.0))
+    before = gp.stats()["nodes_created"]
+    r = a + 1
+    assert gp.stats()["nodes_created"] > before
+    np.testing.assert_array_equal(np.asarray(r), np.arange(4.0) + 1)
+    with pytest.raises(ValueError):
+        gp.set_eager_threshold(-1)
+
+
+def test_numpy_warnings_as_numpy(eager):
+    a = on_host(np.array([1.0, 0.0]))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        r = a / a[::-1]
+    assert any(issubclass(w.category, RuntimeWarning) for w in record)
+    np.testing.assert_array_equal(np.asarray(r), np.array([np.inf, 0.0]))
+
+
+def test_out_argument(eager):
+    a = on_host(np.arange(6, dtype=np.int32))
+    out = on_host(np.zeros(6, np.int64))
+    assert gp.add(a, a, out=out) is out
+    np.testing.assert_array_equal(np.asarray(out), np.arange(6) * 2)
+    with pytest.raises(TypeError):
+        gp.add(a, 0.5, out=gp.zeros(6, np.int32))
