@@ -1,6 +1,6 @@
 """Where work runs when gpupy has a choice: NumPy on the host, or the device.
 
-Base layer (imports only _fallback). Not every operation is
+Base layer (imports only _core and _fallback). Not every operation is
 cheapest as a lazy expression on the device: a matrix product on a CPU
 renderer runs ~100x faster in NumPy's BLAS than as a fused shader (the
 renderer computes each invocation alone, ~7-10 ns, where BLAS blocks for
@@ -18,6 +18,7 @@ for tests and benchmarks), or "auto" (the default: the cost rules below).
 
 import collections
 
+from ._core import GpuArray
 from ._fallback import _Call, mode_from_environment
 
 _MODES = ("auto", "host", "device")
@@ -63,6 +64,10 @@ def run_on_host(name, func, args, kwargs):
     back."""
     _counts[name] += 1
     call = _Call()
+    if not kwargs and all(isinstance(a, GpuArray) for a in args):
+        # The common call (a @ b, dot(a, b) in a loop): only arrays read,
+        # nothing written, so none of the write-back bookkeeping.
+        return call.wrap(func(*[call.flush(a) for a in args]))
     result = call.run(name, func, args, kwargs)
     call.write_back()
     return call.wrap(result)
