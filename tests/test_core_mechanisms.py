@@ -1057,3 +1057,17 @@ def test_a_node_read_through_several_views_is_stored_once_when_costly(gpu):
     ref = np.arange(40.0) * 2 + 1
     np.testing.assert_array_equal(got, ref[:-2] + ref[1:-1] + ref[2:])
     assert gp.stats()["shared_stores"] == 0
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_a_join_of_one_collapsed_operand_twice(gpu, silent_fallback, size):
+    # concatenate([x, x]) with x's op collapsed (one op per evaluation):
+    # both parts staged the same block of x, and the second raised "block
+    # cached twice" (found by the fuzzer's campaign).
+    gpu.option("max_ops", 1)
+    h = np.arange(size, dtype=np.int8)
+    x = gp.asarray(h)
+    gp.negative(x, out=x)
+    joined = gp.concatenate([x, x], axis=0)
+    np.testing.assert_array_equal(np.asarray(joined[np.array([], dtype=np.int64)]), np.zeros(0, np.int8))
+    np.testing.assert_array_equal(np.asarray(joined), np.concatenate([-h, -h]))

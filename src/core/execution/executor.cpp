@@ -82,6 +82,9 @@ private:
     void run_staged(PartPlan& part, Pass& p) {
         const Item& it = part.items[p.top];
         Node* x = it.view.node.get();
+        // Two parts of a join can stage the same operand block (np.concatenate
+        // ([x, x]) with x collapsed): the first part's pass made it already.
+        if (cache_.contains(x, it.view.geom, p.block)) return;
         const int64_t n = p.out_end - p.out_begin;
         LooseBlock dst(cache_, cache_.allocate(x->dtype(), n));
         {
