@@ -28,6 +28,8 @@ from ._placement import get_placement, set_placement
 from ._runtime import (
     block_size,
     cache_bytes,
+    calibrate,
+    cost_model,
     driver,
     eager_threshold,
     host_threshold,

@@ -3,7 +3,8 @@
 import os
 import sys
 
-from . import _core
+from . import _calibration, _core
+from ._calibration import calibrate as _calibrate
 from ._core import DriverError
 from ._fallback import fallback_counts, get_fallback, reset_fallback_counts
 from ._placement import get_placement, placement_counts, reset_placement_counts
@@ -27,22 +28,40 @@ def select_driver():
     requested = os.environ.get("GPUPY_DRIVER", "").strip().lower()
     if requested:
         _core.use_driver(requested)
-        return
-    try:
-        _core.use_driver("opengl")
-    except DriverError as exc:
-        fallback_reason = _first_line(exc)
-        sys.stderr.write(f"gpupy: OpenGL driver unavailable ({fallback_reason}); using the software driver\n")
-        _core.use_driver("software")
+    else:
+        try:
+            _core.use_driver("opengl")
+        except DriverError as exc:
+            fallback_reason = _first_line(exc)
+            sys.stderr.write(f"gpupy: OpenGL driver unavailable ({fallback_reason}); using the software driver\n")
+            _core.use_driver("software")
+    _calibrate()
+    _core.reset_stats()  # the measurement is not the user's work
 
 
 def use_driver(name):
     """Switches the active driver ("opengl" or "software") at run time.
 
     Values already computed stay valid; blocks on the old device are read
-    back to the host first.
+    back to the host first. The new driver's cost model is loaded (or
+    measured, the first time on this machine).
     """
     _core.use_driver(name)
+    _calibrate()
+
+
+def calibrate():
+    """Measures the active driver's cost model again now, saves it in the
+    cache directory and uses it; returns cost_model()."""
+    _calibrate(refresh=True)
+    return cost_model()
+
+
+def cost_model():
+    """The cost model that places work between NumPy, the host engine and
+    the device: its source ("loaded", "measured", "off", "failed (...)"),
+    file, parameters (nanoseconds), derived eager threshold and key."""
+    return _calibration.cost_model()
 
 
 def driver():
@@ -82,9 +101,10 @@ def host_threshold():
 def set_eager_threshold(elements):
     """Operations whose operands are already in host memory and whose result
     has at most this many elements run in NumPy at once instead of as lazy
-    nodes (a Python loop over rows or small slices); 0: never. Default 1024
-    (GPUPY_EAGER_ELEMENTS)."""
+    nodes (a Python loop over rows or small slices); 0: never. Default: the
+    calibrated crossover (cost_model()), else 1024 (GPUPY_EAGER_ELEMENTS)."""
     _core.set_eager_threshold(int(elements))
+    _calibration.note_user_eager_threshold()
 
 
 def eager_threshold():
@@ -105,6 +125,14 @@ def stats():
     placed = placement_counts()
     d["host_placements"] = sum(placed.values())
     d["host_placements_by_function"] = dict(placed)
+    # What ran where and why: the core's host-engine/device decisions, and
+    # NumPy's share (small ops on host values at once; BLAS/LAPACK).
+    numpy_side = {}
+    if d["eager_numpy_ops"]:
+        numpy_side["small ops on host values (eager threshold)"] = d["eager_numpy_ops"]
+    if placed:
+        numpy_side["linear algebra (BLAS/LAPACK)"] = sum(placed.values())
+    d["placements"]["numpy"] = numpy_side
     return d
 
 
@@ -126,8 +154,13 @@ def config_text():
     lines.append(f"block size: {block_size()} elements")
     lines.append(f"cache budget: {cache_bytes()} bytes")
     threshold = host_threshold()
-    lines.append("host engine: " + ("chosen by the driver's cost model" if threshold is None
-                                    else f"evaluations of at most {threshold} elements"))
+    model = _calibration.cost_model()
+    lines.append("host engine: " + (f"chosen by the cost model ({model['source']})" if threshold is None and
+                                    _core.cost_model_in_use() else "chosen by the driver's judgement"
+                                    if threshold is None else f"evaluations of at most {threshold} elements"))
+    if model["path"]:
+        lines.append(f"cost model: {model['path']}")
+    lines.append(f"eager threshold: {eager_threshold()} elements")
     engine = _core.host_engine_describe()
     loops = [line.split(":", 1)[1].split() for line in (engine or "").splitlines() if line.startswith("host_loops:")]
     if loops:

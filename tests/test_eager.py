@@ -1,6 +1,7 @@
 """Small work on host values runs in NumPy at once: an op whose operands are
 already in host memory and whose result has at most the eager threshold's
-elements (default 1024) is computed by NumPy's loop and becomes a gpupy
+elements (the calibrated crossover, tests/test_cost_model.py; here 1024) is
+computed by NumPy's loop and becomes a gpupy
 array holding host data -- no lazy node to evaluate later. Values, dtypes
 and warnings are NumPy's by construction; the counters show no evaluation."""
 

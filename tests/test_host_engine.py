@@ -99,13 +99,24 @@ def test_threshold_setting(opengl):
         gp.set_host_threshold(previous)
 
 
-def test_driver_cost_model_routes_by_arithmetic(opengl):
-    """With no threshold set, the driver judges: on a CPU renderer
-    (llvmpipe) an expression with little arithmetic per element runs on the
-    host engine even when large, an arithmetic-heavy one on the device."""
+@pytest.fixture
+def driver_judges():
+    """No threshold and no calibrated cost model: the driver's judgement
+    (tests/test_cost_model.py covers the model); the model comes back after."""
+    from gpupy import _calibration
+
+    gp.set_host_threshold(None)
+    gp._core.set_cost_model({})
+    yield
+    _calibration.hand_to_core()
+
+
+def test_driver_cost_model_routes_by_arithmetic(opengl, driver_judges):
+    """Without a calibration the driver judges: on a CPU renderer (llvmpipe)
+    an expression with little arithmetic per element runs on the host engine
+    even when large, an arithmetic-heavy one on the device."""
     if "cpu_renderer: yes" not in gp._core.driver_describe():
         pytest.skip("the OpenGL driver is a real GPU here; its cost model differs")
-    gp.set_host_threshold(None)
     n = 1 << 18
     x = gp.asarray(np.linspace(0, 1, n, dtype=F32))
     gp.reset_stats()

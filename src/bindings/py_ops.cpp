@@ -13,6 +13,7 @@
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 #include "core/building/elementwise.hpp"
 #include "core/building/rewrites.hpp"
 #include "core/building/writes.hpp"
@@ -371,6 +372,7 @@ std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops
         hosts[i] = host_ndarray(x, o.arr().geom, false);
     }
     py::object r = numpy_ufunc(op)(*hosts);
+    ++stats().eager_numpy_ops;
     return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
 }
 

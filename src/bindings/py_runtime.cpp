@@ -37,6 +37,25 @@ py::dict stats_dict() {
     d["check_ir_calls"] = s.check_ir_calls;
     d["host_evaluations"] = s.host_evaluations;
     d["host_engine_evaluations"] = s.host_engine_evaluations;
+    // Where evaluations wanted in host memory ran, and why (the package
+    // adds NumPy's placements: eager small ops, BLAS/LAPACK).
+    py::dict engine, device;
+    auto put = [](py::dict& where, const char* why, int64_t n) {
+        if (n) where[why] = n;
+    };
+    put(engine, "host threshold", s.host_engine_by_threshold);
+    put(device, "host threshold", s.device_by_threshold);
+    put(engine, "placement setting", s.host_engine_by_setting);
+    put(device, "placement setting", s.device_by_setting);
+    put(engine, "cost model", s.host_engine_by_cost);
+    put(device, "cost model", s.device_by_cost);
+    put(engine, "driver's judgement", s.host_engine_by_driver);
+    put(device, "driver's judgement", s.device_by_driver);
+    py::dict placements;
+    placements["host engine"] = engine;
+    placements["device"] = device;
+    d["placements"] = placements;
+    d["eager_numpy_ops"] = s.eager_numpy_ops;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();
@@ -120,6 +139,33 @@ void register_runtime(py::module_& m) {
         if (v < 0) throw ValueError("the host threshold must be >= 0 (or None to let the driver judge)");
         Runtime::get().set_host_elements(v);
     });
+    m.def("set_placement_mode", [](const std::string& mode) {
+        Runtime::get().set_placement(mode == "host"     ? Runtime::Placement::Host
+                                     : mode == "device" ? Runtime::Placement::Device
+                                                        : Runtime::Placement::Auto);
+    });
+    // The calibrated cost model (gpupy/_calibration.py measures it); an
+    // empty dict returns to the driver's judgement.
+    m.def("set_cost_model", [](const py::dict& p) {
+        CostModel m;
+        if (!p.empty()) {
+            auto get = [&](const char* k) { return p[k].cast<double>(); };
+            m.host_dispatch_ns = get("host_dispatch_ns");
+            m.host_ns_per_element_op = get("host_ns_per_element_op");
+            m.host_ns_per_element_op_deep = get("host_ns_per_element_op_deep");
+            m.host_ns_per_element_math = get("host_ns_per_element_math");
+            m.device_dispatch_ns = get("device_dispatch_ns");
+            m.device_ns_per_element = get("device_ns_per_element");
+            m.device_ns_per_element_op = get("device_ns_per_element_op");
+            m.device_ns_per_element_math = get("device_ns_per_element_math");
+            m.transfer_ns_per_byte = get("transfer_ns_per_byte");
+            m.calibrated = true;
+        }
+        Runtime::get().set_cost_model(m);
+    });
+    m.def("cost_model_in_use", [] { return Runtime::get().cost_model().calibrated; });
+    m.attr("COST_MODEL_SHALLOW_OPS") = CostModel::kShallowOps;
+    m.attr("COST_MODEL_DEEP_OPS") = CostModel::kDeepOps;
     m.def("eager_threshold", [] { return Runtime::get().eager_elements(); });
     m.def("set_eager_threshold", [](int64_t n) {
         if (n < 0) throw ValueError("the eager threshold must be >= 0");

@@ -42,22 +42,28 @@ void note_progress(Node* x) {
 }
 
 // How many operations evaluating `root` would fuse, counted up to `cap`:
-// distinct expression nodes below it that are not on the host already.
-constexpr int64_t kOpsCounted = 256;
-int64_t operations_below(const Node& root, int64_t cap) {
+// distinct expression nodes below it that are not on the host already, and
+// how many of them are math-library functions (the cost model prices the
+// two classes apart; beyond its deepest measured point nothing changes).
+constexpr int64_t kOpsCounted = CostModel::kDeepOps;
+struct OperationCount {
+    int64_t ops = 0, math = 0;
+};
+OperationCount operations_below(const Node& root, int64_t cap) {
     std::vector<const Node*> stack{&root};
     std::unordered_set<const Node*> seen{&root};
-    int64_t ops = 0;
-    while (!stack.empty() && ops < cap) {
+    OperationCount count;
+    while (!stack.empty() && count.ops < cap) {
         const Node* n = stack.back();
         stack.pop_back();
         if (n->kind() != NodeKind::Expression || n->complete()) continue;
-        ++ops;
+        ++count.ops;
+        if (op_is_math(n->op())) ++count.math;
         for (const NodeView& c : n->children()) {
             if (seen.insert(c.node.get()).second) stack.push_back(c.node.get());
         }
     }
-    return ops;
+    return count;
 }
 
 bool step_host_block(const Task& t, std::vector<Task>* pre) {
@@ -92,7 +98,8 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     }
     // Work the device would do slower (small, or little arithmetic per
     // element on a CPU renderer): on the host engine, in place, no transfers.
-    if (rt.use_host_engine(f1 - f0, operations_below(*x, kOpsCounted)) &&
+    const OperationCount work = operations_below(*x, kOpsCounted);
+    if (rt.use_host_engine(f1 - f0, work.ops, work.math, dtype_itemsize(x->dtype())) &&
         !needs_host_evaluation(*x, *rt.host_engine())) {
         if (!plan_and_evaluate(t.view, t.block, pre, EvalMode::Host)) return false;
         note_progress(x);

@@ -62,14 +62,28 @@ Driver* Runtime::host_engine() {
     return it->second->can_wrap() ? it->second.get() : nullptr;
 }
 
-bool Runtime::use_host_engine(int64_t outputs, int64_t ops) {
+bool Runtime::use_host_engine(int64_t outputs, int64_t ops, int64_t math, int itemsize) {
     // A driver that computes on host memory itself gains nothing from it
     // (and the software driver as the active device keeps its own blocks,
     // so the cache mechanisms stay exercised).
     if (!active_ || active_->can_wrap() || host_engine() == nullptr) return false;
-    if (host_elements_ >= 0) return outputs <= host_elements_;
+    Stats& s = stats();
+    auto decide = [](bool host, int64_t& to_host, int64_t& to_device) {
+        ++(host ? to_host : to_device);
+        return host;
+    };
+    if (host_elements_ >= 0)
+        return decide(outputs <= host_elements_, s.host_engine_by_threshold, s.device_by_threshold);
+    if (placement_ != Placement::Auto)
+        return decide(placement_ == Placement::Host, s.host_engine_by_setting, s.device_by_setting);
+    if (cost_model_.calibrated) {
+        const bool host = cost_model_.host_engine_ns(outputs, ops, math) <=
+                          cost_model_.device_ns(outputs, ops, math, outputs * itemsize);
+        return decide(host, s.host_engine_by_cost, s.device_by_cost);
+    }
     const int judged = active_->prefers_host(outputs, ops);
-    return judged >= 0 ? judged == 1 : outputs <= kDefaultHostElements;
+    return decide(judged >= 0 ? judged == 1 : outputs <= kDefaultHostElements, s.host_engine_by_driver,
+                  s.device_by_driver);
 }
 
 Driver& Runtime::driver() {

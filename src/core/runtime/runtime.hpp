@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/memory/block_cache.hpp"
+#include "core/planning/cost_model.hpp"
 #include "core/runtime/settings.hpp"
 #include "core/runtime/driver_loader.hpp"
 #include "core/graph/node.hpp"
@@ -41,11 +42,23 @@ public:
     // when the active driver is a device that would have to copy them.
     // nullptr when no such driver loads.
     Driver* host_engine();
-    // Whether an evaluation of `outputs` elements costing about `ops`
-    // operations each goes to the host engine: by the host threshold when
-    // one is set (GPUPY_HOST_ELEMENTS, set_host_threshold), else by the
-    // active driver's judgement (prefers_host), else by the default size.
-    bool use_host_engine(int64_t outputs, int64_t ops);
+    // Whether an evaluation of `outputs` elements of `itemsize` bytes
+    // costing about `ops` operations each (`math` of them math functions),
+    // wanted in host memory, goes to
+    // the host engine: by the host threshold when one is set
+    // (GPUPY_HOST_ELEMENTS, set_host_threshold), else by the forced
+    // placement (GPUPY_PLACEMENT), else by the calibrated cost model, else
+    // by the active driver's judgement (prefers_host), else by the default
+    // size. Each decision is counted with its reason (stats()).
+    bool use_host_engine(int64_t outputs, int64_t ops, int64_t math, int itemsize);
+
+    // Where work with a choice goes when no threshold says: by cost, or
+    // forced to the host or to the device (tests, benchmarks).
+    enum class Placement { Auto, Host, Device };
+    Placement placement() const { return placement_; }
+    void set_placement(Placement p) { placement_ = p; }
+    const CostModel& cost_model() const { return cost_model_; }
+    void set_cost_model(const CostModel& m) { cost_model_ = m; }
     // NumPy's ufunc inner loops (found by the bindings at import), offered
     // to every driver as it loads: a driver computing on the host then
     // gives NumPy's values at NumPy's (vectorised) speed.
@@ -70,6 +83,8 @@ private:
     BlockCache cache_;
     int64_t host_elements_;
     int64_t eager_elements_;
+    Placement placement_ = Placement::Auto;
+    CostModel cost_model_;
     bool host_engine_missing_ = false;
 };
 

@@ -20,6 +20,13 @@ struct Stats {
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
     int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)
     int64_t host_engine_evaluations = 0;  // small evaluations run in place on the host engine
+    // Placement decisions between the host engine and the device for work
+    // wanted in host memory, by reason (Runtime::use_host_engine).
+    int64_t host_engine_by_threshold = 0, device_by_threshold = 0;  // GPUPY_HOST_ELEMENTS
+    int64_t host_engine_by_setting = 0, device_by_setting = 0;      // GPUPY_PLACEMENT forced
+    int64_t host_engine_by_cost = 0, device_by_cost = 0;            // the calibrated cost model
+    int64_t host_engine_by_driver = 0, device_by_driver = 0;        // the driver's judgement
+    int64_t eager_numpy_ops = 0;  // ops on small host values computed by NumPy at once
 };
 
 Stats& stats();

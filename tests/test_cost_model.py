@@ -1,0 +1,290 @@
+"""Placement by cost: the calibrated cost model of gpupy/_calibration.py.
+
+What is checked, with counters and files (never with timings):
+  - the core places evaluations wanted in host memory between the host
+    engine and the device by the cost model it was given, counts each
+    decision with its reason, and lets a host threshold or the placement
+    setting override the model;
+  - the calibration measures once, saves under the cache directory keyed by
+    versions, driver, device and CPU, loads it in the next process,
+    measures again when the key changes, and never breaks import;
+  - the eager threshold derived from the parameters is the crossover of
+    NumPy's cost per op and a lazy node's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+from gpupy import _calibration, _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
+              "host_ns_per_element_math": 0.01,
+              "device_dispatch_ns": 1e9, "device_ns_per_element": 1e3, "device_ns_per_element_op": 1.0,
+              "device_ns_per_element_math": 1.0, "transfer_ns_per_byte": 1.0}
+CHEAP_DEVICE = {"host_dispatch_ns": 1e9, "host_ns_per_element_op": 1e3, "host_ns_per_element_op_deep": 1e3,
+                "host_ns_per_element_math": 1e3,
+                "device_dispatch_ns": 1.0, "device_ns_per_element": 0.001, "device_ns_per_element_op": 0.001,
+                "device_ns_per_element_math": 0.001, "transfer_ns_per_byte": 0.0}
+# Per element: arithmetic 2 ns on the host, 1 on the device; math functions
+# 1 ns on the host, 100 on the device.
+CHEAP_HOST_MATH = {"host_dispatch_ns": 1000.0, "host_ns_per_element_op": 2.0,
+                   "host_ns_per_element_op_deep": 2.0, "host_ns_per_element_math": 1.0,
+                   "device_dispatch_ns": 1000.0, "device_ns_per_element": 0.0, "device_ns_per_element_op": 1.0,
+                   "device_ns_per_element_math": 100.0, "transfer_ns_per_byte": 0.0}
+
+
+@pytest.fixture
+def model(gpu):
+    """The cost model decides (no host threshold); the process's own model
+    and placement come back afterwards."""
+    gp.set_host_threshold(None)
+    yield gpu
+    gp.set_placement("auto")
+    _calibration.hand_to_core()
+
+
+def evaluate_on_host(n=5000):
+    h = np.linspace(-2.0, 2.0, n)
+    a = gp.asarray(h)
+    gp.reset_stats()
+    got = np.asarray(a * 3.0 + 1.0)
+    np.testing.assert_array_equal(got, h * 3.0 + 1.0)
+    return gp.stats()
+
+
+def decisions(stats):
+    p = stats["placements"]
+    return {(where, why): n for where in ("host engine", "device") for why, n in p[where].items()}
+
+
+@pytest.mark.parametrize("params, where", [(CHEAP_HOST, "host engine"), (CHEAP_DEVICE, "device")])
+def test_the_cost_model_places_evaluations(model, params, where):
+    _core.set_cost_model(params)
+    s = evaluate_on_host()
+    if model.name == "software":
+        # The software driver computes on host memory itself: nothing to place.
+        assert decisions(s) == {}
+        return
+    assert decisions(s) == {(where, "cost model"): 1}
+    if where == "host engine":
+        assert s["host_engine_evaluations"] >= 1 and s["evaluations"] == 0
+    else:
+        assert s["host_engine_evaluations"] == 0 and s["evaluations"] >= 1
+
+
+def test_math_functions_are_priced_apart(model):
+    # Arithmetic is cheaper on the device, math functions on the host: one
+    # model, two answers, by the class of the work.
+    _core.set_cost_model(CHEAP_HOST_MATH)
+    h = np.linspace(-2.0, 2.0, 5000)
+    a = gp.asarray(h)
+    for expression, where in ((lambda xp, x: x * 3.0 + 1.0, "device"),
+                              (lambda xp, x: xp.sin(x) + 1.0, "host engine")):
+        gp.reset_stats()
+        np.testing.assert_allclose(np.asarray(expression(gp, a)), expression(np, h), rtol=1e-15)
+        if model.name != "software":
+            assert decisions(gp.stats()) == {(where, "cost model"): 1}
+
+
+def test_without_a_model_the_driver_judges(model):
+    _core.set_cost_model({})
+    s = evaluate_on_host()
+    if model.name != "software":
+        assert sum(n for (_, why), n in decisions(s).items() if why == "driver's judgement") == 1
+        assert all(why == "driver's judgement" for _, why in decisions(s))
+
+
+@pytest.mark.parametrize("forced, where", [("host", "host engine"), ("device", "device")])
+def test_the_placement_setting_overrides_the_model(model, forced, where):
+    _core.set_cost_model(CHEAP_DEVICE if forced == "host" else CHEAP_HOST)
+    gp.set_placement(forced)
+    s = evaluate_on_host()
+    if model.name != "software":
+        assert decisions(s) == {(where, "placement setting"): 1}
+
+
+def test_a_host_threshold_overrides_everything(model):
+    _core.set_cost_model(CHEAP_HOST)
+    gp.set_placement("host")
+    gp.set_host_threshold(10)  # 5000 elements: above it, so the device
+    s = evaluate_on_host()
+    if model.name != "software":
+        assert decisions(s) == {("device", "host threshold"): 1}
+
+
+def test_eager_numpy_ops_are_counted_as_placements(gpu):
+    gp.set_eager_threshold(100)
+    a = gp.asarray(np.arange(10.0))
+    np.asarray(a)
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(a * 2 + 1), np.arange(10.0) * 2 + 1)
+    s = gp.stats()
+    assert s["eager_numpy_ops"] == 2
+    assert s["placements"]["numpy"] == {"small ops on host values (eager threshold)": 2}
+    assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0
+
+
+def test_blas_placements_appear_among_placements(gpu):
+    a = gp.asarray(np.eye(3))
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(a @ a), np.eye(3))
+    assert gp.stats()["placements"]["numpy"] == {"linear algebra (BLAS/LAPACK)": 1}
+
+
+# --- the eager crossover --------------------------------------------------------------------------
+
+BASE = {"lazy_node_ns": 1000.0, "host_dispatch_ns": 8000.0, "device_dispatch_ns": 50000.0,
+        "host_ns_per_element_op": 0.1, "device_ns_per_element": 5.0, "device_ns_per_element_op": 0.1,
+        "numpy_dispatch_ns": 600.0, "numpy_ns_per_element": 0.2}
+
+
+def test_the_eager_threshold_is_the_crossover():
+    # Lazy: 1000 + 8000/4 = 3000 ns fixed, 0.1 ns an element; NumPy: 600 ns
+    # and 0.2 ns: equal at (3000 - 600) / (0.2 - 0.1) = 24,000 elements.
+    assert _calibration.eager_crossover(BASE) == 24000
+
+
+def test_the_eager_threshold_stays_within_the_measured_sizes():
+    cheap_numpy = dict(BASE, numpy_ns_per_element=0.05)  # NumPy never slower per element
+    assert _calibration.eager_crossover(cheap_numpy) == _calibration.EAGER_LIMITS[1]
+    cheap_lazy = dict(BASE, numpy_dispatch_ns=1e6)  # a lazy node always cheaper
+    assert _calibration.eager_crossover(cheap_lazy) == 0
+
+
+# --- the calibration file -------------------------------------------------------------------------
+
+def run_python(code, cache_dir, cwd=None, **env):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GPUPY_")}
+    environment.update(GPUPY_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT, **env)
+    out = subprocess.run([sys.executable, "-c", "import json, gpupy as gp\n" + code], cwd=str(cwd or cache_dir),
+                         env=environment, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+REPORT = "m = gp.cost_model(); print(json.dumps([m, gp.eager_threshold(), gp.driver()]))"
+
+
+def test_the_calibration_is_measured_once_then_loaded(tmp_path):
+    first, eager, driver = run_python(REPORT, tmp_path)
+    assert first["source"] == "measured"
+    path = first["path"]
+    assert os.path.dirname(path) == str(tmp_path) and os.path.basename(path).startswith(f"calibration-{driver}-")
+    with open(path) as f:
+        saved = json.load(f)
+    assert saved["key"] == first["key"] and saved["parameters"] == first["parameters"]
+    assert saved["key"]["gpupy"] == gp.__version__ and saved["key"]["numpy"] == np.__version__
+    assert set(_calibration.CORE_PARAMETERS) <= set(saved["parameters"])
+    assert all(v >= 0 for v in saved["parameters"].values())
+    assert eager == saved["eager_threshold"]
+    assert _calibration.EAGER_LIMITS[0] <= eager <= _calibration.EAGER_LIMITS[1]
+
+    second, eager2, _ = run_python(REPORT, tmp_path)
+    assert second["source"] == "loaded" and second["parameters"] == first["parameters"] and eager2 == eager
+
+    # The core uses the loaded model: a small evaluation is placed by it.
+    placed = run_python("import numpy as np\n"
+                        "a = gp.asarray(np.arange(100.0)); np.asarray(a * 2.0 + 1.0)\n"
+                        "print(json.dumps([gp.stats()['placements']]))", tmp_path, GPUPY_EAGER_ELEMENTS="0")[0]
+    if driver != "software":
+        assert sum(placed["host engine"].values()) + sum(placed["device"].values()) == 1
+        assert set(placed["host engine"]) | set(placed["device"]) == {"cost model"}
+
+
+def test_a_changed_key_measures_again(tmp_path):
+    first, _, _ = run_python(REPORT, tmp_path)
+    with open(first["path"]) as f:
+        saved = json.load(f)
+    saved["key"]["gpupy"] = "0.0.0-older"  # the file of another version under this name
+    saved["parameters"]["host_dispatch_ns"] = 123456789.0
+    with open(first["path"], "w") as f:
+        json.dump(saved, f)
+    again, _, _ = run_python(REPORT, tmp_path)
+    assert again["source"] == "measured"
+    assert again["parameters"]["host_dispatch_ns"] != 123456789.0
+
+
+def test_calibration_off_leaves_the_driver_judging(tmp_path):
+    m, eager, _ = run_python(REPORT + "\nprint(json.dumps([gp._core.cost_model_in_use(), 0, 0]))", tmp_path,
+                             GPUPY_CALIBRATION="off")
+    assert m is False  # the last line: no model in the core
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_unwritable_cache_directory_still_calibrates(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    m, _, _ = run_python(REPORT, blocker / "sub", cwd=tmp_path)
+    assert m["source"].startswith("measured (not saved") and m["path"] is None
+
+
+def test_a_user_eager_threshold_is_kept(tmp_path):
+    m = run_python("gp.set_eager_threshold(7); gp.use_driver(gp.driver()); gp.calibrate()\n"
+                   "print(json.dumps([gp.eager_threshold()]))", tmp_path)
+    assert m == [7]
+    m = run_python("print(json.dumps([gp.eager_threshold()]))", tmp_path, GPUPY_EAGER_ELEMENTS="9")
+    assert m == [9]
+
+
+def test_a_failing_measurement_never_breaks_import(monkeypatch):
+    saved_state = dict(_calibration._state)
+    saved_known = dict(_calibration._by_driver)
+
+    def broken():
+        raise RuntimeError("no clock")
+
+    monkeypatch.setattr(_calibration, "measure", broken)
+    monkeypatch.setenv("GPUPY_CACHE_DIR", "/nonexistent/gpupy-test")
+    try:
+        _calibration._by_driver.clear()
+        gp.calibrate()
+        m = gp.cost_model()
+        assert m["source"].startswith("failed (RuntimeError: no clock)") and m["parameters"] is None
+        assert not _core.cost_model_in_use()
+        np.testing.assert_array_equal(np.asarray(gp.arange(4.0) + 1), np.arange(4.0) + 1)
+    finally:
+        _calibration._by_driver.clear()
+        _calibration._by_driver.update(saved_known)
+        _calibration._state.update(saved_state)
+        _calibration.hand_to_core()
+
+
+def test_calibration_setting_is_checked(tmp_path):
+    out = subprocess.run([sys.executable, "-c", "import gpupy"], cwd=str(tmp_path), capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=ROOT, GPUPY_CALIBRATION="sometimes",
+                                  GPUPY_CACHE_DIR=str(tmp_path)), timeout=300)
+    assert out.returncode != 0 and "GPUPY_CALIBRATION must be one of" in out.stderr
+
+
+@pytest.mark.parametrize("blas, device, on_host", [(0.02, 5.0, True), (5.0, 0.02, False)])
+def test_linear_algebra_goes_where_the_product_was_cheaper(gpu, monkeypatch, blas, device, on_host):
+    params = dict(_calibration.cost_model()["parameters"] or BASE, blas_ns_per_flop=blas,
+                  device_product_ns_per_flop=device)
+    monkeypatch.setitem(_calibration._state, "parameters", params)
+    h = np.arange(12.0).reshape(3, 4)
+    a = gp.asarray(h)
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(a @ a.T), h @ h.T)
+    s = gp.stats()
+    assert s["host_placements_by_function"] == ({"matmul": 1} if on_host else {})
+    assert (s["evaluations"] + s["host_engine_evaluations"] == 0) == on_host
+    gp.set_placement("host" if not on_host else "device")  # the setting overrides the measurement
+    try:
+        gp.reset_stats()
+        np.testing.assert_array_equal(np.asarray(a @ a.T), h @ h.T)
+        assert gp.stats()["host_placements_by_function"] == ({} if on_host else {"matmul": 1})
+    finally:
+        gp.set_placement("auto")
+
+
+def test_without_a_model_linear_algebra_uses_blas(monkeypatch):
+    monkeypatch.setitem(_calibration._state, "parameters", None)
+    assert _calibration.linear_algebra_on_host()
