@@ -156,6 +156,10 @@ private:
     // Element index of the map at each of the n points from p0.
     void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
     bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
+    // A strided view of one block (slices, transposes, broadcasts): copied
+    // a row of the domain at a time, each row one memcpy or one typed
+    // strided loop -- no index per element (stencils read this way).
+    bool load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* out);
 
     const gpupy_ir& ir_;
     std::string* error_;
@@ -235,6 +239,60 @@ bool Interpreter::load(const gpupy_ir_instr& in, const int64_t* idx, int n, void
     return true;
 }
 
+template <class T>
+void copy_strided(T* out, const T* in, int64_t stride, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) out[k] = in[k * stride];
+}
+
+bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* out) {
+    const gpupy_index_map& m = in.map;
+    const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
+    const int item = itemsize(in.dtype);
+    char* o = static_cast<char*>(out);
+    if (nd_ == 0) {
+        const int64_t off = m.base - in.block_first;
+        if (n > 1 || off < 0 || off >= b->nelems) return n == 0 || fail("LOAD index outside its block");
+        if (n == 1) std::memcpy(o, b->data + off * item, item);
+        return true;
+    }
+    const int last = nd_ - 1;
+    int64_t pt[GPUPY_MAX_DIMS];
+    int64_t rem = p0;
+    for (int d = last; d >= 0; --d) {
+        pt[d] = shape_[d] ? rem % shape_[d] : 0;
+        rem = shape_[d] ? rem / shape_[d] : 0;
+    }
+    const int64_t step = m.stride[last];
+    for (int k = 0; k < n;) {
+        const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
+        int64_t first = m.base - in.block_first;
+        for (int d = 0; d < nd_; ++d) first += pt[d] * m.stride[d];
+        const int64_t end = first + (run - 1) * step;
+        if (std::min(first, end) < 0 || std::max(first, end) >= b->nelems) return fail("LOAD index outside its block");
+        const char* src = b->data + first * item;
+        char* dst = o + static_cast<int64_t>(k) * item;
+        if (step == 1) {
+            std::memcpy(dst, src, static_cast<size_t>(run) * item);
+        } else {
+            switch (item) {
+            case 1: copy_strided(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), step, run); break;
+            case 2: copy_strided(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), step, run); break;
+            case 4: copy_strided(reinterpret_cast<uint32_t*>(dst), reinterpret_cast<const uint32_t*>(src), step, run); break;
+            case 8: copy_strided(reinterpret_cast<uint64_t*>(dst), reinterpret_cast<const uint64_t*>(src), step, run); break;
+            default:
+                for (int64_t j = 0; j < run; ++j) std::memcpy(dst + j * item, src + j * step * item, item);
+            }
+        }
+        k += static_cast<int>(run);
+        pt[last] += run;
+        for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
+            pt[d] = 0;
+            ++pt[d - 1];
+        }
+    }
+    return true;
+}
+
 bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
     const int last = ir_.ninstr - 1;
     for (int i = 0; i < ir_.ninstr; ++i) {
@@ -252,6 +310,10 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 const int64_t off = in.map.base + p0 - in.block_first;
                 if (off < 0 || off + n > b->nelems) return fail("LOAD index outside its block");
                 ptr_[i] = b->data + off * itemsize(in.dtype);
+                break;
+            }
+            if (in.nblocks == 1 && !(in.flags & GPUPY_INSTR_REMAPPED)) {
+                if (!load_rows(in, p0, n, out)) return false;
                 break;
             }
             map_indices(in, p0, n, idx_.get());
