@@ -1071,3 +1071,28 @@ def test_a_join_of_one_collapsed_operand_twice(gpu, silent_fallback, size):
     joined = gp.concatenate([x, x], axis=0)
     np.testing.assert_array_equal(np.asarray(joined[np.array([], dtype=np.int64)]), np.zeros(0, np.int8))
     np.testing.assert_array_equal(np.asarray(joined), np.concatenate([-h, -h]))
+
+
+def test_a_whole_assignment_of_a_whole_array_shares_its_value(gpu):
+    """`a[:] = b` (b a whole array of a's dtype and shape) makes no copy node:
+    a takes b's value, so host values stay host values (the next op on them
+    may run at once). Each stays independent: a partial write to either
+    copies first."""
+    hb = np.arange(12.0).reshape(3, 4)
+    a = gp.zeros((3, 4))
+    b = gp.asarray(hb)
+    before = gp.stats()["nodes_created"]
+    a[:] = b
+    assert gp.stats()["nodes_created"] == before
+    a[0, 0] = -1.0
+    b[1] += 10.0
+    np.testing.assert_array_equal(np.asarray(b), hb + np.array([0.0, 10.0, 0.0])[:, None])
+    want = hb.copy()
+    want[0, 0] = -1.0
+    np.testing.assert_array_equal(np.asarray(a), want)
+    a[...] = b * 2  # an expression: a takes it as is
+    c = gp.zeros((3, 4), dtype=np.float32)
+    c[:] = b  # another dtype: a cast
+    assert c.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b) * 2)
+    np.testing.assert_array_equal(np.asarray(c), np.asarray(b).astype(np.float32))

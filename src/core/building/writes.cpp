@@ -38,6 +38,15 @@ void assign(const GpuArray& target, const NodeView& value) {
     if (target.is_whole()) {
         // Replacing every element: the owner simply takes a new value; any
         // expression built from the old one keeps it (copy-on-write, lazily).
+        // A whole node of the same dtype and shape is that value itself:
+        // the owner shares it (no copy node to evaluate; values on the host
+        // stay there, so the next op on them can run at once). A partial
+        // write to either sharer copies first (refcount > 1, below).
+        if (src.node->dtype() == t && is_identity_view(src.geom, src.node->shape()) &&
+            src.node->shape() == target.geom.shape) {
+            target.owner->node = src.node;
+            return;
+        }
         target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
         return;
     }
