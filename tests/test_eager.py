@@ -93,3 +93,62 @@ def test_out_argument(eager):
     np.testing.assert_array_equal(np.asarray(out), np.arange(6) * 2)
     with pytest.raises(TypeError):
         gp.add(a, 0.5, out=gp.zeros(6, np.int32))
+
+
+def test_small_in_place_ops_write_where_the_values_live(eager):
+    """`y[:k] op= v` on host values: NumPy's loop writes into y's host
+    memory (no result node, no write-back), with NumPy's overlap rules."""
+    h = np.arange(10.0)
+    y = on_host(h)
+    gp.reset_stats()
+    nodes = gp.stats()["nodes_created"]
+    y[:4] += 1.0
+    h[:4] += 1.0
+    y[1:] += y[:-1]  # overlapping in and out: NumPy buffers as for ndarrays
+    h[1:] += h[:-1]
+    gp.multiply(y[::2], y[1::2], out=y[::2])
+    np.multiply(h[::2], h[1::2], out=h[::2])
+    s = gp.stats()
+    assert s["eager_numpy_ops"] == 3 and s["evaluations"] == 0 and s["host_engine_evaluations"] == 0
+    assert s["nodes_created"] == nodes
+    np.testing.assert_array_equal(np.asarray(y), h)
+
+
+def test_small_in_place_ops_keep_values_others_still_need(eager):
+    h = np.arange(6.0)
+    y = on_host(h)
+    shared = gp.zeros(6)
+    shared[:] = y  # the same value, shared: a write to y must not reach it
+    y[:3] += 10.0
+    y[4] = -1.0
+    np.testing.assert_array_equal(np.asarray(shared), h)
+    np.testing.assert_array_equal(np.asarray(y), [10.0, 11.0, 12.0, 3.0, -1.0, 5.0])
+
+
+def test_small_in_place_ops_refuse_as_numpy(eager):
+    y = on_host(np.arange(4))
+    with pytest.raises(TypeError):  # numpy._core._exceptions._UFuncOutputCastingError
+        y[:2] += 1.5  # same_kind casting: float into int refused, nothing written
+    np.testing.assert_array_equal(np.asarray(y), np.arange(4))
+    frozen = on_host(np.arange(4.0))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        frozen[1:3] = frozen[1:3]
+    with pytest.raises(ValueError, match="read-only"):
+        frozen[1] = 5.0
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            on_host(np.ones(3))[:2] /= 0.0
+
+
+def test_one_element_writes_land_in_place(eager):
+    h = np.zeros(5, dtype=np.int16)
+    y = on_host(h)
+    gp.reset_stats()
+    nodes = gp.stats()["nodes_created"]
+    for k in range(5):
+        y[k] = k * 3
+    assert gp.stats()["nodes_created"] == nodes and gp.stats()["evaluations"] == 0
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5, dtype=np.int16) * 3)
+    with pytest.raises(OverflowError):
+        y[0] = 2 ** 20  # NumPy's refusal of an out-of-range Python int

@@ -83,9 +83,23 @@ void setitem(py::object self, py::handle key, py::handle value) {
             const DType t = a.dtype();
             py::object host = py::isinstance<GpuArray>(value) ? to_ndarray(value.cast<const GpuArray&>())
                                                               : py::reinterpret_borrow<py::object>(value);
-            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element_from_python(host, t)), identity_view({})});
+            const gpupy_scalar element = element_from_python(host, t);
+            GpuArray cell = a.view(std::move(g));
+            if (Node* node = writable_in_place(cell)) {
+                // `y[k] = v` in a loop: the element is stored where it lives.
+                forget_old_values(node);
+                scalar_store(t, element, node->host_data() + cell.geom.offset * dtype_itemsize(t));
+                return;
+            }
+            assign(cell, NodeView{NodeFactory::constant(t, element), identity_view({})});
         }
         return;
+    }
+    if (py::isinstance<GpuArray>(value)) {
+        // `y[:k] += v` ends with y.__setitem__(slice, the view it wrote
+        // through): the same elements onto themselves, nothing to do.
+        const GpuArray& v = value.cast<const GpuArray&>();
+        if (a.writeable && v.owner == a.owner && v.geom == g) return;
     }
     assign_value(a.view(std::move(g)), value);
 }

@@ -376,6 +376,33 @@ std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops
     return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
 }
 
+// Small in-place work on host values (`y[:k] += v` in a loop): NumPy's
+// loop writes straight into the output's host memory -- no result node, no
+// copy, no write-back -- when the output may be overwritten there now
+// (writable_in_place) and has the result's shape. NumPy's own out= rules
+// apply (overlapping operands are buffered by NumPy, as for ndarrays).
+bool small_in_place(OpCode op, const std::vector<Operand>& ops, const Dims& shape, const GpuArray& out) {
+    if (shape != out.geom.shape || shape_size(shape) > Runtime::get().eager_elements()) return false;
+    Node* target = writable_in_place(out);
+    if (!target) return false;
+    py::tuple hosts(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const Operand& o = ops[i];
+        if (o.kind != Operand::Array || !o.borrowed) {
+            hosts[i] = py::reinterpret_borrow<py::object>(o.obj);
+            continue;
+        }
+        Node* x = o.arr().node();
+        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) return false;
+        hosts[i] = host_ndarray(x, o.arr().geom, false);
+    }
+    py::object dst = host_ndarray(target, out.geom, true);
+    forget_old_values(target);
+    numpy_ufunc(op)(*hosts, py::arg("out") = dst);
+    ++stats().eager_numpy_ops;
+    return true;
+}
+
 }  // namespace
 
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
@@ -444,6 +471,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
                              " doesn't match the broadcast shape " + shape_str(all));
         }
     }
+    if (has_out && small_in_place(op, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
     if (std::optional<GpuArray> now = small_on_host(op, ops, shape)) {
         if (!has_out) return py::cast(std::move(*now));
         write_output(out_arr, *now, name);

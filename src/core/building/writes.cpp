@@ -68,13 +68,24 @@ void assign(const GpuArray& target, const NodeView& value) {
         owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
         node = owner.node.get();
     } else {
-        // No dependents: a destructive update. The node's cached blocks and
-        // its place in the hash-consing table describe the old values.
-        node->unhash();
-        Runtime::get().cache().invalidate(node);
-        node->drop_children();
+        // No dependents: a destructive update.
+        forget_old_values(node);
     }
     scatter_to_host(node, target.geom, 0, n, values.data());
+}
+
+Node* writable_in_place(const GpuArray& target) {
+    if (!target.writeable) return nullptr;
+    Node* node = target.node();
+    if (node->kind() == NodeKind::Constant || !node->host() || !node->complete() || node->refcount() > 1)
+        return nullptr;
+    return node;
+}
+
+void forget_old_values(Node* node) {
+    node->unhash();
+    Runtime::get().cache().invalidate(node);
+    node->drop_children();
 }
 
 }  // namespace gpupy

@@ -19,4 +19,14 @@ namespace gpupy {
 // target is read-only.
 void assign(const GpuArray& target, const NodeView& value);
 
+// The array's node if its values may be overwritten in host memory right
+// now: all of them on the host (nothing newer on the device), and nothing
+// else refers to the node (no lazy expression, no other array needs the
+// old values). nullptr otherwise (then assign() is the way). The caller
+// writes and calls forget_old_values.
+Node* writable_in_place(const GpuArray& target);
+// For a write into the node's host memory: its cached device blocks, its
+// hash-consing entry and its children describe the old values.
+void forget_old_values(Node* node);
+
 }  // namespace gpupy
