@@ -141,7 +141,7 @@ py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op
 }  // namespace
 
 void register_array(py::module_& m) {
-    auto cls = py::class_<GpuArray>(m, "GpuArray", py::buffer_protocol(), py::dynamic_attr());
+    auto cls = py::class_<GpuArray>(m, "GpuArray", py::buffer_protocol());
     auto* tp = reinterpret_cast<PyTypeObject*>(cls.ptr());
     tp->tp_as_buffer->bf_getbuffer = getbuffer;
     tp->tp_as_buffer->bf_releasebuffer = nullptr;

@@ -358,20 +358,43 @@ py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::
 // NumPy's floating-point warnings (RuntimeWarning for 1/0), as NumPy does
 // (suppressing them costs more than the op). Up to the eager threshold
 // (GPUPY_EAGER_ELEMENTS, set_eager_threshold; 0 keeps all work lazy).
-std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape) {
-    if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
-    py::tuple hosts(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) {
-        const Operand& o = ops[i];
+// The operands' host values for NumPy (new references into `argv`), or
+// false if one is not all in host memory (argv is then released).
+bool host_operands(const std::vector<Operand>& ops, std::vector<PyObject*>* argv) {
+    for (const Operand& o : ops) {
         if (o.kind != Operand::Array || !o.borrowed) {
-            hosts[i] = py::reinterpret_borrow<py::object>(o.obj);  // a number or an ndarray: NumPy's own
+            argv->push_back(py::reinterpret_borrow<py::object>(o.obj).release().ptr());  // a number or an ndarray
             continue;
         }
         Node* x = o.arr().node();
-        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) return std::nullopt;
-        hosts[i] = host_ndarray(x, o.arr().geom, false);
+        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) {
+            for (PyObject* p : *argv) Py_DECREF(p);
+            argv->clear();
+            return false;
+        }
+        argv->push_back(host_ndarray(x, o.arr().geom, false).release().ptr());
     }
-    py::object r = numpy_ufunc(op)(*hosts);
+    return true;
+}
+
+// NumPy's ufunc called straight (vectorcall: no argument tuple or dict
+// built), with out= when given; steals the references in argv.
+py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* out) {
+    static PyObject* out_name = PyTuple_Pack(1, PyUnicode_InternFromString("out"));
+    const size_t nargs = argv.size();
+    if (out) argv.push_back(out);
+    PyObject* r = PyObject_Vectorcall(numpy_ufunc(op).ptr(), argv.data(), nargs, out ? out_name : nullptr);
+    for (size_t i = 0; i < nargs; ++i) Py_DECREF(argv[i]);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+}
+
+std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape) {
+    if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
+    std::vector<PyObject*> argv;
+    argv.reserve(ops.size() + 1);
+    if (!host_operands(ops, &argv)) return std::nullopt;
+    py::object r = call_numpy_ufunc(op, argv, nullptr);
     ++stats().eager_numpy_ops;
     return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
 }
@@ -385,20 +408,12 @@ bool small_in_place(OpCode op, const std::vector<Operand>& ops, const Dims& shap
     if (shape != out.geom.shape || shape_size(shape) > Runtime::get().eager_elements()) return false;
     Node* target = writable_in_place(out);
     if (!target) return false;
-    py::tuple hosts(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) {
-        const Operand& o = ops[i];
-        if (o.kind != Operand::Array || !o.borrowed) {
-            hosts[i] = py::reinterpret_borrow<py::object>(o.obj);
-            continue;
-        }
-        Node* x = o.arr().node();
-        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) return false;
-        hosts[i] = host_ndarray(x, o.arr().geom, false);
-    }
+    std::vector<PyObject*> argv;
+    argv.reserve(ops.size() + 1);
+    if (!host_operands(ops, &argv)) return false;
     py::object dst = host_ndarray(target, out.geom, true);
     forget_old_values(target);
-    numpy_ufunc(op)(*hosts, py::arg("out") = dst);
+    call_numpy_ufunc(op, argv, dst.ptr());
     ++stats().eager_numpy_ops;
     return true;
 }
