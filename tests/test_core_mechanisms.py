@@ -1096,3 +1096,24 @@ def test_a_whole_assignment_of_a_whole_array_shares_its_value(gpu):
     assert c.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b) * 2)
     np.testing.assert_array_equal(np.asarray(c), np.asarray(b).astype(np.float32))
+
+
+def test_a_copy_of_a_whole_array_shares_its_value_until_a_write(gpu):
+    h = np.arange(10.0)
+    a = gp.asarray(h)
+    before = gp.stats()["nodes_created"]
+    b = a.copy()
+    c = gp.copy(a)
+    assert gp.stats()["nodes_created"] == before  # no copy node
+    b[2] = -1.0
+    a[3:5] *= 10
+    c[...] = 7.0
+    np.testing.assert_array_equal(np.asarray(a), np.where((h >= 3) & (h < 5), h * 10, h))
+    want_b = h.copy()
+    want_b[2] = -1.0
+    np.testing.assert_array_equal(np.asarray(b), want_b)
+    np.testing.assert_array_equal(np.asarray(c), np.full(10, 7.0))
+    v = a[::2].copy()  # a view: a real copy, C-ordered
+    a[0] = 99.0
+    np.testing.assert_array_equal(np.asarray(v), np.where((h >= 3) & (h < 5), h * 10, h)[::2])
+    assert v.flags.c_contiguous

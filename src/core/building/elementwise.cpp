@@ -38,7 +38,14 @@ GpuArray astype(const GpuArray& a, DType t) {
     return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v}));
 }
 
-GpuArray lazy_copy(const GpuArray& a) { return astype(a, a.dtype()); }
+GpuArray lazy_copy(const GpuArray& a) {
+    // A whole array's copy shares its value: nothing to compute, and host
+    // values stay host values (`pn = p.copy()` in a time loop). A write to
+    // either copies first (writes.cpp: refcount > 1), as for any node that
+    // hash-consing shares.
+    if (a.is_whole() && a.node()->kind() != NodeKind::Constant) return GpuArray::of(a.owner->node);
+    return astype(a, a.dtype());
+}
 
 GpuArray filled(const Dims& shape, DType t, gpupy_scalar value) {
     NodeView c = constant_view(NodeFactory::constant(t, value), shape);
