@@ -152,3 +152,33 @@ def test_one_element_writes_land_in_place(eager):
     np.testing.assert_array_equal(np.asarray(y), np.arange(5, dtype=np.int16) * 3)
     with pytest.raises(OverflowError):
         y[0] = 2 ** 20  # NumPy's refusal of an out-of-range Python int
+
+
+def test_small_reductions_of_host_values_run_in_numpy(eager):
+    h = np.linspace(-1.0, 2.0, 60).reshape(6, 10)
+    a = on_host(h)
+    gp.reset_stats()
+    got = [a.sum(), a.max(axis=0), a.min(axis=1), (a > 0).any(), a.prod(axis=(0, 1)), a.mean()]
+    want = [h.sum(), h.max(axis=0), h.min(axis=1), (h > 0).any(), h.prod(axis=(0, 1)), h.mean()]
+    s = gp.stats()
+    assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0
+    assert s["eager_numpy_ops"] >= 6
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(np.asarray(g), w)  # NumPy's own reduce: bit for bit
+
+
+def test_small_filled_arrays_are_host_arrays(eager):
+    gp.reset_stats()
+    z = gp.zeros((5, 7), dtype=np.int16)
+    f = gp.full(9, 2.5, dtype=np.float32)
+    z[1:3, 2:4] = 4  # no fill to evaluate first
+    f[::3] += 1.0
+    s = gp.stats()
+    assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0
+    want = np.zeros((5, 7), dtype=np.int16)
+    want[1:3, 2:4] = 4
+    np.testing.assert_array_equal(np.asarray(z), want)
+    np.testing.assert_array_equal(np.asarray(f), np.where(np.arange(9) % 3 == 0, 3.5, 2.5).astype(np.float32))
+    big = gp.ones(2000)  # above the threshold: lazy, as before
+    np.testing.assert_array_equal(np.asarray(big), np.ones(2000))

@@ -1,6 +1,13 @@
 #include "core/building/elementwise.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
 #include "core/building/rewrites.hpp"
+#include "core/graph/host_buffer.hpp"
+#include "core/runtime/runtime.hpp"
+#include "gpupy/numpy_casts.hpp"
 
 namespace gpupy {
 
@@ -48,6 +55,19 @@ GpuArray lazy_copy(const GpuArray& a) {
 }
 
 GpuArray filled(const Dims& shape, DType t, gpupy_scalar value) {
+    const int64_t n = shape_size(shape);
+    if (n > 0 && n <= Runtime::get().eager_elements()) {
+        // Small: filled in host memory now, like the results of small ops
+        // on host values (zeros_like(u) then b[1:-1, 1:-1] = ... in a loop
+        // would otherwise evaluate the fill at the first write).
+        const size_t item = static_cast<size_t>(dtype_itemsize(t));
+        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(n) * item);
+        char* p = buf->data();
+        scalar_store(t, value, p);
+        for (size_t done = item, total = static_cast<size_t>(n) * item; done < total; done *= 2)
+            std::memcpy(p + done, p, std::min(done, total - done));
+        return GpuArray::of(NodeFactory::array(t, shape, std::move(buf)));
+    }
     NodeView c = constant_view(NodeFactory::constant(t, value), shape);
     return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, shape, {c}));
 }
