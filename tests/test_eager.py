@@ -182,3 +182,18 @@ def test_small_filled_arrays_are_host_arrays(eager):
     np.testing.assert_array_equal(np.asarray(f), np.where(np.arange(9) % 3 == 0, 3.5, 2.5).astype(np.float32))
     big = gp.ones(2000)  # above the threshold: lazy, as before
     np.testing.assert_array_equal(np.asarray(big), np.ones(2000))
+
+
+def test_rows_of_a_lazy_expression_evaluate_it_once(eager):
+    """Small work on slices of a lazy expression that fits one block: the
+    expression is evaluated whole at the first slice, the rest run at once."""
+    h = np.arange(40 * 30, dtype=np.float64).reshape(40, 30)
+    a = on_host(h)
+    assert a.size > gp.eager_threshold()  # so this is a lazy node
+    lazy = a * 0.5 + 1.0
+    gp.reset_stats()
+    rows = [lazy[i, :] * 2.0 for i in range(40)]
+    s = gp.stats()
+    assert s["evaluations"] + s["host_engine_evaluations"] == 1
+    for i, r in enumerate(rows):
+        np.testing.assert_array_equal(np.asarray(r), (h[i] * 0.5 + 1.0) * 2.0)

@@ -367,6 +367,14 @@ bool host_operands(const std::vector<Operand>& ops, std::vector<PyObject*>* argv
             continue;
         }
         Node* x = o.arr().node();
+        if (!o.arr().is_whole() && x->kind() == NodeKind::Expression && !x->complete() &&
+            x->size() <= Runtime::get().cache().block_size()) {
+            // Small work on a slice of a lazy expression that fits one block
+            // (imgOut[i, :] in a loop over rows): evaluate the expression
+            // whole, once -- NumPy computed it whole too -- so this and the
+            // next slices run at once instead of one evaluation each.
+            ensure_host(NodeView{o.arr().owner->node, identity_view(x->shape())}, 0, x->size());
+        }
         if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) {
             for (PyObject* p : *argv) Py_DECREF(p);
             argv->clear();

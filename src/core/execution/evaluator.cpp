@@ -256,6 +256,13 @@ void ensure_host(const NodeView& view, int64_t f0, int64_t f1) {
     Node* x = view.node.get();
     if (x->complete() || f0 >= f1) return;
     const int64_t B = Runtime::get().cache().block_size();
+    if (x->kind() == NodeKind::Expression && x->size() <= B && !is_identity_view(view.geom, x->shape())) {
+        // Part of an expression that fits one block: evaluate all of it,
+        // once. A loop reading it row by row (imgOut[i, :] for each i) would
+        // otherwise pay an evaluation per row; NumPy computes it whole too.
+        run_tasks({Task{Task::HostBlock, NodeView{view.node, identity_view(x->shape())}, 0}});
+        return;
+    }
     std::vector<Task> tasks;
     for (int64_t k = f0 / B; k <= (f1 - 1) / B; ++k) tasks.push_back(Task{Task::HostBlock, view, k});
     run_tasks(std::move(tasks));
