@@ -14,16 +14,13 @@ What is checked, with counters and files (never with timings):
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import gpupy as gp
+from fresh_python import run_python
 from gpupy import _calibration, _core
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
               "host_ns_per_element_math": 0.01,
@@ -161,11 +158,13 @@ def test_the_eager_threshold_stays_within_the_measured_sizes():
 
 # --- the calibration file -------------------------------------------------------------------------
 
-def run_python(code, cache_dir, cwd=None, **env):
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GPUPY_")}
-    environment.update(GPUPY_CACHE_DIR=str(cache_dir), PYTHONPATH=ROOT, **env)
-    out = subprocess.run([sys.executable, "-c", "import json, gpupy as gp\n" + code], cwd=str(cwd or cache_dir),
-                         env=environment, capture_output=True, text=True, timeout=300)
+def run_code(code, cache_dir, **env):
+    """`code` in a fresh process against the gpupy under test, with its cost
+    model kept in `cache_dir`; returns the last line of output as JSON."""
+    model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT", "GPUPY_CALIBRATION")
+    environment = {k: v for k, v in os.environ.items() if k not in model_settings}
+    environment.update(GPUPY_CACHE_DIR=str(cache_dir), **env)
+    out = run_python(["-c", "import json, gpupy as gp\n" + code], env=environment, timeout=300)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -174,7 +173,7 @@ REPORT = "m = gp.cost_model(); print(json.dumps([m, gp.eager_threshold(), gp.dri
 
 
 def test_the_calibration_is_measured_once_then_loaded(tmp_path):
-    first, eager, driver = run_python(REPORT, tmp_path)
+    first, eager, driver = run_code(REPORT, tmp_path)
     assert first["source"] == "measured"
     path = first["path"]
     assert os.path.dirname(path) == str(tmp_path) and os.path.basename(path).startswith(f"calibration-{driver}-")
@@ -187,11 +186,11 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
     assert eager == saved["eager_threshold"]
     assert _calibration.EAGER_LIMITS[0] <= eager <= _calibration.EAGER_LIMITS[1]
 
-    second, eager2, _ = run_python(REPORT, tmp_path)
+    second, eager2, _ = run_code(REPORT, tmp_path)
     assert second["source"] == "loaded" and second["parameters"] == first["parameters"] and eager2 == eager
 
     # The core uses the loaded model: a small evaluation is placed by it.
-    placed = run_python("import numpy as np\n"
+    placed = run_code("import numpy as np\n"
                         "a = gp.asarray(np.arange(100.0)); np.asarray(a * 2.0 + 1.0)\n"
                         "print(json.dumps([gp.stats()['placements']]))", tmp_path, GPUPY_EAGER_ELEMENTS="0")[0]
     if driver != "software":
@@ -200,20 +199,20 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
 
 
 def test_a_changed_key_measures_again(tmp_path):
-    first, _, _ = run_python(REPORT, tmp_path)
+    first, _, _ = run_code(REPORT, tmp_path)
     with open(first["path"]) as f:
         saved = json.load(f)
     saved["key"]["gpupy"] = "0.0.0-older"  # the file of another version under this name
     saved["parameters"]["host_dispatch_ns"] = 123456789.0
     with open(first["path"], "w") as f:
         json.dump(saved, f)
-    again, _, _ = run_python(REPORT, tmp_path)
+    again, _, _ = run_code(REPORT, tmp_path)
     assert again["source"] == "measured"
     assert again["parameters"]["host_dispatch_ns"] != 123456789.0
 
 
 def test_calibration_off_leaves_the_driver_judging(tmp_path):
-    m, eager, _ = run_python(REPORT + "\nprint(json.dumps([gp._core.cost_model_in_use(), 0, 0]))", tmp_path,
+    m, eager, _ = run_code(REPORT + "\nprint(json.dumps([gp._core.cost_model_in_use(), 0, 0]))", tmp_path,
                              GPUPY_CALIBRATION="off")
     assert m is False  # the last line: no model in the core
     assert os.listdir(tmp_path) == []
@@ -222,15 +221,15 @@ def test_calibration_off_leaves_the_driver_judging(tmp_path):
 def test_an_unwritable_cache_directory_still_calibrates(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    m, _, _ = run_python(REPORT, blocker / "sub", cwd=tmp_path)
+    m, _, _ = run_code(REPORT, blocker / "sub")
     assert m["source"].startswith("measured (not saved") and m["path"] is None
 
 
 def test_a_user_eager_threshold_is_kept(tmp_path):
-    m = run_python("gp.set_eager_threshold(7); gp.use_driver(gp.driver()); gp.calibrate()\n"
+    m = run_code("gp.set_eager_threshold(7); gp.use_driver(gp.driver()); gp.calibrate()\n"
                    "print(json.dumps([gp.eager_threshold()]))", tmp_path)
     assert m == [7]
-    m = run_python("print(json.dumps([gp.eager_threshold()]))", tmp_path, GPUPY_EAGER_ELEMENTS="9")
+    m = run_code("print(json.dumps([gp.eager_threshold()]))", tmp_path, GPUPY_EAGER_ELEMENTS="9")
     assert m == [9]
 
 
@@ -258,9 +257,8 @@ def test_a_failing_measurement_never_breaks_import(monkeypatch):
 
 
 def test_calibration_setting_is_checked(tmp_path):
-    out = subprocess.run([sys.executable, "-c", "import gpupy"], cwd=str(tmp_path), capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=ROOT, GPUPY_CALIBRATION="sometimes",
-                                  GPUPY_CACHE_DIR=str(tmp_path)), timeout=300)
+    out = run_python(["-c", "import gpupy"], env=dict(os.environ, GPUPY_CALIBRATION="sometimes",
+                                                         GPUPY_CACHE_DIR=str(tmp_path)), timeout=300)
     assert out.returncode != 0 and "GPUPY_CALIBRATION must be one of" in out.stderr
 
 

@@ -310,3 +310,26 @@ def test_reductions_of_fallback_results_of_dtypes_gpupy_cannot_hold(gpu, silent_
     half = gp.rint(gp.asarray(np.arange(-3, 3, dtype=np.int8)))
     want = getattr(np, name)(np.rint(np.arange(-3, 3, dtype=np.int8)), axis=None)
     same(np.asarray(getattr(gp, name)(half, axis=None)), np.asarray(want))
+
+
+@pytest.mark.parametrize("write", ["element", "slice", "in-place op"])
+def test_an_expression_rebuilt_after_a_write_sees_the_new_values(gpu, write):
+    """A complete expression drops its operands but stays hash-consed; a
+    write in place to an operand gives the operand a new identity, so the
+    same expression built again is a new node, not the stale one (sin(a)
+    gave sin of the old values: 0.0 where sin(100) was due)."""
+    h = np.arange(5.0)
+    a = gp.asarray(h)
+    b = a * a
+    np.testing.assert_array_equal(np.asarray(b), h * h)
+    if write == "element":
+        a[0] = 100.0
+        h[0] = 100.0
+    elif write == "slice":
+        a[0:2] = np.array([100.0, 50.0])
+        h[0:2] = [100.0, 50.0]
+    else:
+        a[:2] += 100.0
+        h[:2] += 100.0
+    np.testing.assert_array_equal(np.asarray(a * a), h * h)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(5.0) ** 2)

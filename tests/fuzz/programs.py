@@ -252,6 +252,10 @@ class Program:
         self.slots = []
         self.log = []
         self.max_steps = max_steps
+        # ufunc steps made so far (name, operands, comparison): `again`
+        # builds one anew on the same arrays, which later steps may have
+        # written (hash-consing must not hand back the old result).
+        self.made = []
 
     # -- helpers
     def draw(self, strategy, label):
@@ -393,6 +397,40 @@ class Program:
                 if raised is None:
                     self.slots.pop()  # the result is x{j} itself
                 return
+        raised = self.step(how, lambda: getattr(np, name)(*refs), lambda: getattr(gp, name)(*gots), **kw)
+        if raised is None:
+            self.made.append((name, ops, kw, self.slots[-1] if self.slots else None))
+
+    def again(self):
+        if not self.made:
+            return
+        name, ops, kw, _ = self.made[self.draw(st.integers(0, len(self.made) - 1), "again")]
+        refs = [o[0] for o in ops]
+        gots = [o[1] for o in ops]
+        how = f"x{len(self.slots)} = {name}({', '.join(o[2] for o in ops)}) again"
+        self.step(how, lambda: getattr(np, name)(*refs), lambda: getattr(gp, name)(*gots), **kw)
+
+    def rebuild(self):
+        """An earlier result is evaluated, one element of an operand it was
+        made from is written, and the same expression is built again: it
+        must see the new value (not the earlier, hash-consed result)."""
+        candidates = [m for m in self.made if m[3] is not None and
+                      any(isinstance(o[0], np.ndarray) and o[0].size and o[0].flags.writeable for o in m[1])]
+        if not candidates:
+            return
+        name, ops, kw, result = candidates[self.draw(st.integers(0, len(candidates) - 1), "rebuilt")]
+        self.log.append(f"observe {result.how.split(' =')[0]}")
+        check_same(result, "observed: ")
+        ref_t, got_t, text = next(o for o in ops if isinstance(o[0], np.ndarray) and o[0].size and o[0].flags.writeable)
+        at = np.unravel_index(self.draw(st.integers(0, ref_t.size - 1), "written at"), ref_t.shape)
+        source = np.unravel_index(self.draw(st.integers(0, ref_t.size - 1), "value from"), ref_t.shape)
+        value = ref_t[source].item()
+        self.log.append(f"{text}[{at}] = {value!r}")
+        ref_t[at] = value
+        got_t[at] = value
+        refs = [o[0] for o in ops]
+        gots = [o[1] for o in ops]
+        how = f"x{len(self.slots)} = {name}({', '.join(o[2] for o in ops)}) rebuilt"
         self.step(how, lambda: getattr(np, name)(*refs), lambda: getattr(gp, name)(*gots), **kw)
 
     def inplace(self):
@@ -491,7 +529,7 @@ class Program:
             self.create()
         steps = self.draw(st.integers(1, self.max_steps), "steps")
         actions = [self.view, self.view, self.fancy, self.ufunc, self.ufunc, self.ufunc, self.inplace, self.setitem,
-                   self.reduce, self.reduce, self.misc, self.observe, self.create]
+                   self.reduce, self.reduce, self.misc, self.observe, self.create, self.again, self.rebuild]
         for _ in range(steps):
             action = self.draw(st.sampled_from(actions), "action")
             action()

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/building/elementwise.hpp"
+#include "core/graph/node_factory.hpp"
 #include "core/execution/evaluator.hpp"
 #include "core/memory/block_cache.hpp"
 #include "core/memory/host_transfer.hpp"
@@ -83,9 +84,9 @@ Node* writable_in_place(const GpuArray& target) {
 }
 
 void forget_old_values(Node* node) {
-    node->unhash();
-    Runtime::get().cache().invalidate(node);
+    Runtime::get().cache().invalidate(node);  // keyed by the old id
     node->drop_children();
+    NodeFactory::renew_identity(node);
 }
 
 }  // namespace gpupy

@@ -191,6 +191,11 @@ NodeRef NodeFactory::intern(Node* fresh) {
     return NodeRef(fresh);
 }
 
+void NodeFactory::renew_identity(Node* n) {
+    unhash(n);
+    n->id_ = g_next_id++;
+}
+
 int64_t NodeFactory::created() { return g_created; }
 int64_t NodeFactory::shared_hits() { return g_shared_hits; }
 int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().size()); }

@@ -35,6 +35,11 @@ public:
 
     // Removes a node from the hash-consing table (it changed, or is dying).
     static void unhash(Node* node);
+    // A node whose values change in place becomes a new value: it leaves the
+    // table and takes a new id, so no expression hash-consed over its old
+    // values (a complete one keeps its key after dropping its children) is
+    // found for expressions built on it from now on.
+    static void renew_identity(Node* n);
 
 private:
     static Node* new_expression(OpCode op, DType dtype, const Dims& shape, std::string key);
