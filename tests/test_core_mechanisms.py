@@ -1121,3 +1121,55 @@ def test_a_copy_of_a_whole_array_shares_its_value_until_a_write(gpu):
     a[0] = 99.0
     np.testing.assert_array_equal(np.asarray(v), np.where((h >= 3) & (h < 5), h * 10, h)[::2])
     assert v.flags.c_contiguous
+
+
+class TestDirectWrites:
+    """A partial write from another node's host values copies them straight
+    into the target's storage (one gather or one scatter, no temporary),
+    when nothing else refers to the target; otherwise through a temporary."""
+
+    @staticmethod
+    def storage(x):
+        return np.asarray(x).__array_interface__["data"][0]
+
+    def test_contiguous_target_and_strided_value(self, gpu):
+        h, g = ramp(20), ramp(40) * 3
+        a, b = gp.asarray(h.copy()), gp.asarray(g)
+        before = self.storage(a)
+        gp.reset_stats()
+        a[2:12] = b[::4] + 1  # a's slice is contiguous: one gather into it
+        assert gp.stats()["direct_writes"] == 1
+        want = h.copy()
+        want[2:12] = g[::4] + 1
+        np.testing.assert_array_equal(np.asarray(a), want)
+        assert self.storage(a) == before
+
+    def test_strided_target_and_contiguous_value(self, gpu):
+        h = ramp(48).reshape(6, 8)
+        a = gp.asarray(h.copy())
+        before = self.storage(a)
+        gp.reset_stats()
+        a[1:-1, 1:-1] = a[1:-1, 1:-1] + a[2:, 1:-1] + a[:-2, 1:-1]  # a stencil step: one scatter
+        assert gp.stats()["direct_writes"] == 1
+        want = h.copy()
+        want[1:-1, 1:-1] = h[1:-1, 1:-1] + h[2:, 1:-1] + h[:-2, 1:-1]
+        np.testing.assert_array_equal(np.asarray(a), want)
+        assert self.storage(a) == before
+
+    def test_overlapping_or_needed_values_go_through_a_temporary(self, gpu):
+        h = ramp(10)
+        a = gp.asarray(h.copy())
+        gp.reset_stats()
+        a[1:] = a[:-1]  # the value is the target's own node: NumPy's result, not a smear
+        assert gp.stats()["direct_writes"] == 0
+        want = h.copy()
+        want[1:] = h[:-1]
+        np.testing.assert_array_equal(np.asarray(a), want)
+        shared = a.copy()
+        lazy = a * 2
+        a[0:3] = gp.asarray(ramp(3)) + 100  # others need the old values: copied first
+        assert gp.stats()["direct_writes"] == 0
+        np.testing.assert_array_equal(np.asarray(shared), want)
+        np.testing.assert_array_equal(np.asarray(lazy), want * 2)
+        want[0:3] = ramp(3) + 100
+        np.testing.assert_array_equal(np.asarray(a), want)

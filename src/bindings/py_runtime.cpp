@@ -56,6 +56,7 @@ py::dict stats_dict() {
     placements["device"] = device;
     d["placements"] = placements;
     d["eager_numpy_ops"] = s.eager_numpy_ops;
+    d["direct_writes"] = s.direct_writes;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();

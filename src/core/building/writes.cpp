@@ -10,8 +10,40 @@
 #include "core/memory/host_transfer.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
+
+namespace {
+
+// The value's host elements copied straight into the target's (one pass,
+// no temporary) when that is safe: the value is another node (so it does
+// not overlap the target) and the target may be overwritten in place
+// (nothing else refers to it, writable_in_place); one side must be
+// contiguous for the copy to be one gather or one scatter. False (nothing
+// done) otherwise.
+bool write_directly(const GpuArray& target, const NodeView& src, int64_t n) {
+    if (src.node.get() == target.node()) return false;
+    ensure_host(NodeView{target.owner->node, identity_view(target.node()->shape())});
+    Node* node = writable_in_place(target);
+    if (!node) return false;
+    const int64_t item = dtype_itemsize(node->dtype());
+    if (is_c_contiguous(target.geom.shape, target.geom.strides)) {
+        forget_old_values(node);
+        gather_from_host(src.node.get(), src.geom, 0, n, node->host_data() + target.geom.offset * item);
+        ++stats().direct_writes;
+        return true;
+    }
+    if (src.node->host() && is_c_contiguous(src.geom.shape, src.geom.strides)) {
+        forget_old_values(node);
+        scatter_to_host(node, target.geom, 0, n, src.node->host_data() + src.geom.offset * item);
+        ++stats().direct_writes;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
 
 void assign(const GpuArray& target, const NodeView& value) {
     if (!target.writeable) throw ValueError("assignment destination is read-only");
@@ -55,6 +87,7 @@ void assign(const GpuArray& target, const NodeView& value) {
     const int64_t n = target.size();
     if (n == 0) return;
     ensure_host(src);
+    if (write_directly(target, src, n)) return;
     std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(t)));
     gather_from_host(src.node.get(), src.geom, 0, n, values.data());
     src = NodeView{};  // drop our reference before counting the node's users
