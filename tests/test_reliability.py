@@ -333,3 +333,18 @@ def test_an_expression_rebuilt_after_a_write_sees_the_new_values(gpu, write):
         h[:2] += 100.0
     np.testing.assert_array_equal(np.asarray(a * a), h * h)
     np.testing.assert_array_equal(np.asarray(b), np.arange(5.0) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32])
+def test_the_square_of_an_evaluated_absolute_value(gpu, dtype):
+    """square(|x|) is rewritten as square(x); an evaluated |x| has dropped
+    its operand, so it stays as it is (it raised IndexError with a C++
+    vector message; found by the fuzzer's campaign, one op per evaluation)."""
+    h = np.arange(-4, 5, dtype=dtype)
+    a = gp.absolute(gp.asarray(h))
+    np.testing.assert_array_equal(np.asarray(a), np.absolute(h))  # evaluated: its operand dropped
+    np.testing.assert_array_equal(np.asarray(gp.square(a)), np.square(np.absolute(h)))
+    b = gp.asarray(h.copy())
+    gp.absolute(b, out=b)
+    np.asarray(b)  # the campaign's program evaluated it through a fancy index
+    np.testing.assert_array_equal(np.asarray(gp.square(b)), np.square(np.absolute(h)))

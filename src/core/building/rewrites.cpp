@@ -14,7 +14,10 @@ PowerPlan plan_power(std::optional<double> e, bool flt) {
 
 NodeView without_absolute(NodeView v) {
     const Node* x = v.node.get();
-    if (x->kind() != NodeKind::Expression || x->op() != GPUPY_OP_ABSOLUTE || !is_identity_view(v.geom, x->shape()))
+    // An evaluated |x| has dropped its operand (its values are known): it
+    // stays as it is.
+    if (x->kind() != NodeKind::Expression || x->op() != GPUPY_OP_ABSOLUTE || !is_identity_view(v.geom, x->shape()) ||
+        x->children().empty())
         return v;
     const NodeView& inner = x->children().at(0);
     return inner.node->dtype() == x->dtype() ? inner : v;
