@@ -55,8 +55,14 @@ OPS_PER_EVALUATION = 4
 NUMPY_SIZES = (16, 1 << 16)
 EAGER_LIMITS = (0, NUMPY_SIZES[-1])
 
-_state = {"source": "not calibrated", "path": None, "parameters": None, "eager_threshold": None,
-          "key": None, "seconds": None}
+
+def _model(source, path=None, parameters=None, eager_threshold=None, key=None, seconds=None):
+    """What cost_model() reports (see there)."""
+    return {"source": source, "path": path, "parameters": parameters, "eager_threshold": eager_threshold,
+            "key": key, "seconds": seconds}
+
+
+_state = _model("not calibrated")
 # Each driver's model once per process: switching drivers back and forth
 # (the test suite does, per test) reads no file.
 _by_driver = {}
@@ -297,16 +303,21 @@ def _save(path, record):
         return False
 
 
-def _apply(params, eager):
-    _core.set_cost_model({k: params[k] for k in CORE_PARAMETERS})
-    if not _eager_set_by_user:
-        _core.set_eager_threshold(eager)
-
-
 CORE_PARAMETERS = ("host_dispatch_ns", "host_ns_per_element_op", "host_ns_per_element_op_deep",
                    "host_ns_per_element_math", "device_dispatch_ns",
                    "device_ns_per_element", "device_ns_per_element_op", "device_ns_per_element_math",
                    "transfer_ns_per_byte")
+
+
+def _use(model, remember=True):
+    """Makes `model` the one cost_model() describes and the core uses (and,
+    with `remember`, the active driver's for the rest of the process)."""
+    _state.update(model)
+    if remember:
+        _by_driver[_core.driver_name()] = dict(model)
+    hand_to_core()
+    if model["parameters"] is not None and not _eager_set_by_user:
+        _core.set_eager_threshold(model["eager_threshold"])
 
 
 def calibrate(refresh=False):
@@ -315,49 +326,36 @@ def calibrate(refresh=False):
     own judgement in place and says why in cost_model()."""
     how = "refresh" if refresh else mode_from_environment("GPUPY_CALIBRATION", _MODES)
     if how == "off":
-        _core.set_cost_model({})
-        _state.update(source="off (GPUPY_CALIBRATION=off)", path=None, parameters=None, eager_threshold=None,
-                      key=None, seconds=None)
+        _use(_model("off (GPUPY_CALIBRATION=off)"), remember=False)
         return
     known = _by_driver.get(_core.driver_name())
     if known is not None and how != "refresh":
-        if known["parameters"] is None:
-            _core.set_cost_model({})  # it failed before: not again
-        else:
-            _apply(known["parameters"], known["eager_threshold"])
-        _state.update(known)
+        _use(known)  # a failure is not retried either
         return
     try:
         key = machine_key()
         path = _path_for(key)
         saved = None if how == "refresh" else _load(path, key)
         if saved is not None:
-            _apply(saved["parameters"], saved["eager_threshold"])
-            _state.update(source="loaded", path=path, parameters=saved["parameters"],
-                          eager_threshold=saved["eager_threshold"], key=key, seconds=saved.get("seconds"))
-            _by_driver[key["driver"]] = dict(_state)
+            _use(_model("loaded", path, saved["parameters"], saved["eager_threshold"], key, saved.get("seconds")))
             return
         t0 = time.perf_counter()
         params, eager = measure()
         seconds = time.perf_counter() - t0
         record = {"key": key, "parameters": params, "eager_threshold": eager, "seconds": seconds,
                   "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        saved_ok = _save(path, record)
-        _apply(params, eager)
-        _state.update(source="measured" + ("" if saved_ok else " (not saved: the cache directory is not writable)"),
-                      path=path if saved_ok else None, parameters=params, eager_threshold=eager, key=key,
-                      seconds=seconds)
-        _by_driver[key["driver"]] = dict(_state)
+        if _save(path, record):
+            _use(_model("measured", path, params, eager, key, seconds))
+        else:
+            _use(_model("measured (not saved: the cache directory is not writable)", None, params, eager, key,
+                        seconds))
     except Exception as exc:  # never let a measurement break import
-        _core.set_cost_model({})
-        _state.update(source=f"failed ({type(exc).__name__}: {exc}); the driver's judgement decides", path=None,
-                      parameters=None, eager_threshold=None, key=None, seconds=None)
-        _by_driver[_core.driver_name()] = dict(_state)
+        _use(_model(f"failed ({type(exc).__name__}: {exc}); the driver's judgement decides"))
 
 
 def hand_to_core():
-    """Gives the core the model cost_model() describes again (after a test
-    replaced it with _core.set_cost_model)."""
+    """Gives the core the model cost_model() describes (again, after a test
+    replaced it with _core.set_cost_model); none: the driver judges."""
     p = _state["parameters"]
     _core.set_cost_model({k: p[k] for k in CORE_PARAMETERS} if p else {})
 

@@ -178,12 +178,16 @@ class _Call:
         self.keep = set()   # ids of ndarrays the caller passed as outputs
         self.dry_run = dry_run  # copies of written ndarrays too: no side effects
 
+    def source(self, array, host):
+        """Records that `host` is the GpuArray `array`'s host view, so a
+        result that views it becomes a view of `array`; returns `host`."""
+        self.sources[id(host)] = (array, host)
+        return host
+
     def flush(self, value):
         """Read-only host views of the GpuArrays in `value`."""
         if isinstance(value, _core.GpuArray):
-            host = value.__array__()
-            self.sources[id(host)] = (value, host)
-            return host
+            return self.source(value, value.__array__())
         if isinstance(value, (list, tuple)):
             return _rebuild(value, [self.flush(v) for v in value])
         if isinstance(value, dict):

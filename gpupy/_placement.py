@@ -61,9 +61,8 @@ def linear_algebra_on_host():
     LAPACK: forced by the placement setting, else where the calibration
     (_calibration.py) measured the product cheaper -- on a CPU renderer
     always (BLAS ~0.015 ns a flop at 64x64 float32 on this machine's two
-    cores, the device's
-    fused multiply-and-fold ~5 ns); on a GPU by what it measured. LAPACK
-    has no device version: it follows the products."""
+    cores, the device's fused multiply-and-fold ~2-5 ns); on a GPU by what
+    it measured. LAPACK has no device version: it follows the products."""
     if _mode != "auto":
         return _mode == "host"
     return _calibration.linear_algebra_on_host()
@@ -90,7 +89,7 @@ def run_on_host(name, func, args, kwargs):
         # becomes a view of the gpupy array).
         call = _Call()
         for a, h in zip(args, hosts):
-            call.sources[id(h)] = (a, h)
+            call.source(a, h)
         return call.wrap(result)
     call = _Call()
     result = call.run(name, func, args, kwargs)

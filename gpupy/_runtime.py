@@ -155,9 +155,12 @@ def config_text():
     lines.append(f"cache budget: {cache_bytes()} bytes")
     threshold = host_threshold()
     model = _calibration.cost_model()
-    lines.append("host engine: " + (f"chosen by the cost model ({model['source']})" if threshold is None and
-                                    _core.cost_model_in_use() else "chosen by the driver's judgement"
-                                    if threshold is None else f"evaluations of at most {threshold} elements"))
+    if threshold is not None:
+        lines.append(f"host engine: evaluations of at most {threshold} elements")
+    elif _core.cost_model_in_use():
+        lines.append(f"host engine: chosen by the cost model ({model['source']})")
+    else:
+        lines.append("host engine: chosen by the driver's judgement")
     if model["path"]:
         lines.append(f"cost model: {model['path']}")
     lines.append(f"eager threshold: {eager_threshold()} elements")

@@ -28,6 +28,12 @@ NodeRef node_from_ndarray(py::handle arr);
 py::object to_ndarray(const GpuArray& a);
 // An ndarray sharing a node's host buffer with the given geometry.
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable);
+// The read-only ndarray of a view whose values are all in host memory now
+// (no evaluation); an empty object if some are not.
+py::object host_values(const GpuArray& a);
+// What NumPy returned (an ndarray or a NumPy scalar) as a new gpupy array
+// holding a copy: the results of the eager paths.
+GpuArray from_numpy_result(py::handle r);
 // A NumPy scalar of the element at owner index `idx` of a node with host data.
 py::object numpy_scalar(Node* node, int64_t idx);
 // Python value -> gpupy_scalar of dtype t (for fills); NumPy's casting
@@ -54,6 +60,8 @@ void assign_value(const GpuArray& target, py::handle value);
 py::object inplace(OpCode op, py::object self, py::handle value);
 // Coerces an operand to a GpuArray (ndarrays/scalars/lists copied).
 bool as_gpuarray(py::handle obj, GpuArray* out);
+// numpy.<ufunc> for an op-table op, looked up once.
+py::handle numpy_ufunc(OpCode op);
 
 void register_array(py::module_& m);
 void register_ops(py::module_& m);

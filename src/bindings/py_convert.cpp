@@ -2,6 +2,7 @@
 // become ARRAY nodes, host data handed back as ndarrays and scalars.
 #include <cstring>
 
+#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
@@ -99,6 +100,18 @@ NodeRef node_from_ndarray(py::handle obj) {
         if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(dst.ptr()), arr) < 0) throw py::error_already_set();
     }
     return NodeFactory::array(t, shape, std::move(buf));
+}
+
+py::object host_values(const GpuArray& a) {
+    Node* x = a.node();
+    if (!x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return py::object();
+    return host_ndarray(x, a.geom, false);
+}
+
+GpuArray from_numpy_result(py::handle r) {
+    py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr));
+    if (!arr) throw py::error_already_set();
+    return GpuArray::of(node_from_ndarray(arr));
 }
 
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) {

@@ -6,7 +6,6 @@
 #include <optional>
 #include <unordered_map>
 
-#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
@@ -326,15 +325,6 @@ bool is_host_number(py::handle h) {
     return PyArray_Check(p) && PyArray_NDIM(reinterpret_cast<PyArrayObject*>(p)) == 0;
 }
 
-// numpy.<ufunc> for an op, looked up once (never released: it may be used
-// until the interpreter ends).
-py::handle numpy_ufunc(OpCode op) {
-    static std::vector<PyObject*>* table = new std::vector<PyObject*>(GPUPY_NUM_OPS, nullptr);
-    PyObject*& f = (*table)[static_cast<size_t>(op)];
-    if (!f) f = py::object(py::module_::import("numpy").attr(op_numpy_name(op))).release().ptr();
-    return f;
-}
-
 // Numbers only: NumPy's own scalar arithmetic, eagerly. A lazy node per
 // number would cost more than the arithmetic (a Python loop over elements
 // builds one per step), and NumPy's rules for weak scalars alone decide
@@ -375,12 +365,13 @@ bool host_operands(const std::vector<Operand>& ops, std::vector<PyObject*>* argv
             // next slices run at once instead of one evaluation each.
             ensure_host(NodeView{o.arr().owner->node, identity_view(x->shape())}, 0, x->size());
         }
-        if (!x->host() || !view_evaluated(*x, o.arr().geom, 0, o.arr().size())) {
+        py::object host = host_values(o.arr());
+        if (!host) {
             for (PyObject* p : *argv) Py_DECREF(p);
             argv->clear();
             return false;
         }
-        argv->push_back(host_ndarray(x, o.arr().geom, false).release().ptr());
+        argv->push_back(host.release().ptr());
     }
     return true;
 }
@@ -404,7 +395,7 @@ std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops
     if (!host_operands(ops, &argv)) return std::nullopt;
     py::object r = call_numpy_ufunc(op, argv, nullptr);
     ++stats().eager_numpy_ops;
-    return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
+    return from_numpy_result(r);
 }
 
 // Small in-place work on host values (`y[:k] += v` in a loop): NumPy's
@@ -427,6 +418,14 @@ bool small_in_place(OpCode op, const std::vector<Operand>& ops, const Dims& shap
 }
 
 }  // namespace
+
+// Never released: it may be used until the interpreter ends.
+py::handle numpy_ufunc(OpCode op) {
+    static std::vector<PyObject*>* table = new std::vector<PyObject*>(GPUPY_NUM_OPS, nullptr);
+    PyObject*& f = (*table)[static_cast<size_t>(op)];
+    if (!f) f = py::object(py::module_::import("numpy").attr(op_numpy_name(op))).release().ptr();
+    return f;
+}
 
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
     if (std::all_of(args.begin(), args.end(), is_host_number)) {

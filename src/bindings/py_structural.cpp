@@ -6,7 +6,6 @@
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
 #include "core/building/reductions.hpp"
-#include "core/graph/host_state.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
@@ -31,17 +30,15 @@ std::vector<int64_t> ints_from(py::handle seq) {
 // (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
 // cost microseconds where NumPy's reduce costs one (`while diff > tol:`
 // loops reduce every step). nullopt when not small or not on the host.
-std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, const std::string& fold,
-                                             const std::vector<int64_t>& axes, DType t) {
-    Node* x = a.node();
-    if (a.size() == 0 || a.size() > Runtime::get().eager_elements() || !x->host() ||
-        !view_evaluated(*x, a.geom, 0, a.size()))
-        return std::nullopt;
-    py::object ufunc = py::module_::import("numpy").attr(fold.c_str());
-    py::object r = ufunc.attr("reduce")(host_ndarray(x, a.geom, false), py::arg("axis") = py::tuple(py::cast(axes)),
-                                        py::arg("dtype") = numpy_dtype(t));
+std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
+                                             DType t) {
+    if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
+    py::object host = host_values(a);
+    if (!host) return std::nullopt;
+    py::object r = numpy_ufunc(fold).attr("reduce")(host, py::arg("axis") = py::tuple(py::cast(axes)),
+                                                     py::arg("dtype") = numpy_dtype(t));
     ++stats().eager_numpy_ops;
-    return GpuArray::of(node_from_ndarray(py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr))));
+    return from_numpy_result(r);
 }
 
 }  // namespace
@@ -53,7 +50,7 @@ void register_structural(py::module_& m) {
             const DType t = dtype_or_type_error(dtype, "reduce into");
             const std::vector<int64_t> ax = ints_from(axes);
             const OpCode op = fold_op(fold);
-            if (std::optional<GpuArray> now = small_reduce_on_host(a, fold, ax, t)) return *now;
+            if (std::optional<GpuArray> now = small_reduce_on_host(a, op, ax, t)) return *now;
             return reduce(a, op, ax, t, chunk);
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
