@@ -541,3 +541,6 @@ def install():
         if name not in _NOT_METHODS:
             setattr(GpuArray, name, value)
     _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
+    # Last: the C slots for indexing and operators replace the generic
+    # wrappers that setting dunder attributes derived (see py_array.cpp).
+    _core._install_slots()

@@ -71,3 +71,78 @@ def test_a_loop_over_elements_builds_no_graph(gpu):
     assert nodes() == before and gp.stats()["evaluations"] == 0
     assert type(trace) is np.float64
     assert trace == sum(np.tanh(h[i, i]) for i in range(50))
+
+
+# --- element keys and values: the conversions `a[i]` and `a[i] = v` do
+# without NumPy (Python and NumPy integers, exact-dtype scalars) must give
+# NumPy's value, or NumPy's exception class, for every kind of key and value.
+
+KEYS = [3, -1, np.int64(2), np.uint8(1), np.array(4), np.uint64(2**63 + 5), 2**70, -2**70]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=repr)
+def test_integer_keys_read_and_write_as_numpy(gpu, key):
+    want = np.arange(6.0)
+    got = gp.asarray(want.copy())
+    for op in (lambda a: a[key], lambda a: a.__setitem__(key, 9.0)):
+        try:
+            expected = op(want)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                op(got)
+            continue
+        assert repr(op(got)) == repr(expected)
+    np.testing.assert_array_equal(got, want)
+
+
+VALUES = [1.5, -0.0, float("nan"), 7, -2**53, 2**53 + 1, 2**63, -1, 300, True, np.float64(2.5), np.float32(0.1),
+          np.int64(-4), np.uint64(2**64 - 1), np.int8(-3), np.bool_(True), np.array(6)]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=repr)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint64", "bool"])
+def test_element_writes_convert_as_numpy(gpu, dtype, value):
+    want = np.zeros(4, dtype)
+    got = gp.zeros(4, dtype)
+    got[0]  # evaluated: the write goes to host memory in place
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")
+        try:
+            want[1] = value
+        except Exception as e:
+            with pytest.raises(type(e)):
+                got[1] = value
+            return
+        got[1] = value
+    assert repr(got[1]) == repr(want[1])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_operators_of_the_c_slots_behave_as_numpys(gpu, silent_fallback):
+    """The operators and indexing run as the type's C slots: reflected
+    operands, in-place forms, comparisons, deletion and three-argument
+    pow as NumPy."""
+    x = np.arange(1.0, 5.0)
+    g = gp.asarray(x)
+    for f in (lambda a: 2 - a, lambda a: a - 2, lambda a: 2.0 ** a, lambda a: a ** 2, lambda a: -a, lambda a: abs(-a),
+              lambda a: a <= 2, lambda a: 3 > a, lambda a: a == 2, lambda a: a != 2, lambda a: 7 % a, lambda a: a // 2):
+        np.testing.assert_array_equal(np.asarray(f(g)), f(x))
+    h = g.copy()
+    h **= 2
+    h -= 1
+    np.testing.assert_array_equal(h, x ** 2 - 1)
+    with pytest.raises(ValueError, match="cannot delete array elements"):
+        del g[0]
+    with pytest.raises(TypeError):
+        pow(g, 2, 3)
+    with pytest.raises(TypeError):
+        g + object()
+
+    class Other:
+        # NumPy's protocol for deferring: binary operators give way.
+        __array_ufunc__ = None
+
+        def __radd__(self, other):
+            return "Other.__radd__"
+
+    assert g + Other() == "Other.__radd__"

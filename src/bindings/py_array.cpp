@@ -26,6 +26,22 @@ py::object& advanced_setitem() {
     return *f;
 }
 
+PyTypeObject* g_gpuarray_type = nullptr;  // set by register_array
+
+}  // namespace
+
+bool is_gpuarray(py::handle obj) { return PyObject_TypeCheck(obj.ptr(), g_gpuarray_type); }
+
+const GpuArray& gpuarray_ref(py::handle obj) {
+    // GpuArray has one C++ base-free type, so pybind11 keeps its value
+    // pointer inline in the instance ("simple layout").
+    auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
+    if (inst->simple_layout) return *static_cast<const GpuArray*>(inst->simple_value_holder[0]);
+    return obj.cast<const GpuArray&>();
+}
+
+namespace {
+
 py::tuple dims_tuple(const Dims& d) {
     py::tuple t(d.size());
     for (size_t i = 0; i < d.size(); ++i) t[i] = d[i];
@@ -42,7 +58,7 @@ py::object single_element(const GpuArray& a, const char* what) {
 }
 
 py::object getitem(py::object self, py::handle key) {
-    const GpuArray& a = self.cast<const GpuArray&>();
+    const GpuArray& a = gpuarray_ref(self);
     ViewGeometry g;
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
@@ -60,7 +76,7 @@ py::object getitem(py::object self, py::handle key) {
 }
 
 void setitem(py::object self, py::handle key, py::handle value) {
-    const GpuArray& a = self.cast<const GpuArray&>();
+    const GpuArray& a = gpuarray_ref(self);
     ViewGeometry g;
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
@@ -76,12 +92,12 @@ void setitem(py::object self, py::handle key, py::handle value) {
         // A 0-d gpupy array stays lazy; anything else NumPy converts by its
         // rules for one element (a bool element takes the truth value of a
         // one-element array, other dtypes refuse it).
-        const bool lazy = py::isinstance<GpuArray>(value) && value.cast<const GpuArray&>().ndim() == 0;
+        const bool lazy = is_gpuarray(value) && gpuarray_ref(value).ndim() == 0;
         if (lazy) {
             assign_value(a.view(std::move(g)), value);
         } else {
             const DType t = a.dtype();
-            py::object host = py::isinstance<GpuArray>(value) ? to_ndarray(value.cast<const GpuArray&>())
+            py::object host = is_gpuarray(value) ? to_ndarray(gpuarray_ref(value))
                                                               : py::reinterpret_borrow<py::object>(value);
             const gpupy_scalar element = element_from_python(host, t);
             GpuArray cell = a.view(std::move(g));
@@ -95,10 +111,10 @@ void setitem(py::object self, py::handle key, py::handle value) {
         }
         return;
     }
-    if (py::isinstance<GpuArray>(value)) {
+    if (is_gpuarray(value)) {
         // `y[:k] += v` ends with y.__setitem__(slice, the view it wrote
         // through): the same elements onto themselves, nothing to do.
-        const GpuArray& v = value.cast<const GpuArray&>();
+        const GpuArray& v = gpuarray_ref(value);
         if (a.writeable && v.owner == a.owner && v.geom == g) return;
     }
     assign_value(a.view(std::move(g)), value);
@@ -117,7 +133,7 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
             view->obj = nullptr;
             return -1;
         }
-        const GpuArray& a = py::handle(self).cast<const GpuArray&>();
+        const GpuArray& a = gpuarray_ref(self);
         py::object arr = to_ndarray(a);
         if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
             // Consumers such as PIL.Image.frombuffer want contiguous bytes.
@@ -138,11 +154,112 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
 
 py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op, {a, b}, py::handle()); }
 
+// --- CPython slots ------------------------------------------------------------
+// Indexing and the arithmetic operators are the hottest calls on an array
+// (`a[i]`, `y[k] = v`, `x * 2.0` in a loop). As the type's own C slots they
+// skip what the generic slot wrappers pay on every call -- the method
+// lookup, a bound method and pybind11's argument dispatch, about a third of
+// an element read. Installed by the package after it has added its Python
+// methods: setting a dunder attribute on a type re-derives its slots.
+
+// Runs f, turning a C++ or Python exception into a Python error (null).
+template <class F>
+PyObject* guarded(F&& f) {
+    try {
+        return f().release().ptr();
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+    }
+    return nullptr;
+}
+
+template <OpCode op>
+PyObject* slot_binary(PyObject* a, PyObject* b) {
+    return guarded([&] { return binary(op, a, b); });
+}
+template <OpCode op>
+PyObject* slot_inplace(PyObject* self, PyObject* b) {
+    return guarded([&] { return inplace(op, py::reinterpret_borrow<py::object>(self), b); });
+}
+template <OpCode op>
+PyObject* slot_unary(PyObject* a) {
+    return guarded([&] { return apply_ufunc(op, {a}, py::handle()); });
+}
+PyObject* slot_power(PyObject* a, PyObject* b, PyObject* mod) {
+    if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;  // no three-argument pow, as NumPy
+    return guarded([&] { return binary(GPUPY_OP_POWER, a, b); });
+}
+PyObject* slot_inplace_power(PyObject* self, PyObject* b, PyObject* mod) {
+    if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+    return guarded([&] { return inplace(GPUPY_OP_POWER, py::reinterpret_borrow<py::object>(self), b); });
+}
+PyObject* slot_richcompare(PyObject* a, PyObject* b, int cmp) {
+    static const OpCode ops[] = {GPUPY_OP_LESS,      GPUPY_OP_LESS_EQUAL, GPUPY_OP_EQUAL,
+                                 GPUPY_OP_NOT_EQUAL, GPUPY_OP_GREATER,    GPUPY_OP_GREATER_EQUAL};
+    return guarded([&] { return binary(ops[cmp], a, b); });
+}
+PyObject* slot_subscript(PyObject* self, PyObject* key) {
+    return guarded([&] { return getitem(py::reinterpret_borrow<py::object>(self), key); });
+}
+int slot_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
+    if (!value) {
+        PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
+        return -1;
+    }
+    PyObject* r = guarded([&] {
+        setitem(py::reinterpret_borrow<py::object>(self), key, value);
+        return py::none();
+    });
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+void install_slots() {
+    PyTypeObject* tp = g_gpuarray_type;
+    PyNumberMethods* nb = tp->tp_as_number;
+    nb->nb_add = slot_binary<GPUPY_OP_ADD>;
+    nb->nb_subtract = slot_binary<GPUPY_OP_SUBTRACT>;
+    nb->nb_multiply = slot_binary<GPUPY_OP_MULTIPLY>;
+    nb->nb_true_divide = slot_binary<GPUPY_OP_DIVIDE>;
+    nb->nb_floor_divide = slot_binary<GPUPY_OP_FLOOR_DIVIDE>;
+    nb->nb_remainder = slot_binary<GPUPY_OP_REMAINDER>;
+    nb->nb_power = slot_power;
+    nb->nb_and = slot_binary<GPUPY_OP_BITWISE_AND>;
+    nb->nb_or = slot_binary<GPUPY_OP_BITWISE_OR>;
+    nb->nb_xor = slot_binary<GPUPY_OP_BITWISE_XOR>;
+    nb->nb_lshift = slot_binary<GPUPY_OP_LEFT_SHIFT>;
+    nb->nb_rshift = slot_binary<GPUPY_OP_RIGHT_SHIFT>;
+    nb->nb_inplace_add = slot_inplace<GPUPY_OP_ADD>;
+    nb->nb_inplace_subtract = slot_inplace<GPUPY_OP_SUBTRACT>;
+    nb->nb_inplace_multiply = slot_inplace<GPUPY_OP_MULTIPLY>;
+    nb->nb_inplace_true_divide = slot_inplace<GPUPY_OP_DIVIDE>;
+    nb->nb_inplace_floor_divide = slot_inplace<GPUPY_OP_FLOOR_DIVIDE>;
+    nb->nb_inplace_remainder = slot_inplace<GPUPY_OP_REMAINDER>;
+    nb->nb_inplace_power = slot_inplace_power;
+    nb->nb_inplace_and = slot_inplace<GPUPY_OP_BITWISE_AND>;
+    nb->nb_inplace_or = slot_inplace<GPUPY_OP_BITWISE_OR>;
+    nb->nb_inplace_xor = slot_inplace<GPUPY_OP_BITWISE_XOR>;
+    nb->nb_inplace_lshift = slot_inplace<GPUPY_OP_LEFT_SHIFT>;
+    nb->nb_inplace_rshift = slot_inplace<GPUPY_OP_RIGHT_SHIFT>;
+    nb->nb_negative = slot_unary<GPUPY_OP_NEGATIVE>;
+    nb->nb_positive = slot_unary<GPUPY_OP_POSITIVE>;
+    nb->nb_absolute = slot_unary<GPUPY_OP_ABSOLUTE>;
+    nb->nb_invert = slot_unary<GPUPY_OP_INVERT>;
+    tp->tp_richcompare = slot_richcompare;
+    tp->tp_as_mapping->mp_subscript = slot_subscript;
+    tp->tp_as_mapping->mp_ass_subscript = slot_ass_subscript;
+    PyType_Modified(tp);
+}
+
 }  // namespace
 
 void register_array(py::module_& m) {
     auto cls = py::class_<GpuArray>(m, "GpuArray", py::buffer_protocol());
     auto* tp = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    g_gpuarray_type = tp;
     tp->tp_as_buffer->bf_getbuffer = getbuffer;
     tp->tp_as_buffer->bf_releasebuffer = nullptr;
 
@@ -335,6 +452,7 @@ void register_array(py::module_& m) {
     // Arrays are mutable: unhashable, as NumPy's.
     cls.attr("__hash__") = py::none();
 
+    m.def("_install_slots", &install_slots);
     m.def("_set_advanced_indexing", [](py::object get, py::object set) {
         advanced_getitem() = std::move(get);
         advanced_setitem() = std::move(set);

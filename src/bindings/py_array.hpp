@@ -16,6 +16,13 @@ namespace gpupy {
 
 namespace py = pybind11;
 
+// --- the class (py_array.cpp) ----------------------------------------------------
+// Whether obj is a GpuArray (or subclass), and the GpuArray it holds. Both
+// skip pybind11's registry lookups, which cost more than the rest of an
+// element read or write: they run on every `a[i]`, `a[i] = v` and operator.
+bool is_gpuarray(py::handle obj);
+const GpuArray& gpuarray_ref(py::handle obj);  // obj must pass is_gpuarray
+
 // --- conversions (py_convert.cpp) ---------------------------------------------
 // The gpupy dtype of a NumPy dtype, or -1 if gpupy cannot hold it.
 DType dtype_from_numpy(PyArray_Descr* descr);

@@ -173,7 +173,50 @@ gpupy_scalar converted_by_numpy(py::handle value, DType t, PyObject* key) {
 
 gpupy_scalar scalar_from_python(py::handle value, DType t) { return converted_by_numpy(value, t, Py_Ellipsis); }
 
+namespace {
+
+// The common cases of `a[i] = v` in a loop, converted without a 0-d NumPy
+// array: a NumPy scalar of exactly the target dtype (its bits), a Python
+// float into float64 and a Python int into int64 or float64 where the
+// conversion is exact (larger ints go through NumPy for its OverflowError).
+bool exact_element(PyObject* v, DType t, gpupy_scalar* out) {
+    const int typenum = typenum_of(t);
+    if (PyFloat_CheckExact(v)) {
+        if (typenum != NPY_FLOAT64) return false;
+        out->f = PyFloat_AS_DOUBLE(v);
+        return true;
+    }
+    if (PyLong_CheckExact(v)) {
+        if (typenum != NPY_INT64 && typenum != NPY_FLOAT64) return false;
+        int overflow = 0;
+        const long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (i == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return false;
+        }
+        if (typenum == NPY_INT64) out->i = i;
+        else if (i >= -(1LL << 53) && i <= (1LL << 53)) out->f = static_cast<double>(i);
+        else return false;
+        return true;
+    }
+    if (PyArray_IsScalar(v, Generic)) {
+        static PyTypeObject* scalar_type[GPUPY_NUM_DTYPES] = {};
+        PyTypeObject*& type = scalar_type[t];
+        if (!type) type = reinterpret_cast<PyTypeObject*>(PyArray_TypeObjectFromType(typenum));
+        if (Py_TYPE(v) != type) return false;
+        alignas(8) char bits[8];
+        PyArray_ScalarAsCtype(v, bits);
+        *out = scalar_load(t, bits);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 gpupy_scalar element_from_python(py::handle value, DType t) {
+    gpupy_scalar exact;
+    if (exact_element(value.ptr(), t, &exact)) return exact;
     py::tuple no_index;
     return converted_by_numpy(value, t, no_index.ptr());
 }

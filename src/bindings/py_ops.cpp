@@ -40,23 +40,13 @@ struct Operand {
     const GpuArray& arr() const { return borrowed ? *borrowed : owned; }
 };
 
-PyTypeObject*& gpuarray_type() {
-    static PyTypeObject* t = nullptr;
-    return t;
-}
-
-bool is_gpuarray(py::handle obj) {
-    if (!gpuarray_type()) gpuarray_type() = reinterpret_cast<PyTypeObject*>(py::type::of<GpuArray>().ptr());
-    return PyObject_TypeCheck(obj.ptr(), gpuarray_type());
-}
-
 Operand classify(py::handle obj) {
     Operand o;
     o.obj = obj;
     PyObject* p = obj.ptr();
     if (is_gpuarray(obj)) {
         o.kind = Operand::Array;
-        o.borrowed = &obj.cast<const GpuArray&>();
+        o.borrowed = &gpuarray_ref(obj);
         return o;
     }
     // NumPy scalars first: np.float64 subclasses float and np.bool_ does
@@ -430,7 +420,7 @@ py::handle numpy_ufunc(OpCode op) {
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
     if (std::all_of(args.begin(), args.end(), is_host_number)) {
         if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
-        if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &out.cast<const GpuArray&>());
+        if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &gpuarray_ref(out));
     }
     std::vector<Operand> ops;
     ops.reserve(args.size());
@@ -448,7 +438,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
                 PyObject* u = a.ptr();
                 const bool identity_eq = Py_TYPE(u)->tp_richcompare == PyBaseObject_Type.tp_richcompare;
                 if ((u == Py_None || PyUnicode_Check(u) || identity_eq) && is_gpuarray(other) && !out) {
-                    const GpuArray& g = other.cast<const GpuArray&>();
+                    const GpuArray& g = gpuarray_ref(other);
                     const bool value = op == GPUPY_OP_NOT_EQUAL;
                     NodeView c = constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, value)),
                                                g.geom.shape);
@@ -463,7 +453,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     const char* name = op_display_name(op);
     GpuArray out_arr;
     const bool has_out = out && !out.is_none();
-    if (has_out && !(is_gpuarray(out) && (out_arr = out.cast<const GpuArray&>(), true))) unsupported = true;
+    if (has_out && !(is_gpuarray(out) && (out_arr = gpuarray_ref(out), true))) unsupported = true;
     if (unsupported) return call_numpy(name, args, out);
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);

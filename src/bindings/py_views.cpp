@@ -12,26 +12,50 @@ namespace {
 
 enum class KeyKind { Integer, Slice, Ellipsis, NewAxis, Advanced };
 
+// The value of an integer key. A Python int past int64 is NumPy's "not a
+// valid index" IndexError; a NumPy unsigned scalar past it is NumPy's
+// OverflowError. No attribute lookups: `a[i]` in a loop is hot.
+int64_t integer_key(PyObject* o) {
+    PyObject* i = PyLong_Check(o) ? (Py_INCREF(o), o) : PyNumber_Index(o);
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow) {
+        if (PyLong_Check(o)) {
+            throw IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+                             "boolean arrays are valid indices");
+        }
+        throw OverflowError("Python int too large to convert to C long");
+    }
+    return v;
+}
+
 KeyKind key_kind(py::handle item, int64_t* value) {
     PyObject* o = item.ptr();
+    if (PyLong_CheckExact(o)) {
+        *value = integer_key(o);
+        return KeyKind::Integer;
+    }
     if (o == Py_None) return KeyKind::NewAxis;
     if (o == Py_Ellipsis) return KeyKind::Ellipsis;
     if (PySlice_Check(o)) return KeyKind::Slice;
     if (PyBool_Check(o) || PyArray_IsScalar(o, Bool)) return KeyKind::Advanced;
     if (PyLong_Check(o) || PyArray_IsScalar(o, Integer)) {
-        *value = py::cast<int64_t>(py::reinterpret_borrow<py::object>(item).attr("__index__")());
+        *value = integer_key(o);
         return KeyKind::Integer;
     }
     if (PyArray_Check(o)) {
         PyArrayObject* a = reinterpret_cast<PyArrayObject*>(o);
         if (PyArray_NDIM(a) == 0 && PyArray_ISINTEGER(a)) {
-            *value = py::cast<int64_t>(py::reinterpret_borrow<py::object>(item).attr("__index__")());
+            *value = integer_key(o);
             return KeyKind::Integer;
         }
         return KeyKind::Advanced;
     }
-    if (PyObject_HasAttrString(o, "__index__") && !PySequence_Check(o)) {
-        *value = py::cast<int64_t>(py::reinterpret_borrow<py::object>(item).attr("__index__")());
+    if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index && !PySequence_Check(o)) {
+        *value = integer_key(o);
         return KeyKind::Integer;
     }
     return KeyKind::Advanced;
