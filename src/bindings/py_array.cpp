@@ -31,6 +31,7 @@ PyTypeObject* g_gpuarray_type = nullptr;  // set by register_array
 }  // namespace
 
 bool is_gpuarray(py::handle obj) { return PyObject_TypeCheck(obj.ptr(), g_gpuarray_type); }
+bool is_exact_gpuarray(py::handle obj) { return Py_TYPE(obj.ptr()) == g_gpuarray_type; }
 
 const GpuArray& gpuarray_ref(py::handle obj) {
     // GpuArray has one C++ base-free type, so pybind11 keeps its value

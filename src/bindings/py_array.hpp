@@ -21,6 +21,7 @@ namespace py = pybind11;
 // skip pybind11's registry lookups, which cost more than the rest of an
 // element read or write: they run on every `a[i]`, `a[i] = v` and operator.
 bool is_gpuarray(py::handle obj);
+bool is_exact_gpuarray(py::handle obj);  // not a subclass
 const GpuArray& gpuarray_ref(py::handle obj);  // obj must pass is_gpuarray
 
 // --- conversions (py_convert.cpp) ---------------------------------------------
@@ -41,6 +42,13 @@ py::object host_values(const GpuArray& a);
 // What NumPy returned (an ndarray or a NumPy scalar) as a new gpupy array
 // holding a copy: the results of the eager paths.
 GpuArray from_numpy_result(py::handle r);
+// func(*host values of args) for a NumPy function that only reads gpupy
+// arrays (a product or a decomposition in a loop), with no Python-level
+// bookkeeping: None unless every argument is a GpuArray (not a subclass); else
+// (True, result) for a NumPy scalar or a fresh ndarray (copied into a new
+// gpupy array), or (False, NumPy's result, the host values) for the caller
+// to wrap (a tuple of results, a view of an argument).
+py::object host_call(py::handle func, py::tuple args);
 // A NumPy scalar of the element at owner index `idx` of a node with host data.
 py::object numpy_scalar(Node* node, int64_t idx);
 // Python value -> gpupy_scalar of dtype t (for fills); NumPy's casting

@@ -114,6 +114,21 @@ GpuArray from_numpy_result(py::handle r) {
     return GpuArray::of(node_from_ndarray(arr));
 }
 
+py::object host_call(py::handle func, py::tuple args) {
+    const size_t n = args.size();
+    for (size_t i = 0; i < n; ++i) {
+        if (!is_exact_gpuarray(args[i])) return py::none();
+    }
+    py::tuple hosts(n);
+    for (size_t i = 0; i < n; ++i) hosts[i] = to_ndarray(gpuarray_ref(args[i]));
+    py::object result = py::reinterpret_steal<py::object>(PyObject_Call(func.ptr(), hosts.ptr(), nullptr));
+    if (!result) throw py::error_already_set();
+    if (PyArray_IsScalar(result.ptr(), Generic)) return py::make_tuple(true, result);  // as NumPy gives
+    if (PyArray_CheckExact(result.ptr()) && !PyArray_BASE(reinterpret_cast<PyArrayObject*>(result.ptr())))
+        return py::make_tuple(true, py::cast(from_numpy_result(result)));
+    return py::make_tuple(false, result, hosts);
+}
+
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) {
     const int item = dtype_itemsize(node->dtype());
     const int nd = static_cast<int>(g.shape.size());

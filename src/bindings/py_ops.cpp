@@ -600,6 +600,7 @@ void register_ops(py::module_& m) {
         },
         py::arg("name"), py::kw_only(), py::arg("out") = py::none());
     m.def("where", &apply_where);
+    m.def("host_call", &host_call);
     m.def("ufunc_names", [] {
         py::list names;
         for (const gpupy_op_row& row : gpupy_op_rows) {

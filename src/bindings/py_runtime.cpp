@@ -57,6 +57,7 @@ py::dict stats_dict() {
     d["placements"] = placements;
     d["eager_numpy_ops"] = s.eager_numpy_ops;
     d["direct_writes"] = s.direct_writes;
+    d["write_copies"] = s.write_copies;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();

@@ -45,7 +45,7 @@ bool write_directly(const GpuArray& target, const NodeView& src, int64_t n) {
 
 }  // namespace
 
-void assign(const GpuArray& target, const NodeView& value) {
+void assign(const GpuArray& target, NodeView value) {
     if (!target.writeable) throw ValueError("assignment destination is read-only");
     const DType t = target.dtype();
     // NumPy drops leading length-1 dimensions of the value, then broadcasts.
@@ -64,7 +64,7 @@ void assign(const GpuArray& target, const NodeView& value) {
         throw ValueError("could not broadcast input array from shape " + shape_str(value.geom.shape) + " into shape " +
                          shape_str(target.geom.shape));
     }
-    NodeView src = value;
+    NodeView src = std::move(value);
     src.geom.shape = vs;
     src.geom.strides = vstr;
     src = broadcast_view(cast_view(std::move(src), t), target.geom.shape);
@@ -101,6 +101,7 @@ void assign(const GpuArray& target, const NodeView& value) {
         std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
         owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
         node = owner.node.get();
+        ++stats().write_copies;
     } else {
         // No dependents: a destructive update.
         forget_old_values(node);

@@ -16,8 +16,10 @@ namespace gpupy {
 // target[...] = value with NumPy's broadcasting (leading length-1
 // dimensions of the value dropped) and an unsafe cast to target's dtype.
 // ValueError with NumPy's message if the shapes do not broadcast or the
-// target is read-only.
-void assign(const GpuArray& target, const NodeView& value);
+// target is read-only. Takes the value's reference: once its elements are
+// read, a value that is a view of the target itself (`A[i] = A[j]`) no
+// longer counts as a user of the old values, so the write stays in place.
+void assign(const GpuArray& target, NodeView value);
 
 // The array's node if its values may be overwritten in host memory right
 // now: all of them on the host (nothing newer on the device), and nothing

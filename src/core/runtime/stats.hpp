@@ -28,6 +28,7 @@ struct Stats {
     int64_t host_engine_by_driver = 0, device_by_driver = 0;        // the driver's judgement
     int64_t eager_numpy_ops = 0;  // ops on small host values computed by NumPy at once
     int64_t direct_writes = 0;    // partial writes copied straight from the value's host memory
+    int64_t write_copies = 0;     // partial writes that copied the whole node first (copy-on-write)
 };
 
 Stats& stats();
