@@ -521,14 +521,15 @@ def _advanced_getitem(self, key):
 
 
 def _advanced_setitem(self, key, value):
-    host, host_key, host_value = np.array(self), to_numpy(key), to_numpy(value)
+    host_key, host_value = to_numpy(key), to_numpy(value)
 
-    def write():
-        host[host_key] = host_value
+    def attempt():
+        np.array(self)[host_key] = host_value
 
-    note_fallback("__setitem__", "advanced indexing runs in NumPy", write)
-    write()
-    self[...] = host
+    note_fallback("__setitem__", "advanced indexing runs in NumPy", attempt)
+    # Into the array's host memory, copied first only if something still
+    # needs the old values.
+    _core.write_on_host(self, host_key, host_value)
 
 
 _NOT_METHODS = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"}

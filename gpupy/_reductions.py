@@ -72,6 +72,10 @@ def _unsupported(kwargs):
 
 
 def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_dtype, needs_identity):
+    if (axis is None and dtype is None and out is None and keepdims is False and initial is _NOVALUE
+            and where is True and type(a) is GpuArray and a.size):
+        # `x.sum()` / `np.max(x)` in a loop: none of the argument handling.
+        return _core.reduce(a, fold, _ALL_AXES[a.ndim], default_dtype(a.dtype), CHUNK)
     if not isinstance(a, GpuArray):
         a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
@@ -89,6 +93,9 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
     if initial is not _NOVALUE:
         result = _core.ufunc(fold, result, acc.type(initial))
     return _finish(result, a, axes, keepdims, out)
+
+
+_ALL_AXES = [list(range(n)) for n in range(65)]  # axis=None, by ndim (NumPy's limit is 64)
 
 
 def _same_dtype(dt):

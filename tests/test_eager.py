@@ -197,3 +197,125 @@ def test_rows_of_a_lazy_expression_evaluate_it_once(eager):
     assert s["evaluations"] + s["host_engine_evaluations"] == 1
     for i, r in enumerate(rows):
         np.testing.assert_array_equal(np.asarray(r), (h[i] * 0.5 + 1.0) * 2.0)
+
+
+# --- advanced indexing of small host values -----------------------------------------------------
+
+ADVANCED_KEYS = [
+    lambda h: np.array([0, -1, 2, 2]),  # repeated and negative indices
+    lambda h: h > 3,  # a boolean mask
+    lambda h: (np.array([1, 0]), np.array([[2], [3]])),  # broadcast index arrays
+    lambda h: (slice(None, None, -1), np.array([0, 4])),  # mixed with a reversed slice
+    lambda h: (1, [0, 3, 1]),  # an integer and a list
+    lambda h: (h > 3)[:, 0],  # a mask over the first axis
+    lambda h: np.array([], dtype=np.intp),
+]
+
+
+@pytest.mark.parametrize("key", ADVANCED_KEYS, ids=range(len(ADVANCED_KEYS)))
+@pytest.mark.parametrize("gpu_key", [False, True], ids=["ndarray-key", "gpupy-key"])
+def test_small_advanced_reads_run_in_numpy(eager, key, gpu_key):
+    h = np.arange(20.0).reshape(4, 5)
+    a = on_host(h)
+    k = key(h)
+    if gpu_key:
+        k = tuple(on_host(x) if isinstance(x, np.ndarray) else x for x in k) if isinstance(k, tuple) else on_host(k)
+    gp.reset_stats()
+    got = a[k]
+    assert gp.stats()["fallbacks"] == 0 and gp.stats()["eager_numpy_ops"] == 1
+    assert gp.stats()["evaluations"] == 0
+    want = h[key(h)]
+    assert isinstance(got, gp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("key", ADVANCED_KEYS, ids=range(len(ADVANCED_KEYS)))
+def test_small_advanced_writes_land_in_place(eager, key):
+    h = np.arange(20.0).reshape(4, 5)
+    a = on_host(h.copy())
+    storage = np.asarray(a).__array_interface__["data"][0]
+    gp.reset_stats()
+    a[key(h)] = -7.5
+    want = h.copy()
+    want[key(h)] = -7.5
+    s = gp.stats()
+    assert s["fallbacks"] == 0 and s["eager_numpy_ops"] == 1 and s["write_copies"] == 0, s
+    np.testing.assert_array_equal(np.asarray(a), want)
+    assert np.asarray(a).__array_interface__["data"][0] == storage
+
+
+def test_small_advanced_writes_keep_values_others_need(eager):
+    h = np.arange(10.0)
+    a = on_host(h.copy())
+    shared = a.copy()  # shares a's node
+    gp.set_eager_threshold(0)
+    lazy = a * 3  # a lazy dependent (eager work would compute it at once)
+    gp.set_eager_threshold(1024)
+    gp.reset_stats()
+    a[[0, 0, 9]] = [1.0, 2.0, 3.0]  # repeated index: the last write wins, as NumPy
+    want = h.copy()
+    want[[0, 0, 9]] = [1.0, 2.0, 3.0]
+    assert gp.stats()["write_copies"] == 1
+    np.testing.assert_array_equal(np.asarray(a), want)
+    np.testing.assert_array_equal(np.asarray(shared), h)
+    np.testing.assert_array_equal(np.asarray(lazy), h * 3)
+
+
+def test_small_advanced_writes_from_the_target_itself(eager):
+    h = np.arange(8.0)
+    a = on_host(h.copy())
+    a[h > 2] = a[::-1][h > 2]  # the value overlaps the target's memory: NumPy buffers it
+    want = h.copy()
+    want[h > 2] = h[::-1][h > 2]
+    np.testing.assert_array_equal(np.asarray(a), want)
+    b = on_host(h.copy())
+    b[[1, 2, 3]] = b[0:3]  # a basic view of the target as the value
+    want = h.copy()
+    want[[1, 2, 3]] = h[0:3]
+    np.testing.assert_array_equal(np.asarray(b), want)
+
+
+def test_small_advanced_writes_into_a_view_reach_the_array(eager):
+    h = np.arange(12.0).reshape(3, 4)
+    a = on_host(h.copy())
+    v = a[1:, ::2]
+    v[v > 5] = 0
+    want = h.copy()
+    w = want[1:, ::2]
+    w[w > 5] = 0
+    np.testing.assert_array_equal(np.asarray(a), want)
+
+
+def test_small_advanced_indexing_refuses_as_numpy(eager):
+    h = np.arange(6.0)
+    a = on_host(h.copy())
+    for key in (np.array([6]), np.array([-7]), np.array([True, False]), np.array([1.5])):
+        for op in (lambda x: x[key], lambda x: x.__setitem__(key, 1.0)):
+            with pytest.raises(Exception) as numpy_error:
+                op(h.copy())
+            with pytest.raises(numpy_error.type):
+                op(a)
+    with pytest.raises(ValueError):
+        a[[0, 1]] = [1.0, 2.0, 3.0]  # shape mismatch
+    np.testing.assert_array_equal(np.asarray(a), h)  # nothing written by a refused write
+    ro = on_host(h.copy())
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        ro[[0]] = 1.0
+
+
+def test_large_or_lazy_arrays_still_report_the_fallback(eager):
+    big = on_host(np.arange(5000.0))
+    with gp.fallback_mode("silent"):
+        gp.reset_stats()
+        r = big[np.array([3, 4])]
+        big[np.array([0, 1])] = -1.0
+        lazy = on_host(np.arange(10.0))
+        gp.set_eager_threshold(0)
+        lazy = lazy * 2  # not in host memory yet
+        gp.set_eager_threshold(1024)
+        r2 = lazy[np.array([1, 2])]
+    assert gp.stats()["fallbacks_by_function"] == {"__getitem__": 2, "__setitem__": 1}
+    np.testing.assert_array_equal(np.asarray(r), [3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(big)[:3], [-1.0, -1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(r2), [2.0, 4.0])

@@ -63,6 +63,7 @@ py::object getitem(py::object self, py::handle key) {
     ViewGeometry g;
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
+        if (py::object now = small_advanced_get(a, key)) return now;
         if (!advanced_getitem()) throw IndexError("advanced indexing is not available");
         return advanced_getitem()(self, key);
     }
@@ -82,6 +83,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
         if (!a.writeable) throw ValueError("assignment destination is read-only");
+        if (small_advanced_set(a, key, value)) return;
         if (!advanced_setitem()) throw IndexError("advanced indexing is not available");
         advanced_setitem()(self, key, value);
         return;
@@ -454,6 +456,7 @@ void register_array(py::module_& m) {
     cls.attr("__hash__") = py::none();
 
     m.def("_install_slots", &install_slots);
+    m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });
     m.def("_set_advanced_indexing", [](py::object get, py::object set) {
         advanced_getitem() = std::move(get);
         advanced_setitem() = std::move(set);

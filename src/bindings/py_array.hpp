@@ -58,6 +58,17 @@ gpupy_scalar scalar_from_python(py::handle value, DType t);
 // there, even of one element ("setting an array element with a sequence").
 gpupy_scalar element_from_python(py::handle value, DType t);
 
+// --- advanced indexing on the host (py_advanced.cpp) ----------------------------
+// a[key] of a small array with values in host memory, by NumPy at once
+// (gpupy arrays in the key must be on the host too); empty otherwise.
+py::object small_advanced_get(const GpuArray& a, py::handle key);
+// a[key] = value the same way; false (nothing done) otherwise.
+bool small_advanced_set(const GpuArray& a, py::handle key, py::handle value);
+// host[key] = value into the array's node in host memory (evaluated and
+// copied-on-write as needed, core/building/writes.hpp); key and value are
+// anything NumPy's indexing takes.
+void write_on_host(const GpuArray& a, py::handle key, py::handle value);
+
 // --- views (py_views.cpp) ---------------------------------------------------------
 // Basic indexing; returns false if `key` needs advanced indexing.
 bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* scalar_result);

@@ -91,6 +91,10 @@ void assign(const GpuArray& target, NodeView value) {
     std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(t)));
     gather_from_host(src.node.get(), src.geom, 0, n, values.data());
     src = NodeView{};  // drop our reference before counting the node's users
+    scatter_to_host(host_write_target(target), target.geom, 0, n, values.data());
+}
+
+Node* host_write_target(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
@@ -99,14 +103,13 @@ void assign(const GpuArray& target, NodeView value) {
         // this value) still needs the old values: copy on write.
         auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
         std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
-        owner.node = NodeFactory::array(t, node->shape(), std::move(buf));
-        node = owner.node.get();
+        owner.node = NodeFactory::array(node->dtype(), node->shape(), std::move(buf));
         ++stats().write_copies;
-    } else {
-        // No dependents: a destructive update.
-        forget_old_values(node);
+        return owner.node.get();
     }
-    scatter_to_host(node, target.geom, 0, n, values.data());
+    // No dependents: a destructive update.
+    forget_old_values(node);
+    return node;
 }
 
 Node* writable_in_place(const GpuArray& target) {

@@ -21,6 +21,12 @@ namespace gpupy {
 // longer counts as a user of the old values, so the write stays in place.
 void assign(const GpuArray& target, NodeView value);
 
+// The node to write a part of `target` into in host memory, now: its
+// values evaluated to the host, copied first if anything else still needs
+// the old ones (copy-on-write, stats().write_copies), else its cached
+// device blocks and hash-consing entry dropped (a destructive update).
+Node* host_write_target(const GpuArray& target);
+
 // The array's node if its values may be overwritten in host memory right
 // now: all of them on the host (nothing newer on the device), and nothing
 // else refers to the node (no lazy expression, no other array needs the

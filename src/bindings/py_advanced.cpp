@@ -1,0 +1,78 @@
+// Advanced indexing -- integer arrays and boolean masks -- of values that
+// are in host memory, by NumPy there. gpupy has no gather or scatter on
+// the device yet, so every advanced index runs in NumPy; what this file
+// decides is only how cheaply. A small array whose values are already on
+// the host is indexed at once, as small ufuncs and reductions are
+// (py_ops.cpp, py_structural.cpp): in a loop (`x[cols]`, `a[mask] = v`)
+// the package's fallback handlers cost ten times NumPy's indexing. Larger
+// or lazy arrays go to those handlers, which report the fallback and then
+// write through write_on_host too.
+#include "bindings/py_array.hpp"
+#include "core/building/writes.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// `key` with each gpupy array in it (the key itself or an item of a tuple)
+// replaced by a read-only ndarray of its host values; an empty object if
+// one of them has values not in host memory.
+py::object host_key(py::handle key) {
+    if (is_gpuarray(key)) return host_values(gpuarray_ref(key));
+    if (!PyTuple_Check(key.ptr())) return py::reinterpret_borrow<py::object>(key);
+    const py::tuple items = py::reinterpret_borrow<py::tuple>(key);
+    py::tuple out(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (is_gpuarray(items[i])) {
+            py::object h = host_values(gpuarray_ref(items[i]));
+            if (!h) return py::object();
+            out[i] = h;
+        } else {
+            out[i] = items[i];
+        }
+    }
+    return std::move(out);
+}
+
+// Whether the array is small and all of its node's values are in host memory.
+bool small_on_host(const GpuArray& a) {
+    const Node* x = a.node();
+    return x->size() <= Runtime::get().eager_elements() && x->host() && x->complete();
+}
+
+}  // namespace
+
+py::object small_advanced_get(const GpuArray& a, py::handle key) {
+    if (!small_on_host(a)) return py::object();
+    py::object host = host_values(a);
+    py::object k = host_key(key);
+    if (!host || !k) return py::object();
+    py::object r = py::reinterpret_steal<py::object>(PyObject_GetItem(host.ptr(), k.ptr()));
+    if (!r) throw py::error_already_set();
+    ++stats().eager_numpy_ops;
+    if (PyArray_CheckExact(r.ptr())) return py::cast(from_numpy_result(r));
+    return r;
+}
+
+bool small_advanced_set(const GpuArray& a, py::handle key, py::handle value) {
+    if (!small_on_host(a)) return false;
+    py::object k = host_key(key);
+    py::object v = is_gpuarray(value) ? host_values(gpuarray_ref(value)) : py::reinterpret_borrow<py::object>(value);
+    if (!k || !v) return false;
+    write_on_host(a, k, v);
+    ++stats().eager_numpy_ops;
+    return true;
+}
+
+void write_on_host(const GpuArray& a, py::handle key, py::handle value) {
+    // The value and key are read before the target is prepared: a value
+    // viewing the target's own memory is then one NumPy buffers (it copies
+    // an overlapping value first), as for ndarrays.
+    Node* node = host_write_target(a);
+    py::object dst = host_ndarray(node, a.geom, true);
+    if (PyObject_SetItem(dst.ptr(), key.ptr(), value.ptr()) < 0) throw py::error_already_set();
+}
+
+}  // namespace gpupy
