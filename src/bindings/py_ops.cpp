@@ -378,14 +378,38 @@ py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* o
     return py::reinterpret_steal<py::object>(r);
 }
 
-std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape) {
+// A small op on host values, by NumPy at once, its result written straight
+// into a new node's host memory (out= of the dtype gpupy resolved, with
+// casting="safe"): no copy of the result afterwards, which at the eager
+// threshold's size cost as much as NumPy's loop. Should NumPy's loop have
+// another output dtype, the safe cast refuses it (a TypeError, raised
+// before any element is computed) and NumPy's own result is copied.
+std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape, DType out) {
     if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
     std::vector<PyObject*> argv;
-    argv.reserve(ops.size() + 1);
+    argv.reserve(ops.size() + 2);
     if (!host_operands(ops, &argv)) return std::nullopt;
-    py::object r = call_numpy_ufunc(op, argv, nullptr);
     ++stats().eager_numpy_ops;
-    return from_numpy_result(r);
+    NodeRef node = NodeFactory::array_uninitialized(out, shape);
+    py::object dst = host_ndarray(node.get(), identity_view(shape), true);
+    static PyObject* const kwnames = Py_BuildValue("(ss)", "out", "casting");
+    static PyObject* const safe = PyUnicode_InternFromString("safe");
+    const size_t nargs = argv.size();
+    argv.push_back(dst.ptr());
+    argv.push_back(safe);
+    PyObject* r = PyObject_Vectorcall(numpy_ufunc(op).ptr(), argv.data(), nargs, kwnames);
+    argv.resize(nargs);
+    if (r) {
+        Py_DECREF(r);  // dst itself
+        for (PyObject* a : argv) Py_DECREF(a);
+        return GpuArray::of(std::move(node));
+    }
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+        for (PyObject* a : argv) Py_DECREF(a);
+        throw py::error_already_set();
+    }
+    PyErr_Clear();
+    return from_numpy_result(call_numpy_ufunc(op, argv, nullptr));
 }
 
 // Small in-place work on host values (`y[:k] += v` in a loop): NumPy's
@@ -484,7 +508,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         }
     }
     if (has_out && small_in_place(op, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
-    if (std::optional<GpuArray> now = small_on_host(op, ops, shape)) {
+    if (std::optional<GpuArray> now = small_on_host(op, ops, shape, loop.out)) {
         if (!has_out) return py::cast(std::move(*now));
         write_output(out_arr, *now, name);
         return py::reinterpret_borrow<py::object>(out);
