@@ -132,13 +132,16 @@ py::object host_call(py::handle func, py::tuple args) {
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) {
     const int item = dtype_itemsize(node->dtype());
     const int nd = static_cast<int>(g.shape.size());
-    std::vector<npy_intp> dims(g.shape.begin(), g.shape.end());
-    std::vector<npy_intp> strides(nd);
-    for (int d = 0; d < nd; ++d) strides[d] = g.strides[d] * item;
+    if (nd > NPY_MAXDIMS) throw ValueError("too many dimensions for a NumPy array");
+    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];  // on the stack: this runs for every eager operand
+    for (int d = 0; d < nd; ++d) {
+        dims[d] = g.shape[d];
+        strides[d] = g.strides[d] * item;
+    }
     PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(node->dtype()));
     char* data = node->host_data() + g.offset * item;
     int flags = NPY_ARRAY_ALIGNED | (writeable ? NPY_ARRAY_WRITEABLE : 0);
-    PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims.data(), strides.data(), data, flags, nullptr);
+    PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, data, flags, nullptr);
     if (!arr) throw py::error_already_set();
     // The ndarray keeps the host buffer alive, not the node (which may be
     // large and hold its operands).
