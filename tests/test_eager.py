@@ -368,3 +368,24 @@ def test_every_ufunc_on_every_dtype_pair_gives_numpys_result(eager, name):
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(types))
         checked += 1
     assert checked > 0
+
+
+def test_small_concatenations_of_host_values_run_in_numpy(eager):
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(4, dtype=np.int32).reshape(2, 2)
+    ga, gb = on_host(a), on_host(b)
+    for got_f, want_f in ((lambda: gp.hstack((ga, gb)), lambda: np.hstack((a, b))),
+                          (lambda: gp.concatenate((ga, gb), axis=-1), lambda: np.concatenate((a, b), axis=-1)),
+                          (lambda: gp.concatenate((ga.T, ga[::-1].T)), lambda: np.concatenate((a.T, a[::-1].T))),
+                          (lambda: gp.vstack((ga, ga)), lambda: np.vstack((a, a)))):
+        gp.reset_stats()
+        before = gp.stats()["nodes_created"]  # cumulative
+        got, want = got_f(), want_f()
+        s = gp.stats()
+        assert s["eager_numpy_ops"] == 1 and s["evaluations"] == 0 and s["nodes_created"] - before == 1, s
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), want)
+    for bad in ((ga, on_host(np.ones(3))), (ga, on_host(np.ones((3, 3))))):
+        with pytest.raises(ValueError) as numpy_error:
+            np.concatenate(tuple(np.asarray(x) for x in bad), axis=1)
+        with pytest.raises(ValueError, match=str(numpy_error.value).replace("(", r"\(").replace(")", r"\)")):
+            gp.concatenate(bad, axis=1)

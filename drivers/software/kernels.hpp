@@ -117,7 +117,7 @@ struct K_ADD {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_bool<T>) return a || b;
+        if constexpr (is_bool<T>) return a | b;  // branch-free, as the logical ops below
         else if constexpr (is_int<T>) return wrap_add(a, b);
         else return a + b;
     }
@@ -136,7 +136,7 @@ struct K_MULTIPLY {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_bool<T>) return a && b;
+        if constexpr (is_bool<T>) return a & b;
         else if constexpr (is_int<T>) return wrap_mul(a, b);
         else return a * b;
     }
@@ -379,7 +379,7 @@ struct K_MAXIMUM {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a > b || std::isnan(a)) ? a : b;
+        if constexpr (is_float<T>) return ((a > b) | std::isnan(a)) ? a : b;
         else return a >= b ? a : b;
     }
 };
@@ -388,7 +388,7 @@ struct K_MINIMUM {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a < b || std::isnan(a)) ? a : b;
+        if constexpr (is_float<T>) return ((a < b) | std::isnan(a)) ? a : b;
         else return a <= b ? a : b;
     }
 };
@@ -397,7 +397,7 @@ struct K_FMAX {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a >= b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return ((a >= b) | std::isnan(b)) ? a : b;
         else return a >= b ? a : b;
     }
 };
@@ -406,7 +406,7 @@ struct K_FMIN {
     static constexpr bool ok = true;
     template <class T>
     static T f(T a, T b) {
-        if constexpr (is_float<T>) return (a <= b || std::isnan(b)) ? a : b;
+        if constexpr (is_float<T>) return ((a <= b) | std::isnan(b)) ? a : b;
         else return a <= b ? a : b;
     }
 };
@@ -418,8 +418,11 @@ GPUPY_SW_BINARY(LESS, any_type<T>, static_cast<bool>(a < b))
 GPUPY_SW_BINARY(LESS_EQUAL, any_type<T>, static_cast<bool>(a <= b))
 GPUPY_SW_BINARY(GREATER, any_type<T>, static_cast<bool>(a > b))
 GPUPY_SW_BINARY(GREATER_EQUAL, any_type<T>, static_cast<bool>(a >= b))
-GPUPY_SW_BINARY(LOGICAL_AND, any_type<T>, static_cast<bool>(a != T(0) && b != T(0)))
-GPUPY_SW_BINARY(LOGICAL_OR, any_type<T>, static_cast<bool>(a != T(0) || b != T(0)))
+// Bitwise & and | of the two truth values, not && and ||: no branch per
+// element (on random masks a short-circuit mispredicts half the time and
+// does not vectorise: 4x slower than NumPy's loop at 400,000 elements).
+GPUPY_SW_BINARY(LOGICAL_AND, any_type<T>, static_cast<bool>((a != T(0)) & (b != T(0))))
+GPUPY_SW_BINARY(LOGICAL_OR, any_type<T>, static_cast<bool>((a != T(0)) | (b != T(0))))
 GPUPY_SW_BINARY(LOGICAL_XOR, any_type<T>, static_cast<bool>((a != T(0)) != (b != T(0))))
 GPUPY_SW_UNARY(LOGICAL_NOT, any_type<T>, static_cast<bool>(a == T(0)))
 

@@ -5,6 +5,7 @@
 
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
+#include "core/graph/node_factory.hpp"
 #include "core/building/reductions.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
@@ -49,6 +50,28 @@ std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, con
     return from_numpy_result(r);
 }
 
+// A small concatenation of host values, by NumPy at once into the new
+// node's host memory (np.hstack of a few small results in a time loop
+// would otherwise be a lazy node that the next in-place op evaluates on
+// the host engine, at an evaluation's fixed cost). The caller checked the
+// casting rule; the shapes are checked here, with NumPy's messages.
+std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& arrays, int axis, DType t) {
+    const Dims shape = concatenated_shape(arrays, axis);
+    if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
+    py::list hosts(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) {
+        py::object h = host_values(arrays[i]);
+        if (!h) return std::nullopt;
+        hosts[i] = h;
+    }
+    NodeRef node = NodeFactory::array_uninitialized(t, shape);
+    py::object dst = host_ndarray(node.get(), identity_view(shape), true);
+    static py::handle numpy_concatenate = py::object(py::module_::import("numpy").attr("concatenate")).release();
+    numpy_concatenate(hosts, py::arg("axis") = axis, py::arg("out") = dst, py::arg("casting") = "unsafe");
+    ++stats().eager_numpy_ops;
+    return GpuArray::of(std::move(node));
+}
+
 }  // namespace
 
 void register_structural(py::module_& m) {
@@ -72,7 +95,9 @@ void register_structural(py::module_& m) {
     m.def(
         "concatenate",
         [](const std::vector<GpuArray>& arrays, int axis, py::handle dtype) {
-            return concatenate(arrays, axis, dtype_or_type_error(dtype, "hold"));
+            const DType t = dtype_or_type_error(dtype, "hold");
+            if (std::optional<GpuArray> now = small_concatenate_on_host(arrays, axis, t)) return *now;
+            return concatenate(arrays, axis, t);
         },
         py::arg("arrays"), py::arg("axis"), py::arg("dtype"));
     m.def(

@@ -34,17 +34,17 @@ ViewGeometry swap0(ViewGeometry g, int axis) {
     return g;
 }
 
-GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
+Dims concatenated_shape(const std::vector<GpuArray>& arrays, int axis) {
     if (arrays.empty()) throw ValueError("need at least one array to concatenate");
     const int nd = arrays[0].ndim();
     if (nd == 0) throw ValueError("zero-dimensional arrays cannot be concatenated");
     const int ax = normalize_axis(axis, nd);
-    std::vector<NodeView> parts;
+    Dims shape = arrays[0].geom.shape;
+    shape[ax] = 0;
     for (size_t i = 0; i < arrays.size(); ++i) {
         const GpuArray& p = arrays[i];
         if (p.ndim() != nd) {
-            throw ValueError("all the input array dimensions except for the concatenation axis must match exactly, "
-                             "but along dimension 0, the array at index 0 has " +
+            throw ValueError("all the input arrays must have same number of dimensions, but the array at index 0 has " +
                              std::to_string(nd) + " dimension(s) and the array at index " + std::to_string(i) +
                              " has " + std::to_string(p.ndim()) + " dimension(s)");
         }
@@ -56,6 +56,17 @@ GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
                                  " has size " + std::to_string(p.geom.shape[d]));
             }
         }
+        shape[ax] += p.geom.shape[ax];
+    }
+    return shape;
+}
+
+GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
+    concatenated_shape(arrays, axis);  // NumPy's refusals
+    const int nd = arrays[0].ndim();
+    const int ax = normalize_axis(axis, nd);
+    std::vector<NodeView> parts;
+    for (const GpuArray& p : arrays) {
         NodeView v = p.node_view();
         v.geom = swap0(v.geom, ax);
         parts.push_back(std::move(v));

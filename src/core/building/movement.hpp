@@ -12,6 +12,8 @@ namespace gpupy {
 // numpy.concatenate along `axis` into dtype t (the arrays' dimensions
 // checked with NumPy's messages).
 GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t);
+// The shape numpy.concatenate gives, or its ValueError.
+Dims concatenated_shape(const std::vector<GpuArray>& arrays, int axis);
 // An array of `shape` whose element m reads a's element ((m[d] / div[d]) %
 // mod[d]) per dimension (mod 0: none); ValueError if it would read outside a.
 GpuArray remap(const GpuArray& a, const Dims& shape, const Dims& div, const Dims& mod);
