@@ -33,10 +33,15 @@ def _is_neutral(kwargs):
     return True
 
 
-class ufunc:
-    """A NumPy-compatible ufunc whose calls build lazy GPU expressions."""
+class ufunc(_core.ufunc_base):
+    """A NumPy-compatible ufunc whose calls build lazy GPU expressions.
+
+    Calling one is the C base type's slot (src/bindings/py_ufunc.cpp): the
+    plain call f(x) / f(x, y) goes straight to the core; `_call` has every
+    other form."""
 
     def __init__(self, numpy_ufunc):
+        super().__init__(numpy_ufunc.__name__)
         self._np = numpy_ufunc
         self._nin = numpy_ufunc.nin
         self.__name__ = numpy_ufunc.__name__
@@ -54,12 +59,10 @@ class ufunc:
     def __repr__(self):
         return f"<gpupy ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._nin:
-            # The common call, first: a Python loop pays this per element.
-            result = _core.ufunc(self.__name__, *args)
-            if result is not NotImplemented:
-                return result
+    def __reduce__(self):
+        return (ufunc_by_name, (self.__name__,))
+
+    def _call(self, *args, **kwargs):
         out = kwargs.get("out")
         if isinstance(out, tuple):
             if len(out) != 1:
@@ -112,9 +115,6 @@ class HostUfunc(ufunc):
     def __repr__(self):
         return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
 
-    def __reduce__(self):
-        return (ufunc_by_name, (self.__name__,))
-
     def _host(self, method, args, kwargs):
         name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
         func = self._np if method == "__call__" else getattr(self._np, method)
@@ -146,9 +146,6 @@ class _AliasUfunc(ufunc):
     def __init__(self, numpy_ufunc, device):
         super().__init__(numpy_ufunc)
         self._device = device
-
-    def __reduce__(self):
-        return (ufunc_by_name, (self.__name__,))
 
     def __call__(self, *args, **kwargs):
         return self._device(*args, **kwargs)

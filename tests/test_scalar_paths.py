@@ -146,3 +146,26 @@ def test_operators_of_the_c_slots_behave_as_numpys(gpu, silent_fallback):
             return "Other.__radd__"
 
     assert g + Other() == "Other.__radd__"
+
+
+def test_ufunc_objects_call_through_their_c_slot(gpu, silent_fallback):
+    """gpupy's ufunc objects are called through the C base type's slot
+    (the plain form straight to the core) or `_call` (every other form):
+    both give NumPy's results, and the objects pickle by name."""
+    import pickle
+
+    x = np.array([1.0, 4.0, 9.0])
+    g = gp.asarray(x)
+    assert isinstance(gp.sqrt, gp._core.ufunc_base)
+    np.testing.assert_array_equal(np.asarray(gp.sqrt(g)), np.sqrt(x))  # the slot
+    assert gp.sqrt(np.float64(16.0)) == 4.0 and type(gp.sqrt(np.float64(16.0))) is np.float64
+    out = gp.zeros(3)
+    assert gp.add(g, 1.0, out=out) is out  # a keyword: `_call`
+    np.testing.assert_array_equal(np.asarray(out), x + 1)
+    np.testing.assert_array_equal(np.asarray(gp.add(g, [1, 2, 3])), x + [1, 2, 3])
+    got = gp.add(g, np.array([1j, 0, 0]))  # complex: NumPy's, through `_call`
+    np.testing.assert_array_equal(got, x + np.array([1j, 0, 0]))
+    with pytest.raises(TypeError):
+        gp.sqrt(g, g, g, g)  # too many arguments: NumPy's TypeError
+    for f in (gp.add, gp.sqrt, gp.gcd, gp.degrees, gp.divmod):
+        assert pickle.loads(pickle.dumps(f)) is f

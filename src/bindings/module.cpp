@@ -58,5 +58,6 @@ PYBIND11_MODULE(_core, m) {
     register_ops(m);
     register_runtime(m);
     register_structural(m);
+    register_ufunc_base(m);
     register_numpy_loops();
 }

@@ -165,19 +165,6 @@ py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op
 // an element read. Installed by the package after it has added its Python
 // methods: setting a dunder attribute on a type re-derives its slots.
 
-// Runs f, turning a C++ or Python exception into a Python error (null).
-template <class F>
-PyObject* guarded(F&& f) {
-    try {
-        return f().release().ptr();
-    } catch (py::error_already_set& e) {
-        e.restore();
-    } catch (...) {
-        py::detail::try_translate_exceptions();
-    }
-    return nullptr;
-}
-
 template <OpCode op>
 PyObject* slot_binary(PyObject* a, PyObject* b) {
     return guarded([&] { return binary(op, a, b); });

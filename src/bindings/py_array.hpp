@@ -24,6 +24,21 @@ bool is_gpuarray(py::handle obj);
 bool is_exact_gpuarray(py::handle obj);  // not a subclass
 const GpuArray& gpuarray_ref(py::handle obj);  // obj must pass is_gpuarray
 
+// Runs f (returning a py::object) for a CPython slot: its result as a new
+// reference, or null with the Python error set from a C++ or Python
+// exception (pybind11's translators, as for bound functions).
+template <class F>
+PyObject* guarded(F&& f) {
+    try {
+        return f().release().ptr();
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+    }
+    return nullptr;
+}
+
 // --- conversions (py_convert.cpp) ---------------------------------------------
 // The gpupy dtype of a NumPy dtype, or -1 if gpupy cannot hold it.
 DType dtype_from_numpy(PyArray_Descr* descr);
@@ -93,6 +108,7 @@ void register_array(py::module_& m);
 void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
 void register_structural(py::module_& m);
+void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
 // Hands NumPy's own ufunc inner loops to the runtime, which offers them to
 // every driver it loads (numpy_loops.cpp).
 void register_numpy_loops();
