@@ -21,7 +21,16 @@ asanyarray = asarray
 ascontiguousarray = asarray
 
 
+_PYTHON_NUMBERS = (int, float, bool)
+
+
 def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
+    if type(fill_value) in _PYTHON_NUMBERS and dtype is not None:
+        # zeros/empty/ones(shape, dtype): the common call, none of the checks below.
+        try:
+            return _core.full(shape, fill_value, dtype)
+        except TypeError:  # a dtype gpupy cannot hold (or a bad argument: NumPy says which)
+            return np.full(shape, fill_value, dtype)
     if isinstance(fill_value, GpuArray) or np.ndim(fill_value) != 0:
         return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="non-scalar fill value")
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
@@ -44,7 +53,9 @@ def empty(shape, dtype=float, order="C", *, like=None, device=None):
 
 
 def _like_shape(a, shape):
-    return np.shape(a) if shape is None else shape
+    if shape is not None:
+        return shape
+    return a.shape if isinstance(a, GpuArray) else np.shape(a)
 
 
 def _like_dtype(a, dtype):

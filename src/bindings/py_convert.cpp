@@ -189,7 +189,7 @@ gpupy_scalar converted_by_numpy(py::handle value, DType t, PyObject* key) {
 
 }  // namespace
 
-gpupy_scalar scalar_from_python(py::handle value, DType t) { return converted_by_numpy(value, t, Py_Ellipsis); }
+
 
 namespace {
 
@@ -231,6 +231,12 @@ bool exact_element(PyObject* v, DType t, gpupy_scalar* out) {
 }
 
 }  // namespace
+
+gpupy_scalar scalar_from_python(py::handle value, DType t) {
+    gpupy_scalar exact;
+    if (exact_element(value.ptr(), t, &exact)) return exact;  // the same value for a fill
+    return converted_by_numpy(value, t, Py_Ellipsis);
+}
 
 gpupy_scalar element_from_python(py::handle value, DType t) {
     gpupy_scalar exact;

@@ -111,6 +111,13 @@ int64_t index_value(py::handle obj) {
 Dims shape_from_python(py::handle shape) {
     Dims out;
     PyObject* p = shape.ptr();
+    if (PyTuple_Check(p)) {
+        // The common spelling, first: no attribute lookups.
+        const Py_ssize_t n = PyTuple_GET_SIZE(p);
+        out.reserve(static_cast<size_t>(n));
+        for (Py_ssize_t i = 0; i < n; ++i) out.push_back(index_value(PyTuple_GET_ITEM(p, i)));
+        return out;
+    }
     if (PyLong_Check(p) || PyArray_IsScalar(p, Integer) || (PyObject_HasAttrString(p, "__index__") && !PySequence_Check(p))) {
         out.push_back(index_value(shape));
         return out;
