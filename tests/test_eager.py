@@ -389,3 +389,28 @@ def test_small_concatenations_of_host_values_run_in_numpy(eager):
             np.concatenate(tuple(np.asarray(x) for x in bad), axis=1)
         with pytest.raises(ValueError, match=str(numpy_error.value).replace("(", r"\(").replace(")", r"\)")):
             gp.concatenate(bad, axis=1)
+
+
+def test_whole_assignment_of_a_small_host_view_copies_it_now(eager):
+    """`col[:] = a[:, :, k]` in a loop: the strided view's host values are
+    copied at once (a lazy copy would make every later op on `col` lazy,
+    and a loop feeding `col` into its next value would build a chain)."""
+    h = np.arange(60.0).reshape(3, 4, 5)
+    a = on_host(h.copy())
+    col = gp.zeros((3, 4))
+    want_col = np.zeros((3, 4))
+    for k in range(4, -1, -1):
+        gp.reset_stats()
+        col[:] = a[:, :, k]  # a strided view of host values
+        col[:] = col[::-1]  # a view of the target itself
+        col += k  # on host values: NumPy in place, at once
+        want_col[:] = h[:, :, k]
+        want_col[:] = want_col[::-1]
+        want_col += k
+        s = gp.stats()
+        assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0 and s["eager_numpy_ops"] == 1, s
+        assert col._is_complete()
+    np.testing.assert_array_equal(np.asarray(col), want_col)
+    b = gp.zeros((3, 4), dtype=np.float32)
+    b[:] = a[:, :, 0]  # another dtype: a lazy cast, as before
+    np.testing.assert_array_equal(np.asarray(b), h[:, :, 0].astype(np.float32))

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/building/elementwise.hpp"
+#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/execution/evaluator.hpp"
 #include "core/memory/block_cache.hpp"
@@ -78,6 +79,18 @@ void assign(const GpuArray& target, NodeView value) {
         if (src.node->dtype() == t && is_identity_view(src.geom, src.node->shape()) &&
             src.node->shape() == target.geom.shape) {
             target.owner->node = src.node;
+            return;
+        }
+        const int64_t n = target.size();
+        if (src.node->dtype() == t && n <= Runtime::get().eager_elements() && src.node->host() &&
+            view_evaluated(*src.node, src.geom, 0, n)) {
+            // A small view whose values are on the host (`col[:] = a[:, :, k]`
+            // in a loop): copied now. A lazy copy would make every later op
+            // on the target lazy too, and a loop that feeds the target back
+            // into its next value would build an ever deeper chain.
+            NodeRef copy = NodeFactory::array_uninitialized(t, target.geom.shape);
+            gather_from_host(src.node.get(), src.geom, 0, n, copy->host_data());
+            target.owner->node = std::move(copy);
             return;
         }
         target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
