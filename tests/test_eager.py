@@ -414,3 +414,32 @@ def test_whole_assignment_of_a_small_host_view_copies_it_now(eager):
     b = gp.zeros((3, 4), dtype=np.float32)
     b[:] = a[:, :, 0]  # another dtype: a lazy cast, as before
     np.testing.assert_array_equal(np.asarray(b), h[:, :, 0].astype(np.float32))
+
+
+def test_small_partial_writes_of_another_dtype_cast_in_numpy(eager):
+    """`out[:, i] = float64 values` into a float32 array: NumPy's setitem
+    casts into the target's host memory at once (no lazy cast to evaluate),
+    with NumPy's rounding, overflow and copy-on-write for dependents."""
+    out, want = gp.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32)
+    out[0, 0]
+    gp.set_eager_threshold(0)
+    lazy = out + 1  # a dependent that needs the old values
+    gp.set_eager_threshold(1024)
+    values = np.array([0.1, 1e300, -2.5])
+    v = on_host(values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's overflow warning for 1e300 -> float32
+        for i in range(4):
+            gp.reset_stats()
+            out[:, i] = v * (i + 1)
+            want[:, i] = values * (i + 1)
+            s = gp.stats()
+            assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0 and s["eager_numpy_ops"] == 2, s
+    np.testing.assert_array_equal(np.asarray(out), want)
+    np.testing.assert_array_equal(np.asarray(lazy), np.ones((3, 4), np.float32))
+    ints = gp.zeros(4, np.int8)
+    ints[0]
+    ints[1:3] = on_host(np.array([3.7, -2.9]))  # float -> int8: NumPy's truncation
+    np.testing.assert_array_equal(np.asarray(ints), np.array([0, 3, -2, 0], np.int8))
+    with pytest.raises(ValueError, match="could not broadcast"):
+        ints[1:3] = on_host(np.array([1.0, 2.0, 3.0]))

@@ -595,6 +595,18 @@ void assign_value(const GpuArray& target, py::handle value) {
         }
         v = o.arr();
     }
+    if (v.dtype() != t && !target.is_whole() && target.size() <= Runtime::get().eager_elements() &&
+        target.node()->host() && target.node()->complete()) {
+        // A small partial write of host values of another dtype (a float64
+        // sum into a float32 output, `out[:, i, j, :] = np.sum(...)` in a
+        // loop): NumPy's setitem casts and writes into the target's host
+        // memory at once; as a lazy cast it cost an evaluation per write.
+        if (py::object host = host_values(v)) {
+            write_on_host(target, py::handle(Py_Ellipsis), host);
+            ++stats().eager_numpy_ops;
+            return;
+        }
+    }
     assign(target, v.node_view());
 }
 
