@@ -226,8 +226,14 @@ def swapaxes(a, axis1, axis2):
     return _as_gpu(a).swapaxes(axis1, axis2)
 
 
+_REVERSED = slice(None, None, -1)
+_REVERSE_ALL = [(), (_REVERSED,), (_REVERSED, _REVERSED), (_REVERSED,) * 3, (_REVERSED,) * 4]
+
+
 @implements(np.flip)
 def flip(m, axis=None):
+    if axis is None and type(m) is GpuArray and m.ndim < len(_REVERSE_ALL):
+        return m[_REVERSE_ALL[m.ndim]]  # np.flip(y[:k]) in a loop: one view, nothing else
     m = _as_gpu(m)
     axes = range(m.ndim) if axis is None else [_norm_axis(ax, m.ndim) for ax in (axis if np.ndim(axis) else [axis])]
     key = [slice(None)] * m.ndim
