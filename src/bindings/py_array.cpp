@@ -207,33 +207,30 @@ int slot_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
     return 0;
 }
 
+// An operator's plain and in-place slots (`a + b`, `a += b`).
+template <OpCode op>
+void set_operator(PyNumberMethods* nb, binaryfunc PyNumberMethods::*plain, binaryfunc PyNumberMethods::*in_place) {
+    nb->*plain = slot_binary<op>;
+    nb->*in_place = slot_inplace<op>;
+}
+
 void install_slots() {
     PyTypeObject* tp = g_gpuarray_type;
     PyNumberMethods* nb = tp->tp_as_number;
-    nb->nb_add = slot_binary<GPUPY_OP_ADD>;
-    nb->nb_subtract = slot_binary<GPUPY_OP_SUBTRACT>;
-    nb->nb_multiply = slot_binary<GPUPY_OP_MULTIPLY>;
-    nb->nb_true_divide = slot_binary<GPUPY_OP_DIVIDE>;
-    nb->nb_floor_divide = slot_binary<GPUPY_OP_FLOOR_DIVIDE>;
-    nb->nb_remainder = slot_binary<GPUPY_OP_REMAINDER>;
-    nb->nb_power = slot_power;
-    nb->nb_and = slot_binary<GPUPY_OP_BITWISE_AND>;
-    nb->nb_or = slot_binary<GPUPY_OP_BITWISE_OR>;
-    nb->nb_xor = slot_binary<GPUPY_OP_BITWISE_XOR>;
-    nb->nb_lshift = slot_binary<GPUPY_OP_LEFT_SHIFT>;
-    nb->nb_rshift = slot_binary<GPUPY_OP_RIGHT_SHIFT>;
-    nb->nb_inplace_add = slot_inplace<GPUPY_OP_ADD>;
-    nb->nb_inplace_subtract = slot_inplace<GPUPY_OP_SUBTRACT>;
-    nb->nb_inplace_multiply = slot_inplace<GPUPY_OP_MULTIPLY>;
-    nb->nb_inplace_true_divide = slot_inplace<GPUPY_OP_DIVIDE>;
-    nb->nb_inplace_floor_divide = slot_inplace<GPUPY_OP_FLOOR_DIVIDE>;
-    nb->nb_inplace_remainder = slot_inplace<GPUPY_OP_REMAINDER>;
+    using N = PyNumberMethods;
+    set_operator<GPUPY_OP_ADD>(nb, &N::nb_add, &N::nb_inplace_add);
+    set_operator<GPUPY_OP_SUBTRACT>(nb, &N::nb_subtract, &N::nb_inplace_subtract);
+    set_operator<GPUPY_OP_MULTIPLY>(nb, &N::nb_multiply, &N::nb_inplace_multiply);
+    set_operator<GPUPY_OP_DIVIDE>(nb, &N::nb_true_divide, &N::nb_inplace_true_divide);
+    set_operator<GPUPY_OP_FLOOR_DIVIDE>(nb, &N::nb_floor_divide, &N::nb_inplace_floor_divide);
+    set_operator<GPUPY_OP_REMAINDER>(nb, &N::nb_remainder, &N::nb_inplace_remainder);
+    set_operator<GPUPY_OP_BITWISE_AND>(nb, &N::nb_and, &N::nb_inplace_and);
+    set_operator<GPUPY_OP_BITWISE_OR>(nb, &N::nb_or, &N::nb_inplace_or);
+    set_operator<GPUPY_OP_BITWISE_XOR>(nb, &N::nb_xor, &N::nb_inplace_xor);
+    set_operator<GPUPY_OP_LEFT_SHIFT>(nb, &N::nb_lshift, &N::nb_inplace_lshift);
+    set_operator<GPUPY_OP_RIGHT_SHIFT>(nb, &N::nb_rshift, &N::nb_inplace_rshift);
+    nb->nb_power = slot_power;  // ternary: pow(a, b, mod)
     nb->nb_inplace_power = slot_inplace_power;
-    nb->nb_inplace_and = slot_inplace<GPUPY_OP_BITWISE_AND>;
-    nb->nb_inplace_or = slot_inplace<GPUPY_OP_BITWISE_OR>;
-    nb->nb_inplace_xor = slot_inplace<GPUPY_OP_BITWISE_XOR>;
-    nb->nb_inplace_lshift = slot_inplace<GPUPY_OP_LEFT_SHIFT>;
-    nb->nb_inplace_rshift = slot_inplace<GPUPY_OP_RIGHT_SHIFT>;
     nb->nb_negative = slot_unary<GPUPY_OP_NEGATIVE>;
     nb->nb_positive = slot_unary<GPUPY_OP_POSITIVE>;
     nb->nb_absolute = slot_unary<GPUPY_OP_ABSOLUTE>;
