@@ -46,7 +46,7 @@ from ._runtime import (
 
 # The sections: importing each registers what it provides (implementations
 # of NumPy functions, ufunc objects, hooks); none imports another.
-from . import _creation, _inplace, _linalg, _logic, _methods, _namespace, _reductions, _runtime, _shape, _submodules
+from . import _creation, _inplace, _linalg, _logic, _methods, _namespace, _pandas, _reductions, _runtime, _shape, _submodules
 from . import _ufuncs  # noqa: F401
 from ._convert import array, asarray
 from ._creation import (
@@ -79,10 +79,11 @@ ndarray = GpuArray
 def _assemble():
     """The one step after the sections registered: every NumPy name in
     gpupy's namespace, GpuArray's Python-level methods on the class, the
-    submodule finder, the driver."""
+    submodule finder, pandas' group keys, the driver."""
     _namespace.populate(globals())
     _methods.install()
     _submodules.install_finder()
+    _pandas.install()
     _runtime.select_driver()
 
 

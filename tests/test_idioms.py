@@ -676,3 +676,37 @@ class TestIdiomsOfPublicPrograms:
         x = gp.asarray([1, 2, 3]).view(Tagged)
         assert type(x) is Tagged
         np.testing.assert_array_equal(x, [1, 2, 3])
+
+    # pandas decides by type what a group key is (its own types or an
+    # np.ndarray are values; anything else a function over the index):
+    # gpupy/_pandas.py teaches it gpupy arrays, whichever is imported first.
+    PANDAS_GROUPBY = (
+        "import numpy as np, {first}, {second}\n"
+        "import gpupy as gp, pandas as pd\n"
+        "d = np.arange(6.0)\n"
+        "s = gp.asarray(np.array([0, 1, 0, 1, 2, 2]))\n"
+        "by_series = pd.Series(d, index=list('abcdef')).groupby(s).sum()\n"
+        "by_frame = pd.DataFrame({{'x': d, 'y': -d}}).groupby(s * 10).mean()\n"
+        "keys = pd.Series(d).groupby([s, np.array([1, 1, 1, 2, 2, 2])]).size()\n"
+        "print(by_series.to_dict(), by_frame.to_dict(), {{tuple(map(int, k)): int(v) for k, v in keys.items()}})\n"
+    )
+
+    @pytest.mark.parametrize("first, second", [("gpupy", "pandas"), ("pandas", "gpupy")])
+    def test_pandas_groups_by_a_gpupy_array(self, gpu, first, second):
+        pytest.importorskip("pandas")
+        from fresh_python import run_python
+
+        proc = run_python(["-c", self.PANDAS_GROUPBY.format(first=first, second=second)])
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == (
+            "{0: 2.0, 1: 4.0, 2: 9.0} "
+            "{'x': {0: 1.0, 10: 2.0, 20: 4.5}, 'y': {0: -1.0, 10: -2.0, 20: -4.5}} "
+            "{(0, 1): 2, (1, 1): 1, (1, 2): 1, (2, 2): 2}")
+
+    def test_pandas_groups_by_a_lazy_gpupy_array_in_process(self, gpu):
+        pd = pytest.importorskip("pandas")
+        d = np.arange(8.0)
+        key = gp.arange(8) % 3  # lazy: evaluated when pandas reads it
+        got = pd.Series(d).groupby(key).max()
+        want = pd.Series(d).groupby(np.arange(8) % 3).max()
+        assert got.to_dict() == want.to_dict()
