@@ -443,3 +443,61 @@ def test_small_partial_writes_of_another_dtype_cast_in_numpy(eager):
     np.testing.assert_array_equal(np.asarray(ints), np.array([0, 3, -2, 0], np.int8))
     with pytest.raises(ValueError, match="could not broadcast"):
         ints[1:3] = on_host(np.array([1.0, 2.0, 3.0]))
+
+
+def test_numpys_inner_loop_runs_directly_on_host_memory(eager):
+    """The common eager op -- operands of the loop's own dtype, each a
+    uniformly strided run of host memory or a scalar -- runs NumPy's inner
+    loop on gpupy's memory directly; anything else takes NumPy's call."""
+    h = np.arange(1.0, 61.0).reshape(6, 10)
+    a = on_host(h)
+    direct = [(lambda x: 1.5 * x[:, 3], lambda: 1.5 * h[:, 3]),  # a strided column
+              (lambda x: x[2] + x[4], lambda: h[2] + h[4]),
+              (lambda x: x[1:3] - x[3:5], lambda: h[1:3] - h[3:5]),  # whole rows: one run
+              (lambda x: x[::-1, 2] < 30.0, lambda: h[::-1, 2] < 30.0),  # negative step, bool result
+              (lambda x: gp.sqrt(x[0]), lambda: np.sqrt(h[0])),
+              (lambda x: x[0] * np.float64(0.25), lambda: h[0] * np.float64(0.25))]
+    through_numpy = [(lambda x: x[::2, ::3] + 1.0, lambda: h[::2, ::3] + 1.0),  # not one run
+                     (lambda x: x[0] + x[1].astype(np.float32), lambda: h[0] + h[1].astype(np.float32)),
+                     (lambda x: x[:, :3] * x[0, :3], lambda: h[:, :3] * h[0, :3])]  # broadcast rows
+    for cases, expected in ((direct, 1), (through_numpy, 0)):
+        for got_f, want_f in cases:
+            gp.reset_stats()
+            got = got_f(a)
+            s = gp.stats()
+            assert s["direct_numpy_loops"] == expected and s["evaluations"] == 0, s
+            want = want_f()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(np.asarray(got), want)
+    y, want = on_host(np.arange(10.0)), np.arange(10.0)
+    gp.reset_stats()
+    y[:6] += 0.5 * gp.flip(y[:6])  # in place, the value overlapping the target
+    want[:6] += 0.5 * np.flip(want[:6])
+    assert gp.stats()["direct_numpy_loops"] == 2
+    np.testing.assert_array_equal(np.asarray(y), want)
+
+
+def test_a_direct_loop_that_raises_a_flag_is_numpys_call(eager):
+    """Division by zero, overflow, invalid and underflow: the direct loop's
+    result is dropped and NumPy's call gives its warnings or errors."""
+    z = on_host(np.array([0.0, 1.0, 2.0]))
+    tiny = on_host(np.array([1e-300, 1.0]))
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        r = 1.0 / z
+    np.testing.assert_array_equal(np.asarray(r), [np.inf, 1.0, 0.5])
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        1.0 / z
+    with np.errstate(under="raise"), pytest.raises(FloatingPointError):
+        tiny * 1e-300
+    with np.errstate(all="ignore"):
+        gp.reset_stats()
+        r = 1.0 / z
+        assert gp.stats()["direct_numpy_loops"] == 0 and gp.stats()["eager_numpy_ops"] == 1
+    target, want = on_host(np.array([1e10, 2.0])), np.array([1e10, 2.0])
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        target *= 1e308  # the in-place form: as NumPy, the result is written, then the error raised
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        want *= 1e308
+    np.testing.assert_array_equal(np.asarray(target), want)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        on_host(np.array([2, 3])) ** -1

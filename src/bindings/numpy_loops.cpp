@@ -46,7 +46,19 @@ bool find_loop(PyUFuncObject* u, OpCode op, DType dtype, HostLoop* out) {
     return false;
 }
 
+// Every loop found, by (op, operand dtype), for the eager path.
+std::vector<HostLoop>& loop_table() {
+    static auto* table = new std::vector<HostLoop>(static_cast<size_t>(GPUPY_NUM_OPS) * GPUPY_NUM_DTYPES);
+    return *table;
+}
+
 }  // namespace
+
+const HostLoop* numpy_loop(OpCode op, DType dtype) {
+    if (op < 0 || op >= GPUPY_NUM_OPS || dtype < 0 || dtype >= GPUPY_NUM_DTYPES) return nullptr;
+    const HostLoop& l = loop_table()[static_cast<size_t>(op) * GPUPY_NUM_DTYPES + dtype];
+    return l.loop ? &l : nullptr;
+}
 
 void register_numpy_loops() {
     py::module_ numpy = py::module_::import("numpy");
@@ -60,7 +72,10 @@ void register_numpy_loops() {
         if (!py::isinstance(u, ufunc_type)) continue;
         for (DType t = 0; t < GPUPY_NUM_DTYPES; ++t) {
             HostLoop l;
-            if (find_loop(reinterpret_cast<PyUFuncObject*>(u.ptr()), op, t, &l)) loops.push_back(l);
+            if (find_loop(reinterpret_cast<PyUFuncObject*>(u.ptr()), op, t, &l)) {
+                loops.push_back(l);
+                loop_table()[static_cast<size_t>(op) * GPUPY_NUM_DTYPES + t] = l;
+            }
         }
     }
     Runtime::get().set_host_loops(std::move(loops));

@@ -112,5 +112,9 @@ void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
 // Hands NumPy's own ufunc inner loops to the runtime, which offers them to
 // every driver it loads (numpy_loops.cpp).
 void register_numpy_loops();
+// NumPy's inner loop for `op` over operands of `dtype` (numpy_loops.cpp:
+// the exact signature only), or null.
+struct HostLoop;
+const HostLoop* numpy_loop(OpCode op, DType dtype);
 
 }  // namespace gpupy

@@ -2,6 +2,7 @@
 // (array, weak Python scalar, something only NumPy handles), NumPy's dtype
 // resolution (asked once per signature, then cached) and its checks for
 // out=; the nodes themselves are built by the core (core/building/).
+#include <cfenv>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -16,6 +17,9 @@
 #include "core/building/elementwise.hpp"
 #include "core/building/rewrites.hpp"
 #include "core/building/writes.hpp"
+#include "core/graph/host_state.hpp"
+#include "core/memory/host_transfer.hpp"
+#include "core/runtime/driver_loader.hpp"
 
 namespace gpupy {
 
@@ -378,14 +382,110 @@ py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* o
     return py::reinterpret_steal<py::object>(r);
 }
 
+// --- NumPy's inner loop called directly ------------------------------------------
+// The eager path's commonest case -- operands of the loop's own dtype, each
+// a uniformly strided run of host memory or a scalar -- costs NumPy's
+// ufunc call (type resolution, an ndarray per operand) three times what
+// the loop itself does on a few hundred elements. NumPy's own inner loop
+// (numpy_loops.cpp: the function its ufunc call runs for this signature)
+// is called here on the host memory directly. NumPy's floating-point
+// error handling is kept by not handling it: if the loop raised any flag
+// NumPy would look at (divide, overflow, invalid, underflow), the result
+// is discarded and NumPy's ufunc call does the work again, with its
+// warnings or errors as errstate says.
+
+// One operand of a direct loop: where its first element is, and its step
+// in bytes between consecutive points (0 for a scalar).
+struct LoopOperand {
+    const char* data = nullptr;
+    int64_t step = 0;
+    alignas(8) char scalar[8] = {0};  // a Python number converted to the loop's dtype
+};
+
+// The single byte step that walks `g` (broadcast to `shape`) in C order,
+// if one does: every dimension longer than 1 steps by the next one's step
+// times its length (stride 0 dimensions, broadcast ones, step 0 all along).
+std::optional<int64_t> uniform_step(const ViewGeometry& g, const Dims& shape, int item) {
+    const size_t nd = shape.size(), gnd = g.shape.size();
+    std::optional<int64_t> step;  // elements between consecutive points, once known
+    int64_t run = 1;              // points spanned by the dimensions to the right
+    for (size_t k = 0; k < nd; ++k) {
+        const size_t d = nd - 1 - k;
+        if (shape[d] == 1) continue;
+        const int64_t stride = (k < gnd && g.shape[gnd - 1 - k] != 1) ? g.strides[gnd - 1 - k] : 0;
+        if (!step) step = stride;  // the innermost dimension that moves
+        else if (stride != *step * run) return std::nullopt;
+        run *= shape[d];
+    }
+    return (step ? *step : 0) * item;
+}
+
+bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out) {
+    const int item = dtype_itemsize(t);
+    if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
+        scalar_store(t, weak_value(o, t), out->scalar);
+        out->data = out->scalar;
+        return true;
+    }
+    if (o.kind != Operand::Array) return false;
+    const GpuArray& a = o.arr();
+    const Node* x = a.node();
+    if (a.dtype() != t || !x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return false;
+    std::optional<int64_t> step = uniform_step(a.geom, shape, item);
+    if (!step) return false;
+    out->data = x->host_data() + a.geom.offset * item;
+    out->step = *step;
+    return true;
+}
+
+// Runs NumPy's loop for `op` into `dst` (n points, `dst_step` bytes apart):
+// true if it ran and raised no floating-point flag NumPy would report.
+bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape, char* dst,
+                    int64_t dst_step) {
+    const DType t = loop.in[0];
+    const HostLoop* l = numpy_loop(op, t);
+    if (!l || ops.size() > 2 || loop.out != (op_is_predicate(op) ? GPUPY_BOOL : t)) return false;
+    LoopOperand in[2];
+    for (size_t i = 0; i < ops.size(); ++i) {
+        if (loop.in[i] != t || !loop_operand(ops[i], t, shape, &in[i])) return false;
+    }
+    char* args[3];
+    int64_t steps[3];
+    for (size_t i = 0; i < ops.size(); ++i) {
+        args[i] = const_cast<char*>(in[i].data);
+        steps[i] = in[i].step;
+    }
+    args[ops.size()] = dst;
+    steps[ops.size()] = dst_step;
+    const int64_t n = shape_size(shape);
+    constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
+    std::feclearexcept(kReported);
+    l->loop(args, &n, steps, l->data);
+    // Some loops report errors as Python exceptions (an integer to a
+    // negative power): NumPy's call would raise the same.
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return !std::fetestexcept(kReported);
+}
+
 // A small op on host values, by NumPy at once, its result written straight
 // into a new node's host memory (out= of the dtype gpupy resolved, with
 // casting="safe"): no copy of the result afterwards, which at the eager
 // threshold's size cost as much as NumPy's loop. Should NumPy's loop have
 // another output dtype, the safe cast refuses it (a TypeError, raised
 // before any element is computed) and NumPy's own result is copied.
-std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops, const Dims& shape, DType out) {
+std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::vector<Operand>& ops,
+                                      const Dims& shape) {
     if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
+    const DType out = loop.out;
+    {
+        // The node is made only once the loop has run cleanly.
+        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(out)));
+        if (run_numpy_loop(op, loop, ops, shape, buf->data(), dtype_itemsize(out))) {
+            ++stats().eager_numpy_ops;
+            ++stats().direct_numpy_loops;
+            return GpuArray::of(NodeFactory::array(out, shape, std::move(buf)));
+        }
+    }
     std::vector<PyObject*> argv;
     argv.reserve(ops.size() + 2);
     if (!host_operands(ops, &argv)) return std::nullopt;
@@ -417,10 +517,25 @@ std::optional<GpuArray> small_on_host(OpCode op, const std::vector<Operand>& ops
 // copy, no write-back -- when the output may be overwritten there now
 // (writable_in_place) and has the result's shape. NumPy's own out= rules
 // apply (overlapping operands are buffered by NumPy, as for ndarrays).
-bool small_in_place(OpCode op, const std::vector<Operand>& ops, const Dims& shape, const GpuArray& out) {
+bool small_in_place(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape,
+                    const GpuArray& out) {
     if (shape != out.geom.shape || shape_size(shape) > Runtime::get().eager_elements()) return false;
     Node* target = writable_in_place(out);
     if (!target) return false;
+    if (loop.out == out.dtype()) {
+        // NumPy's loop into a temporary (an operand may overlap the output,
+        // and a loop that raised a flag leaves the target untouched for
+        // NumPy's call), then one scatter into the target's memory.
+        const int64_t n = shape_size(shape);
+        std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(loop.out)));
+        if (run_numpy_loop(op, loop, ops, shape, values.data(), dtype_itemsize(loop.out))) {
+            forget_old_values(target);
+            scatter_to_host(target, out.geom, 0, n, values.data());
+            ++stats().eager_numpy_ops;
+            ++stats().direct_numpy_loops;
+            return true;
+        }
+    }
     std::vector<PyObject*> argv;
     argv.reserve(ops.size() + 1);
     if (!host_operands(ops, &argv)) return false;
@@ -507,8 +622,8 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
                              " doesn't match the broadcast shape " + shape_str(all));
         }
     }
-    if (has_out && small_in_place(op, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
-    if (std::optional<GpuArray> now = small_on_host(op, ops, shape, loop.out)) {
+    if (has_out && small_in_place(op, loop, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
+    if (std::optional<GpuArray> now = small_on_host(op, loop, ops, shape)) {
         if (!has_out) return py::cast(std::move(*now));
         write_output(out_arr, *now, name);
         return py::reinterpret_borrow<py::object>(out);

@@ -56,6 +56,7 @@ py::dict stats_dict() {
     placements["device"] = device;
     d["placements"] = placements;
     d["eager_numpy_ops"] = s.eager_numpy_ops;
+    d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;
     d["nodes_created"] = NodeFactory::created();
