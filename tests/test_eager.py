@@ -446,9 +446,10 @@ def test_small_partial_writes_of_another_dtype_cast_in_numpy(eager):
 
 
 def test_numpys_inner_loop_runs_directly_on_host_memory(eager):
-    """The common eager op -- operands of the loop's own dtype, each a
-    uniformly strided run of host memory or a scalar -- runs NumPy's inner
-    loop on gpupy's memory directly; anything else takes NumPy's call."""
+    """The common eager op -- operands of the loop's own dtype in host
+    memory (any strides, broadcast included) or scalars -- runs NumPy's
+    inner loop on gpupy's memory directly; anything else takes NumPy's
+    call."""
     h = np.arange(1.0, 61.0).reshape(6, 10)
     a = on_host(h)
     direct = [(lambda x: 1.5 * x[:, 3], lambda: 1.5 * h[:, 3]),  # a strided column
@@ -456,10 +457,13 @@ def test_numpys_inner_loop_runs_directly_on_host_memory(eager):
               (lambda x: x[1:3] - x[3:5], lambda: h[1:3] - h[3:5]),  # whole rows: one run
               (lambda x: x[::-1, 2] < 30.0, lambda: h[::-1, 2] < 30.0),  # negative step, bool result
               (lambda x: gp.sqrt(x[0]), lambda: np.sqrt(h[0])),
-              (lambda x: x[0] * np.float64(0.25), lambda: h[0] * np.float64(0.25))]
-    through_numpy = [(lambda x: x[::2, ::3] + 1.0, lambda: h[::2, ::3] + 1.0),  # not one run
-                     (lambda x: x[0] + x[1].astype(np.float32), lambda: h[0] + h[1].astype(np.float32)),
-                     (lambda x: x[:, :3] * x[0, :3], lambda: h[:, :3] * h[0, :3])]  # broadcast rows
+              (lambda x: x[0] * np.float64(0.25), lambda: h[0] * np.float64(0.25)),
+              (lambda x: x[::2, ::3] + 1.0, lambda: h[::2, ::3] + 1.0),  # a loop per row
+              (lambda x: x[:, :3] * x[0, :3], lambda: h[:, :3] * h[0, :3]),  # a broadcast row
+              (lambda x: x[::-2, None, 1:4] - x[None, 0:3, 5], lambda: h[::-2, None, 1:4] - h[None, 0:3, 5]),
+              (lambda x: x[2, 3] * x, lambda: h[2, 3] * h)]  # a 0-d view of the array times it
+    through_numpy = [(lambda x: x[0] + x[1].astype(np.float32), lambda: h[0] + h[1].astype(np.float32)),
+                     (lambda x: x[0] + x[1].astype(np.int32), lambda: h[0] + h[1].astype(np.int32))]
     for cases, expected in ((direct, 1), (through_numpy, 0)):
         for got_f, want_f in cases:
             gp.reset_stats()
@@ -501,3 +505,14 @@ def test_a_direct_loop_that_raises_a_flag_is_numpys_call(eager):
     np.testing.assert_array_equal(np.asarray(target), want)
     with pytest.raises(ValueError, match="negative integer powers"):
         on_host(np.array([2, 3])) ** -1
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 4)])
+def test_eager_ops_on_empty_arrays(eager, shape):
+    h = np.zeros(shape)
+    a = on_host(h)
+    for got, want in ((a + 1.0, h + 1.0), (a * a, h * h), (gp.sqrt(a), np.sqrt(h)), (a < 2, h < 2)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+    b = on_host(h.copy())
+    b += 1.0
+    assert b.shape == shape

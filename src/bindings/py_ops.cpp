@@ -2,6 +2,7 @@
 // (array, weak Python scalar, something only NumPy handles), NumPy's dtype
 // resolution (asked once per signature, then cached) and its checks for
 // out=; the nodes themselves are built by the core (core/building/).
+#include <array>
 #include <cfenv>
 #include <cstring>
 #include <optional>
@@ -383,8 +384,8 @@ py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* o
 }
 
 // --- NumPy's inner loop called directly ------------------------------------------
-// The eager path's commonest case -- operands of the loop's own dtype, each
-// a uniformly strided run of host memory or a scalar -- costs NumPy's
+// The eager path's commonest case -- operands of the loop's own dtype, in
+// host memory (any strides, broadcast included) or scalars -- costs NumPy's
 // ufunc call (type resolution, an ndarray per operand) three times what
 // the loop itself does on a few hundred elements. NumPy's own inner loop
 // (numpy_loops.cpp: the function its ufunc call runs for this signature)
@@ -394,34 +395,18 @@ py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* o
 // is discarded and NumPy's ufunc call does the work again, with its
 // warnings or errors as errstate says.
 
-// One operand of a direct loop: where its first element is, and its step
-// in bytes between consecutive points (0 for a scalar).
+// One operand of a direct loop: where its first element is, and its byte
+// stride along each dimension of the result (0 where broadcast; all 0 for
+// a scalar).
 struct LoopOperand {
     const char* data = nullptr;
-    int64_t step = 0;
+    Dims strides;
     alignas(8) char scalar[8] = {0};  // a Python number converted to the loop's dtype
 };
 
-// The single byte step that walks `g` (broadcast to `shape`) in C order,
-// if one does: every dimension longer than 1 steps by the next one's step
-// times its length (stride 0 dimensions, broadcast ones, step 0 all along).
-std::optional<int64_t> uniform_step(const ViewGeometry& g, const Dims& shape, int item) {
-    const size_t nd = shape.size(), gnd = g.shape.size();
-    std::optional<int64_t> step;  // elements between consecutive points, once known
-    int64_t run = 1;              // points spanned by the dimensions to the right
-    for (size_t k = 0; k < nd; ++k) {
-        const size_t d = nd - 1 - k;
-        if (shape[d] == 1) continue;
-        const int64_t stride = (k < gnd && g.shape[gnd - 1 - k] != 1) ? g.strides[gnd - 1 - k] : 0;
-        if (!step) step = stride;  // the innermost dimension that moves
-        else if (stride != *step * run) return std::nullopt;
-        run *= shape[d];
-    }
-    return (step ? *step : 0) * item;
-}
-
 bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out) {
     const int item = dtype_itemsize(t);
+    out->strides.assign(shape.size(), 0);
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
         scalar_store(t, weak_value(o, t), out->scalar);
         out->data = out->scalar;
@@ -431,39 +416,76 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
     const GpuArray& a = o.arr();
     const Node* x = a.node();
     if (a.dtype() != t || !x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return false;
-    std::optional<int64_t> step = uniform_step(a.geom, shape, item);
-    if (!step) return false;
+    const size_t nd = shape.size(), gnd = a.geom.shape.size();
+    for (size_t k = 0; k < gnd; ++k) {  // aligned on the right, as broadcasting is
+        if (a.geom.shape[gnd - 1 - k] != 1) out->strides[nd - 1 - k] = a.geom.strides[gnd - 1 - k] * item;
+    }
     out->data = x->host_data() + a.geom.offset * item;
-    out->step = *step;
     return true;
 }
 
-// Runs NumPy's loop for `op` into `dst` (n points, `dst_step` bytes apart):
-// true if it ran and raised no floating-point flag NumPy would report.
-bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape, char* dst,
-                    int64_t dst_step) {
+// Runs NumPy's loop for `op` into `dst` (C order, contiguous): true if it
+// ran and raised no floating-point flag NumPy would report. As NumPy's
+// iterator does, dimensions that step together are merged first; the loop
+// then runs once per row of the innermost one.
+bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape, char* dst) {
     const DType t = loop.in[0];
     const HostLoop* l = numpy_loop(op, t);
-    if (!l || ops.size() > 2 || loop.out != (op_is_predicate(op) ? GPUPY_BOOL : t)) return false;
+    const size_t nin = ops.size();
+    if (!l || nin > 2 || loop.out != (op_is_predicate(op) ? GPUPY_BOOL : t) || shape_size(shape) == 0) return false;
     LoopOperand in[2];
-    for (size_t i = 0; i < ops.size(); ++i) {
+    for (size_t i = 0; i < nin; ++i) {
         if (loop.in[i] != t || !loop_operand(ops[i], t, shape, &in[i])) return false;
     }
+    // Per dimension of length > 1: its length and each operand's stride
+    // (the output's last), merged with the next inner one where they step
+    // together.
+    const int out_item = dtype_itemsize(loop.out);
+    Dims c = c_strides(shape);
+    std::vector<int64_t> len;
+    std::vector<std::array<int64_t, 3>> step;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 1) continue;
+        std::array<int64_t, 3> s{};
+        for (size_t i = 0; i < nin; ++i) s[i] = in[i].strides[d];
+        s[nin] = c[d] * out_item;
+        if (!len.empty()) {
+            bool merge = true;
+            for (size_t i = 0; i <= nin; ++i) merge = merge && step.back()[i] == s[i] * shape[d];
+            if (merge) {
+                len.back() *= shape[d];
+                step.back() = s;
+                continue;
+            }
+        }
+        len.push_back(shape[d]);
+        step.push_back(s);
+    }
+    if (len.empty()) {  // one point
+        len.push_back(1);
+        step.push_back({});
+    }
+    const size_t outer = len.size() - 1;
     char* args[3];
     int64_t steps[3];
-    for (size_t i = 0; i < ops.size(); ++i) {
-        args[i] = const_cast<char*>(in[i].data);
-        steps[i] = in[i].step;
-    }
-    args[ops.size()] = dst;
-    steps[ops.size()] = dst_step;
-    const int64_t n = shape_size(shape);
+    for (size_t i = 0; i <= nin; ++i) steps[i] = step[outer][i];
+    std::vector<int64_t> at(outer, 0);  // the odometer over the outer dimensions
     constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
     std::feclearexcept(kReported);
-    l->loop(args, &n, steps, l->data);
-    // Some loops report errors as Python exceptions (an integer to a
-    // negative power): NumPy's call would raise the same.
-    if (PyErr_Occurred()) throw py::error_already_set();
+    for (;;) {
+        for (size_t i = 0; i <= nin; ++i) {
+            int64_t off = 0;
+            for (size_t d = 0; d < outer; ++d) off += at[d] * step[d][i];
+            args[i] = (i < nin ? const_cast<char*>(in[i].data) : dst) + off;
+        }
+        l->loop(args, &len[outer], steps, l->data);
+        // Some loops report errors as Python exceptions (an integer to a
+        // negative power): NumPy's call would raise the same.
+        if (PyErr_Occurred()) throw py::error_already_set();
+        size_t d = outer;
+        while (d > 0 && ++at[d - 1] == len[d - 1]) at[--d] = 0;
+        if (d == 0) break;
+    }
     return !std::fetestexcept(kReported);
 }
 
@@ -480,7 +502,7 @@ std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::ve
     {
         // The node is made only once the loop has run cleanly.
         auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(out)));
-        if (run_numpy_loop(op, loop, ops, shape, buf->data(), dtype_itemsize(out))) {
+        if (run_numpy_loop(op, loop, ops, shape, buf->data())) {
             ++stats().eager_numpy_ops;
             ++stats().direct_numpy_loops;
             return GpuArray::of(NodeFactory::array(out, shape, std::move(buf)));
@@ -528,7 +550,7 @@ bool small_in_place(OpCode op, const Loop& loop, const std::vector<Operand>& ops
         // NumPy's call), then one scatter into the target's memory.
         const int64_t n = shape_size(shape);
         std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(loop.out)));
-        if (run_numpy_loop(op, loop, ops, shape, values.data(), dtype_itemsize(loop.out))) {
+        if (run_numpy_loop(op, loop, ops, shape, values.data())) {
             forget_old_values(target);
             scatter_to_host(target, out.geom, 0, n, values.data());
             ++stats().eager_numpy_ops;
