@@ -539,20 +539,25 @@ std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::ve
 // copy, no write-back -- when the output may be overwritten there now
 // (writable_in_place) and has the result's shape. NumPy's own out= rules
 // apply (overlapping operands are buffered by NumPy, as for ndarrays).
+constexpr int64_t kDirectInPlaceBytes = 64 << 10;  // L2-resident: the temporary costs little
+
 bool small_in_place(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape,
                     const GpuArray& out) {
     if (shape != out.geom.shape || shape_size(shape) > Runtime::get().eager_elements()) return false;
     Node* target = writable_in_place(out);
     if (!target) return false;
-    if (loop.out == out.dtype()) {
+    const int64_t n = shape_size(shape);
+    const int64_t bytes = n * dtype_itemsize(loop.out);
+    if (loop.out == out.dtype() && bytes <= kDirectInPlaceBytes) {
         // NumPy's loop into a temporary (an operand may overlap the output,
         // and a loop that raised a flag leaves the target untouched for
-        // NumPy's call), then one scatter into the target's memory.
-        const int64_t n = shape_size(shape);
-        std::vector<char> values(static_cast<size_t>(n * dtype_itemsize(loop.out)));
-        if (run_numpy_loop(op, loop, ops, shape, values.data())) {
+        // NumPy's call), then one scatter into the target's memory. Larger
+        // results go to NumPy's call, which writes in place: there the
+        // temporary's extra pass would cost more than the call saves.
+        std::unique_ptr<char[]> values(new char[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
+        if (run_numpy_loop(op, loop, ops, shape, values.get())) {
             forget_old_values(target);
-            scatter_to_host(target, out.geom, 0, n, values.data());
+            scatter_to_host(target, out.geom, 0, n, values.get());
             ++stats().eager_numpy_ops;
             ++stats().direct_numpy_loops;
             return true;
