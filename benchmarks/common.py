@@ -290,7 +290,11 @@ def run_case(result, fn, settings, *, check=None, gp=None, min_warm=1):
                 del value
             if gp is not None and result.stats_warm and not any(
                     result.stats_warm.get(k) for k in ("evaluations", "host_engine_evaluations", "host_evaluations")):
-                result.note = "warm run evaluated nothing (a cached result was reused)"
+                if result.stats_warm.get("eager_numpy_ops"):
+                    result.note = (f"warm run computed in NumPy at once ({result.stats_warm['eager_numpy_ops']} "
+                                   "small ops on host values), no evaluation")
+                else:
+                    result.note = "warm run evaluated nothing (a cached result was reused)"
             if warm_phases:
                 med = sorted(warm_phases, key=lambda tp: tp[0])[len(warm_phases) // 2]
                 result.phases = dict(med[1])

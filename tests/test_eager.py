@@ -516,3 +516,20 @@ def test_eager_ops_on_empty_arrays(eager, shape):
     b = on_host(h.copy())
     b += 1.0
     assert b.shape == shape
+
+
+def test_small_where_of_host_values_runs_in_numpy(eager):
+    h = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    a, i = on_host(h), on_host(np.arange(4, dtype=np.int16))
+    cases = [((a > 0, a, 0.5), (h > 0, h, 0.5)),
+             ((a > 0, a, i), (h > 0, h, np.arange(4, dtype=np.int16))),  # broadcast, promotion
+             ((a > 0, 2, i), (h > 0, 2, np.arange(4, dtype=np.int16))),  # a weak int
+             ((h[0] > 0, a, np.float64(1.5)), (h[0] > 0, h, np.float64(1.5)))]
+    for args, want_args in cases:
+        gp.reset_stats()
+        got = gp.where(*args)
+        s = gp.stats()
+        assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
+        want = np.where(*want_args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -697,9 +697,22 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
         if (o.kind == Operand::Array) return numpy_dtype(o.arr().dtype());
         return py::reinterpret_borrow<py::object>(o.obj);
     };
-    const DType t = dtype_from_object(py::module_::import("numpy").attr("result_type")(rt_arg(ox), rt_arg(oy)));
+    static py::handle result_type = py::object(py::module_::import("numpy").attr("result_type")).release();
+    const DType t = dtype_from_object(result_type(rt_arg(ox), rt_arg(oy)));
     if (t < 0) return call_numpy("where", {cond, x, y}, py::handle());
     const Dims shape = broadcast_shapes({operand_shape(oc), operand_shape(ox), operand_shape(oy)});
+    if (shape_size(shape) <= Runtime::get().eager_elements()) {
+        // Small and on the host: NumPy's where at once, as small ufuncs.
+        std::vector<PyObject*> argv;
+        if (host_operands({oc, ox, oy}, &argv)) {
+            static py::handle numpy_where = py::object(py::module_::import("numpy").attr("where")).release();
+            PyObject* r = PyObject_Vectorcall(numpy_where.ptr(), argv.data(), argv.size(), nullptr);
+            for (PyObject* a : argv) Py_DECREF(a);
+            if (!r) throw py::error_already_set();
+            ++stats().eager_numpy_ops;
+            return py::cast(from_numpy_result(py::reinterpret_steal<py::object>(r)));
+        }
+    }
     std::vector<NodeView> children;
     if (oc.kind != Operand::Array) {
         // A Python int/float condition: its truth value.
