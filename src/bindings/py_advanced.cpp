@@ -36,16 +36,15 @@ py::object host_key(py::handle key) {
     return std::move(out);
 }
 
-// Whether the array is small and all of its node's values are in host memory.
-bool small_on_host(const GpuArray& a) {
+}  // namespace
+
+bool small_host_array(const GpuArray& a) {
     const Node* x = a.node();
     return x->size() <= Runtime::get().eager_elements() && x->host() && x->complete();
 }
 
-}  // namespace
-
 py::object small_advanced_get(const GpuArray& a, py::handle key) {
-    if (!small_on_host(a)) return py::object();
+    if (!small_host_array(a)) return py::object();
     py::object host = host_values(a);
     py::object k = host_key(key);
     if (!host || !k) return py::object();
@@ -57,7 +56,7 @@ py::object small_advanced_get(const GpuArray& a, py::handle key) {
 }
 
 bool small_advanced_set(const GpuArray& a, py::handle key, py::handle value) {
-    if (!small_on_host(a)) return false;
+    if (!small_host_array(a)) return false;
     py::object k = host_key(key);
     py::object v = is_gpuarray(value) ? host_values(gpuarray_ref(value)) : py::reinterpret_borrow<py::object>(value);
     if (!k || !v) return false;

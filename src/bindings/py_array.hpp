@@ -74,6 +74,10 @@ gpupy_scalar scalar_from_python(py::handle value, DType t);
 gpupy_scalar element_from_python(py::handle value, DType t);
 
 // --- advanced indexing on the host (py_advanced.cpp) ----------------------------
+// Whether the array's node is small (the eager threshold: a write there may
+// copy it whole, copy-on-write) and all its values are in host memory: the
+// arrays small writes go into at once.
+bool small_host_array(const GpuArray& a);
 // a[key] of a small array with values in host memory, by NumPy at once
 // (gpupy arrays in the key must be on the host too); empty otherwise.
 py::object small_advanced_get(const GpuArray& a, py::handle key);

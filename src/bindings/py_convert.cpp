@@ -187,12 +187,6 @@ gpupy_scalar converted_by_numpy(py::handle value, DType t, PyObject* key) {
     return scalar_load(t, PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr())));
 }
 
-}  // namespace
-
-
-
-namespace {
-
 // The common cases of `a[i] = v` in a loop, converted without a 0-d NumPy
 // array: a NumPy scalar of exactly the target dtype (its bits), a Python
 // float into float64 and a Python int into int64 or float64 where the

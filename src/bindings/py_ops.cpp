@@ -336,13 +336,6 @@ py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::
     return py::reinterpret_borrow<py::object>(out);
 }
 
-// Small work on values already in host memory, computed by NumPy now: a
-// lazy node and a later evaluation cost tens of microseconds where NumPy
-// spends one or two (a Python loop over rows or small slices pays this per
-// step), and NumPy's loops give NumPy's values by construction -- and
-// NumPy's floating-point warnings (RuntimeWarning for 1/0), as NumPy does
-// (suppressing them costs more than the op). Up to the eager threshold
-// (GPUPY_EAGER_ELEMENTS, set_eager_threshold; 0 keeps all work lazy).
 // The operands' host values for NumPy (new references into `argv`), or
 // false if one is not all in host memory (argv is then released).
 bool host_operands(const std::vector<Operand>& ops, std::vector<PyObject*>* argv) {
@@ -424,11 +417,15 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
     return true;
 }
 
-// Runs NumPy's loop for `op` into `dst` (C order, contiguous): true if it
-// ran and raised no floating-point flag NumPy would report. As NumPy's
-// iterator does, dimensions that step together are merged first; the loop
-// then runs once per row of the innermost one.
-bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape, char* dst) {
+// Runs NumPy's loop for `op` into the C-ordered, contiguous memory that
+// `destination()` gives -- asked for only once the loop applies, so an op
+// that goes to NumPy's call allocates nothing here: true if it ran and
+// raised no floating-point flag NumPy would report. As NumPy's iterator
+// does, dimensions that step together are merged first; the loop then runs
+// once per row of the innermost one.
+template <class Destination>
+bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape,
+                    Destination&& destination) {
     const DType t = loop.in[0];
     const HostLoop* l = numpy_loop(op, t);
     const size_t nin = ops.size();
@@ -466,6 +463,7 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
         step.push_back({});
     }
     const size_t outer = len.size() - 1;
+    char* const dst = destination();
     char* args[3];
     int64_t steps[3];
     for (size_t i = 0; i <= nin; ++i) steps[i] = step[outer][i];
@@ -489,10 +487,18 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
     return !std::fetestexcept(kReported);
 }
 
-// A small op on host values, by NumPy at once, its result written straight
-// into a new node's host memory (out= of the dtype gpupy resolved, with
-// casting="safe"): no copy of the result afterwards, which at the eager
-// threshold's size cost as much as NumPy's loop. Should NumPy's loop have
+// Small work on values already in host memory, computed by NumPy now: a
+// lazy node and a later evaluation cost tens of microseconds where NumPy
+// spends one or two (a Python loop over rows or small slices pays this per
+// step), and NumPy's loops give NumPy's values by construction -- and
+// NumPy's floating-point warnings (RuntimeWarning for 1/0), as NumPy does
+// (suppressing them costs more than the op). Up to the eager threshold
+// (GPUPY_EAGER_ELEMENTS, set_eager_threshold; 0 keeps all work lazy).
+// NumPy's inner loop directly when it can (above), else NumPy's call with
+// its result written straight into a new node's host memory (out= of the
+// dtype gpupy resolved, with casting="safe"): no copy of the result
+// afterwards, which at the eager threshold's size cost as much as NumPy's
+// loop. Should NumPy's loop have
 // another output dtype, the safe cast refuses it (a TypeError, raised
 // before any element is computed) and NumPy's own result is copied.
 std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::vector<Operand>& ops,
@@ -501,8 +507,12 @@ std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::ve
     const DType out = loop.out;
     {
         // The node is made only once the loop has run cleanly.
-        auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(out)));
-        if (run_numpy_loop(op, loop, ops, shape, buf->data())) {
+        std::shared_ptr<HostBuffer> buf;
+        auto destination = [&] {
+            buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(out)));
+            return buf->data();
+        };
+        if (run_numpy_loop(op, loop, ops, shape, destination)) {
             ++stats().eager_numpy_ops;
             ++stats().direct_numpy_loops;
             return GpuArray::of(NodeFactory::array(out, shape, std::move(buf)));
@@ -554,8 +564,12 @@ bool small_in_place(OpCode op, const Loop& loop, const std::vector<Operand>& ops
         // NumPy's call), then one scatter into the target's memory. Larger
         // results go to NumPy's call, which writes in place: there the
         // temporary's extra pass would cost more than the call saves.
-        std::unique_ptr<char[]> values(new char[static_cast<size_t>(std::max<int64_t>(bytes, 1))]);
-        if (run_numpy_loop(op, loop, ops, shape, values.get())) {
+        std::unique_ptr<char[]> values;
+        auto destination = [&] {
+            values.reset(new char[static_cast<size_t>(bytes)]);  // bytes > 0: empty results never get here
+            return values.get();
+        };
+        if (run_numpy_loop(op, loop, ops, shape, destination)) {
             forget_old_values(target);
             scatter_to_host(target, out.geom, 0, n, values.get());
             ++stats().eager_numpy_ops;
@@ -750,8 +764,7 @@ void assign_value(const GpuArray& target, py::handle value) {
         }
         v = o.arr();
     }
-    if (v.dtype() != t && !target.is_whole() && target.size() <= Runtime::get().eager_elements() &&
-        target.node()->host() && target.node()->complete()) {
+    if (v.dtype() != t && !target.is_whole() && small_host_array(target)) {
         // A small partial write of host values of another dtype (a float64
         // sum into a float32 output, `out[:, i, j, :] = np.sum(...)` in a
         // loop): NumPy's setitem casts and writes into the target's host

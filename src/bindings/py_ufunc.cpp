@@ -54,7 +54,8 @@ PyObject* ufunc_call(PyObject* self, PyObject* args, PyObject* kwargs) {
 }
 
 PyTypeObject ufunc_base_type = [] {
-    PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+    PyTypeObject t{};  // every slot empty but those set below
+    Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);  // as PyVarObject_HEAD_INIT: a static type's own reference
     t.tp_name = "gpupy._core.ufunc_base";
     t.tp_basicsize = sizeof(UfuncObject);
     t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
