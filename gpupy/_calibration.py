@@ -306,7 +306,7 @@ def _save(path, record):
 CORE_PARAMETERS = ("host_dispatch_ns", "host_ns_per_element_op", "host_ns_per_element_op_deep",
                    "host_ns_per_element_math", "device_dispatch_ns",
                    "device_ns_per_element", "device_ns_per_element_op", "device_ns_per_element_math",
-                   "transfer_ns_per_byte")
+                   "transfer_ns_per_byte", "blas_ns_per_flop", "device_product_ns_per_flop")
 
 
 def _use(model, remember=True):
@@ -358,13 +358,6 @@ def hand_to_core():
     replaced it with _core.set_cost_model); none: the driver judges."""
     p = _state["parameters"]
     _core.set_cost_model({k: p[k] for k in CORE_PARAMETERS} if p else {})
-
-
-def linear_algebra_on_host():
-    """Whether BLAS on the host beat the device's product here (True
-    without a model: BLAS is the known-good code)."""
-    p = _state["parameters"]
-    return p is None or p["blas_ns_per_flop"] <= p["device_product_ns_per_flop"]
 
 
 def cost_model():

@@ -46,6 +46,10 @@ def _contract_last(a, b_t, dtype):
 
 @implements(np.matmul)
 def matmul(a, b, /, out=None, **kwargs):
+    if out is None and not kwargs:
+        done = _core.host_product(a, b, False)  # two arrays, BLAS on the host: without the path below
+        if done is not None:
+            return done
     if linear_algebra_on_host():
         if out is None and not kwargs:
             return run_on_host("matmul", np.matmul, (a, b), kwargs)  # `a @ b` in a loop: no dict built
@@ -76,6 +80,10 @@ def matmul(a, b, /, out=None, **kwargs):
 
 @implements(np.dot)
 def dot(a, b, out=None):
+    if out is None:
+        done = _core.host_product(a, b, True)
+        if done is not None:
+            return done
     if out is None and linear_algebra_on_host() and type(a) is GpuArray and type(b) is GpuArray and a.ndim and b.ndim:
         return run_on_host("dot", np.dot, (a, b), {})  # a loop's dot of two slices: no conversions first
     a, b = _gpu(a), _gpu(b)

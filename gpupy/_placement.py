@@ -23,7 +23,7 @@ import collections
 
 import numpy as np
 
-from . import _calibration, _core
+from . import _core
 from ._core import GpuArray
 from ._fallback import _Call, from_numpy, mode_from_environment
 
@@ -62,10 +62,9 @@ def linear_algebra_on_host():
     (_calibration.py) measured the product cheaper -- on a CPU renderer
     always (BLAS ~0.015 ns a flop at 64x64 float32 on this machine's two
     cores, the device's fused multiply-and-fold ~2-5 ns); on a GPU by what
-    it measured. LAPACK has no device version: it follows the products."""
-    if _mode != "auto":
-        return _mode == "host"
-    return _calibration.linear_algebra_on_host()
+    it measured. LAPACK has no device version: it follows the products.
+    The core decides (its `@` takes this path without Python)."""
+    return _core.products_on_host()
 
 
 def run_on_host(name, func, args, kwargs):

@@ -1,5 +1,6 @@
 """Driver selection at import, settings, counters and show_config()."""
 
+import collections
 import os
 import sys
 
@@ -122,7 +123,12 @@ def stats():
     counts = fallback_counts()
     d["fallbacks"] = sum(counts.values())
     d["fallbacks_by_function"] = dict(counts)
-    placed = placement_counts()
+    placed = collections.Counter(placement_counts())
+    # Products the core placed on the host itself (`a @ b`, matmul/dot of
+    # two arrays): counted there, without Python.
+    placed["matmul"] += d.pop("host_matmuls")
+    placed["dot"] += d.pop("host_dots")
+    placed = +placed  # no zero counts
     d["host_placements"] = sum(placed.values())
     d["host_placements_by_function"] = dict(placed)
     # What ran where and why: the core's host-engine/device decisions, and

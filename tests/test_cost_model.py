@@ -20,22 +20,25 @@ import pytest
 
 import gpupy as gp
 from fresh_python import run_python
-from gpupy import _calibration, _core
+from gpupy import _calibration, _core, _placement
 
 CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
               "host_ns_per_element_math": 0.01,
               "device_dispatch_ns": 1e9, "device_ns_per_element": 1e3, "device_ns_per_element_op": 1.0,
               "device_ns_per_element_math": 1.0, "transfer_ns_per_byte": 1.0}
+# Matrix products as measured on a CPU renderer: BLAS far cheaper.
+PRODUCTS = {"blas_ns_per_flop": 0.02, "device_product_ns_per_flop": 5.0}
+CHEAP_HOST.update(PRODUCTS)
 CHEAP_DEVICE = {"host_dispatch_ns": 1e9, "host_ns_per_element_op": 1e3, "host_ns_per_element_op_deep": 1e3,
                 "host_ns_per_element_math": 1e3,
                 "device_dispatch_ns": 1.0, "device_ns_per_element": 0.001, "device_ns_per_element_op": 0.001,
-                "device_ns_per_element_math": 0.001, "transfer_ns_per_byte": 0.0}
+                "device_ns_per_element_math": 0.001, "transfer_ns_per_byte": 0.0, **PRODUCTS}
 # Per element: arithmetic 2 ns on the host, 1 on the device; math functions
 # 1 ns on the host, 100 on the device.
 CHEAP_HOST_MATH = {"host_dispatch_ns": 1000.0, "host_ns_per_element_op": 2.0,
                    "host_ns_per_element_op_deep": 2.0, "host_ns_per_element_math": 1.0,
                    "device_dispatch_ns": 1000.0, "device_ns_per_element": 0.0, "device_ns_per_element_op": 1.0,
-                   "device_ns_per_element_math": 100.0, "transfer_ns_per_byte": 0.0}
+                   "device_ns_per_element_math": 100.0, "transfer_ns_per_byte": 0.0, **PRODUCTS}
 
 
 @pytest.fixture
@@ -262,27 +265,44 @@ def test_calibration_setting_is_checked(tmp_path):
     assert out.returncode != 0 and "GPUPY_CALIBRATION must be one of" in out.stderr
 
 
+@pytest.fixture
+def handed_model(monkeypatch):
+    """Makes `parameters` the calibration's model, handed to the core as
+    calibrate() does; the process's own model comes back afterwards."""
+    def use(parameters):
+        monkeypatch.setitem(_calibration._state, "parameters", parameters)
+        _calibration.hand_to_core()
+    yield use
+    monkeypatch.undo()
+    _calibration.hand_to_core()
+
+
 @pytest.mark.parametrize("blas, device, on_host", [(0.02, 5.0, True), (5.0, 0.02, False)])
-def test_linear_algebra_goes_where_the_product_was_cheaper(gpu, monkeypatch, blas, device, on_host):
-    params = dict(_calibration.cost_model()["parameters"] or BASE, blas_ns_per_flop=blas,
-                  device_product_ns_per_flop=device)
-    monkeypatch.setitem(_calibration._state, "parameters", params)
+@pytest.mark.parametrize("call", ["operator", "matmul", "dot"])
+def test_linear_algebra_goes_where_the_product_was_cheaper(gpu, handed_model, blas, device, on_host, call):
+    # The operator's slot and the functions' first step decide in the core
+    # (no Python on the way); the counts say where each product ran.
+    handed_model(dict(_calibration.cost_model()["parameters"] or CHEAP_HOST, blas_ns_per_flop=blas,
+                      device_product_ns_per_flop=device))
+    assert _placement.linear_algebra_on_host() == on_host
+    product = {"operator": lambda x, y: x @ y, "matmul": gp.matmul, "dot": gp.dot}[call]
+    name = "dot" if call == "dot" else "matmul"
     h = np.arange(12.0).reshape(3, 4)
     a = gp.asarray(h)
     gp.reset_stats()
-    np.testing.assert_array_equal(np.asarray(a @ a.T), h @ h.T)
+    np.testing.assert_array_equal(np.asarray(product(a, a.T)), h @ h.T)
     s = gp.stats()
-    assert s["host_placements_by_function"] == ({"matmul": 1} if on_host else {})
+    assert s["host_placements_by_function"] == ({name: 1} if on_host else {})
     assert (s["evaluations"] + s["host_engine_evaluations"] == 0) == on_host
     gp.set_placement("host" if not on_host else "device")  # the setting overrides the measurement
     try:
         gp.reset_stats()
-        np.testing.assert_array_equal(np.asarray(a @ a.T), h @ h.T)
-        assert gp.stats()["host_placements_by_function"] == ({} if on_host else {"matmul": 1})
+        np.testing.assert_array_equal(np.asarray(product(a, a.T)), h @ h.T)
+        assert gp.stats()["host_placements_by_function"] == ({} if on_host else {name: 1})
     finally:
         gp.set_placement("auto")
 
 
-def test_without_a_model_linear_algebra_uses_blas(monkeypatch):
-    monkeypatch.setitem(_calibration._state, "parameters", None)
-    assert _calibration.linear_algebra_on_host()
+def test_without_a_model_linear_algebra_uses_blas(handed_model):
+    handed_model(None)
+    assert _placement.linear_algebra_on_host() and _core.products_on_host()

@@ -56,6 +56,7 @@ PYBIND11_MODULE(_core, m) {
     });
     register_array(m);
     register_ops(m);
+    register_products(m);
     register_runtime(m);
     register_structural(m);
     register_ufunc_base(m);

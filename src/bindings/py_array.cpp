@@ -169,6 +169,29 @@ template <OpCode op>
 PyObject* slot_binary(PyObject* a, PyObject* b) {
     return guarded([&] { return binary(op, a, b); });
 }
+// `a @ b`: the package's __matmul__ / __rmatmul__, unless the core places
+// the product on the host now. (The slot CPython derives from those
+// methods cannot be called from here: it checks that it is the type's
+// slot before it calls __matmul__.)
+PyObject* python_operator(PyObject* self, const char* name, PyObject* other) {
+    PyObject* method = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(self)), name);
+    if (!method) return nullptr;
+    PyObject* args[] = {self, other};
+    PyObject* r = PyObject_Vectorcall(method, args, 2, nullptr);
+    Py_DECREF(method);
+    return r;
+}
+PyObject* slot_matmul(PyObject* a, PyObject* b) {
+    PyObject* r = guarded([&] { return host_product(a, b, false); });
+    if (r || PyErr_Occurred()) return r;
+    if (is_gpuarray(a)) {
+        r = python_operator(a, "__matmul__", b);
+        if (r != Py_NotImplemented) return r;
+        Py_DECREF(r);
+    }
+    if (is_gpuarray(b) && Py_TYPE(a) != Py_TYPE(b)) return python_operator(b, "__rmatmul__", a);
+    Py_RETURN_NOTIMPLEMENTED;
+}
 template <OpCode op>
 PyObject* slot_inplace(PyObject* self, PyObject* b) {
     return guarded([&] { return inplace(op, py::reinterpret_borrow<py::object>(self), b); });
@@ -229,6 +252,7 @@ void install_slots() {
     set_operator<GPUPY_OP_BITWISE_XOR>(nb, &N::nb_xor, &N::nb_inplace_xor);
     set_operator<GPUPY_OP_LEFT_SHIFT>(nb, &N::nb_lshift, &N::nb_inplace_lshift);
     set_operator<GPUPY_OP_RIGHT_SHIFT>(nb, &N::nb_rshift, &N::nb_inplace_rshift);
+    nb->nb_matrix_multiply = slot_matmul;
     nb->nb_power = slot_power;  // ternary: pow(a, b, mod)
     nb->nb_inplace_power = slot_inplace_power;
     nb->nb_negative = slot_unary<GPUPY_OP_NEGATIVE>;
@@ -239,6 +263,7 @@ void install_slots() {
     tp->tp_as_mapping->mp_subscript = slot_subscript;
     tp->tp_as_mapping->mp_ass_subscript = slot_ass_subscript;
     PyType_Modified(tp);
+    install_array_ufunc(tp);  // not a slot's name: setting it leaves the slots above as they are
 }
 
 }  // namespace

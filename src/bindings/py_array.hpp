@@ -113,6 +113,14 @@ void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
 void register_structural(py::module_& m);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
+void register_products(py::module_& m);    // py_products.cpp
+// a @ b (dot: dot(a, b)) of two gpupy arrays by NumPy on their host values
+// when products run on the host and the case is the common one (vectors
+// and matrices of one dtype); an empty object otherwise (py_products.cpp).
+py::object host_product(py::handle a, py::handle b, bool dot);
+// Replaces the package's GpuArray.__array_ufunc__ by a C method whose plain
+// form skips Python (py_ufunc.cpp); other forms still reach the package's.
+void install_array_ufunc(PyTypeObject* gpuarray_type);
 // Hands NumPy's own ufunc inner loops to the runtime, which offers them to
 // every driver it loads (numpy_loops.cpp).
 void register_numpy_loops();

@@ -40,9 +40,30 @@ struct Operand {
     // A GpuArray argument is used in place (it outlives the call); one made
     // from a scalar or an ndarray is owned here.
     const GpuArray* borrowed = nullptr;
-    GpuArray owned;
+    mutable GpuArray owned;
     py::handle obj;
-    const GpuArray& arr() const { return borrowed ? *borrowed : owned; }
+    // A NumPy scalar or a bool: its value, made a constant node only when
+    // an expression needs one (an eager op reads the value directly: the
+    // node would cost as much as the op).
+    mutable bool pending_constant = false;
+    DType constant_dtype = GPUPY_BOOL;
+    gpupy_scalar constant_value{};
+
+    const GpuArray& arr() const {
+        if (pending_constant) {
+            owned = GpuArray::of(NodeFactory::constant(constant_dtype, constant_value));
+            pending_constant = false;
+        }
+        return borrowed ? *borrowed : owned;
+    }
+    DType dtype() const { return pending_constant ? constant_dtype : arr().dtype(); }
+    // The value of a scalar operand known now (a NumPy scalar, a bool, a
+    // constant array), if this is one.
+    std::optional<gpupy_scalar> known_value() const {
+        if (pending_constant) return constant_value;
+        if (kind == Array && arr().node()->kind() == NodeKind::Constant) return arr().node()->value();
+        return std::nullopt;
+    }
 };
 
 Operand classify(py::handle obj) {
@@ -63,7 +84,9 @@ Operand classify(py::handle obj) {
             char buf[16] = {0};
             PyArray_ScalarAsCtype(p, buf);
             o.kind = Operand::Array;
-            o.owned = GpuArray::of(NodeFactory::constant(t, scalar_load(t, buf)));
+            o.pending_constant = true;
+            o.constant_dtype = t;
+            o.constant_value = scalar_load(t, buf);
         } else {
             o.kind = Operand::Unsupported;
         }
@@ -72,7 +95,9 @@ Operand classify(py::handle obj) {
     }
     if (PyBool_Check(p)) {
         o.kind = Operand::Array;
-        o.owned = GpuArray::of(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, p == Py_True)));
+        o.pending_constant = true;
+        o.constant_dtype = GPUPY_BOOL;
+        o.constant_value = scalar_from_int(GPUPY_BOOL, p == Py_True);
         return o;
     }
     if (PyLong_Check(p)) {
@@ -118,7 +143,7 @@ constexpr int kWeakInt = 30, kWeakFloat = 31;
 
 int operand_code(const Operand& o) {
     switch (o.kind) {
-    case Operand::Array: return o.arr().dtype();
+    case Operand::Array: return o.dtype();
     case Operand::PyInt: return kWeakInt;
     case Operand::PyFloat: return kWeakFloat;
     default: return -1;
@@ -146,7 +171,7 @@ Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
         switch (ops[i].kind) {
         case Operand::PyInt: sig[i] = builtins.attr("int"); break;
         case Operand::PyFloat: sig[i] = builtins.attr("float"); break;
-        default: sig[i] = numpy_dtype(ops[i].arr().dtype()); break;
+        default: sig[i] = numpy_dtype(ops[i].dtype()); break;
         }
     }
     sig[ops.size()] = py::none();
@@ -234,17 +259,18 @@ std::optional<double> constant_exponent(const Operand& o) {
         return static_cast<double>(v);
     }
     if (o.kind == Operand::PyFloat) return PyFloat_AS_DOUBLE(o.obj.ptr());
-    if (o.kind == Operand::Array && o.arr().node()->kind() == NodeKind::Constant) {
-        const Node* c = o.arr().node();
-        const gpupy_scalar v = c->value();
-        if (dtype_is_float(c->dtype())) return v.f;
-        if (c->dtype() == GPUPY_UINT64) return static_cast<double>(v.u);
-        return static_cast<double>(v.i);
+    if (const std::optional<gpupy_scalar> v = o.known_value()) {
+        const DType t = o.dtype();
+        if (dtype_is_float(t)) return v->f;
+        if (t == GPUPY_UINT64) return static_cast<double>(v->u);
+        return static_cast<double>(v->i);
     }
     return std::nullopt;
 }
 
-Dims operand_shape(const Operand& o) { return o.kind == Operand::Array ? o.arr().geom.shape : Dims{}; }
+Dims operand_shape(const Operand& o) {
+    return o.kind == Operand::Array && !o.pending_constant ? o.arr().geom.shape : Dims{};
+}
 
 py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out) {
     if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
@@ -406,6 +432,14 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
         return true;
     }
     if (o.kind != Operand::Array) return false;
+    if (const std::optional<gpupy_scalar> v = o.known_value()) {
+        // A NumPy scalar operand (`alpha * v` with alpha = A[i, k]): its
+        // value is known, like a Python number's.
+        if (o.dtype() != t) return false;
+        scalar_store(t, *v, out->scalar);
+        out->data = out->scalar;
+        return true;
+    }
     const GpuArray& a = o.arr();
     const Node* x = a.node();
     if (a.dtype() != t || !x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return false;
@@ -708,7 +742,7 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     }
     // NumPy's promotion of the two value operands, weak scalars included.
     auto rt_arg = [](const Operand& o) -> py::object {
-        if (o.kind == Operand::Array) return numpy_dtype(o.arr().dtype());
+        if (o.kind == Operand::Array) return numpy_dtype(o.dtype());
         return py::reinterpret_borrow<py::object>(o.obj);
     };
     static py::handle result_type = py::object(py::module_::import("numpy").attr("result_type")).release();

@@ -59,6 +59,8 @@ py::dict stats_dict() {
     d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;
+    d["host_matmuls"] = s.host_matmuls;
+    d["host_dots"] = s.host_dots;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();
@@ -162,11 +164,14 @@ void register_runtime(py::module_& m) {
             m.device_ns_per_element_op = get("device_ns_per_element_op");
             m.device_ns_per_element_math = get("device_ns_per_element_math");
             m.transfer_ns_per_byte = get("transfer_ns_per_byte");
+            m.host_product_ns_per_flop = get("blas_ns_per_flop");
+            m.device_product_ns_per_flop = get("device_product_ns_per_flop");
             m.calibrated = true;
         }
         Runtime::get().set_cost_model(m);
     });
     m.def("cost_model_in_use", [] { return Runtime::get().cost_model().calibrated; });
+    m.def("products_on_host", [] { return Runtime::get().products_on_host(); });
     m.attr("COST_MODEL_SHALLOW_OPS") = CostModel::kShallowOps;
     m.attr("COST_MODEL_DEEP_OPS") = CostModel::kDeepOps;
     m.def("eager_threshold", [] { return Runtime::get().eager_elements(); });

@@ -5,6 +5,15 @@
 // the plain form f(x) / f(x, y) straight to apply_ufunc; keywords, another
 // number of arguments or operands apply_ufunc does not take go to the
 // Python class's `_call`, which has every other case.
+//
+// The same holds for NumPy's side of the protocol: `alpha * v` with alpha
+// a NumPy scalar (an element read, `A[i, k]`) is NumPy's scalar operator,
+// which calls numpy.multiply, which calls GpuArray.__array_ufunc__. That
+// method's plain form is a C method here too; any other form goes to the
+// Python method it replaced.
+#include <unordered_map>
+
+#include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/graph/op_table.hpp"
 #include "core/runtime/errors.hpp"
@@ -66,7 +75,78 @@ PyTypeObject ufunc_base_type = [] {
     return t;
 }();
 
+// --- GpuArray.__array_ufunc__ -------------------------------------------------
+
+// gpupy's op for each NumPy ufunc it has one for (the op table's rows).
+const std::unordered_map<PyObject*, OpCode>& ops_by_numpy_ufunc() {
+    static auto* m = [] {
+        auto* table = new std::unordered_map<PyObject*, OpCode>();
+        for (const gpupy_op_row& row : gpupy_op_rows) {
+            if (!op_is_internal(row.code)) table->emplace(numpy_ufunc(row.code).ptr(), row.code);
+        }
+        return table;
+    }();
+    return *m;
+}
+
+// An operand the fast path takes as NumPy would: anything else (a pandas
+// or xarray object, which implements the protocol itself) goes to the
+// Python method, which defers to it.
+bool plain_operand(PyObject* p) {
+    return is_gpuarray(p) || PyArray_Check(p) || PyArray_IsScalar(p, Generic) || PyFloat_Check(p) ||
+           PyLong_Check(p) || PyComplex_Check(p);
+}
+
+PyObject*& python_array_ufunc() {
+    static PyObject* f = nullptr;  // the package's method, kept for the process
+    return f;
+}
+
+// __array_ufunc__(self, ufunc, method, *inputs, **kwargs)
+PyObject* array_ufunc(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    if (!kwnames && nargs >= 3 && PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "__call__") == 0) {
+        const auto& table = ops_by_numpy_ufunc();
+        auto it = table.find(args[0]);
+        const Py_ssize_t nin = nargs - 2;
+        bool plain = it != table.end() && nin == op_arity(it->second);
+        for (Py_ssize_t i = 0; plain && i < nin; ++i) plain = plain_operand(args[2 + i]);
+        if (plain) {
+            PyObject* r = guarded([&] {
+                std::vector<py::handle> operands(args + 2, args + nargs);
+                return apply_ufunc(it->second, operands, py::handle());
+            });
+            if (r != Py_NotImplemented) return r;  // a result, or an error set
+            Py_DECREF(r);
+        }
+    }
+    std::vector<PyObject*> with_self;
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    with_self.reserve(static_cast<size_t>(nargs + nkw + 1));
+    with_self.push_back(self);
+    with_self.insert(with_self.end(), args, args + nargs + nkw);
+    return PyObject_Vectorcall(python_array_ufunc(), with_self.data(), static_cast<size_t>(nargs + 1), kwnames);
+}
+
+PyMethodDef array_ufunc_def = {"__array_ufunc__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(array_ufunc)),
+                               METH_FASTCALL | METH_KEYWORDS,
+                               "NumPy's ufuncs on GpuArrays (np.sin(g), ndarray + g) stay gpupy's."};
+
 }  // namespace
+
+void install_array_ufunc(PyTypeObject* gpuarray_type) {
+    PyObject* previous = PyObject_GetAttrString(reinterpret_cast<PyObject*>(gpuarray_type), "__array_ufunc__");
+    if (!previous) throw py::error_already_set();
+    if (PyObject_TypeCheck(previous, &PyMethodDescr_Type)) {  // already installed (a second call)
+        Py_DECREF(previous);
+        return;
+    }
+    python_array_ufunc() = previous;
+    PyObject* method = PyDescr_NewMethod(gpuarray_type, &array_ufunc_def);
+    if (!method) throw py::error_already_set();
+    const int rc = PyObject_SetAttrString(reinterpret_cast<PyObject*>(gpuarray_type), "__array_ufunc__", method);
+    Py_DECREF(method);
+    if (rc < 0) throw py::error_already_set();
+}
 
 void register_ufunc_base(py::module_& m) {
     if (PyType_Ready(&ufunc_base_type) < 0) throw py::error_already_set();

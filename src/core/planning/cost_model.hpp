@@ -36,6 +36,11 @@ struct CostModel {
     double device_ns_per_element_math = 0;
     // Moving values between host and device memory, per byte (each way).
     double transfer_ns_per_byte = 0;
+    // Matrix products: NumPy's BLAS on the host and the device's own
+    // product, per flop. Not measured (0, 0): the host, BLAS being the
+    // known-good code.
+    double host_product_ns_per_flop = 0;
+    double device_product_ns_per_flop = 0;
 
     static constexpr int64_t kShallowOps = 96, kDeepOps = 1024;
 
@@ -54,6 +59,10 @@ struct CostModel {
                e * (device_ns_per_element +
                     per_element(ops, math, device_ns_per_element_op, device_ns_per_element_math)) +
                static_cast<double>(result_bytes) * transfer_ns_per_byte;
+    }
+
+    bool products_cheaper_on_host() const {
+        return !calibrated || host_product_ns_per_flop <= device_product_ns_per_flop;
     }
 
 private:

@@ -58,6 +58,14 @@ public:
     Placement placement() const { return placement_; }
     void set_placement(Placement p) { placement_ = p; }
     const CostModel& cost_model() const { return cost_model_; }
+    // Whether matrix products and decompositions run in NumPy's BLAS and
+    // LAPACK on host values: forced by the placement setting, else where
+    // the cost model measured the product cheaper (on a CPU renderer
+    // always).
+    bool products_on_host() const {
+        return placement_ == Placement::Host ||
+               (placement_ == Placement::Auto && cost_model_.products_cheaper_on_host());
+    }
     void set_cost_model(const CostModel& m) { cost_model_ = m; }
     // NumPy's ufunc inner loops (found by the bindings at import), offered
     // to every driver as it loads: a driver computing on the host then
