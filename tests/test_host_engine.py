@@ -186,3 +186,31 @@ def test_strided_views_are_read_a_row_at_a_time(software, dtype, block):
         if want.dtype != np.bool_ and dtype != np.bool_:
             got, want = got + 1, want + 1  # an expression reading the view, not a copy of it
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+FORKED_CHILD_EVALUATES = r"""
+import os, sys
+import numpy as np
+import gpupy as gp
+gp.set_driver_option("threads", 2)
+h = np.linspace(-1.0, 1.0, 1 << 18)   # two parts of 2^17: the worker pool runs one
+a = gp.asarray(h)
+np.testing.assert_array_equal(np.asarray(a * 3.0 + 1.0), h * 3.0 + 1.0)  # the pool's workers start
+pid = os.fork()
+if pid == 0:
+    # The parent's workers are not in this process: the child's evaluation
+    # must start its own (or hang here).
+    ok = np.array_equal(np.asarray(a * 5.0 - 2.0), h * 5.0 - 2.0)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+np.testing.assert_array_equal(np.asarray(a * 7.0), h * 7.0)  # the parent's pool still serves
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_evaluates_in_parallel_too():
+    from fresh_python import run_python
+    import os
+    out = run_python(["-c", FORKED_CHILD_EVALUATES], env=dict(os.environ, GPUPY_DRIVER="software"), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["child", "0"]

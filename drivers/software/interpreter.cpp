@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "gpupy/numpy_casts.hpp"
 #include "kernels.hpp"
+#include "worker_pool.hpp"
 
 // This file is compiled twice: for the x86-64 baseline and, as
 // interpreter_avx2.cpp, with AVX2 (GPUPY_SW_VARIANT=avx2); interpret()
@@ -516,11 +516,7 @@ bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads, 
         pieces[p].count = end - begin;
         pieces[p].dst_offset = ir.dst_offset + begin;
     }
-    std::vector<std::thread> workers;
-    for (int64_t p = 1; p < parts; ++p)
-        workers.emplace_back([&, p] { ok[p] = run_range(pieces[p], dst, &errors[p], loops); });
-    ok[0] = run_range(pieces[0], dst, &errors[0], loops);
-    for (std::thread& w : workers) w.join();
+    run_parallel(parts, [&](int64_t p) { ok[p] = run_range(pieces[p], dst, &errors[p], loops); });
     for (int64_t p = 0; p < parts; ++p) {
         if (!ok[p]) {
             *error = errors[p];

@@ -27,8 +27,9 @@ constexpr int kMinChunk = 256;
 constexpr int kMaxChunk = 16384;
 constexpr int64_t kRegisterBytes = int64_t{1} << 20;
 
-// Below this many outputs per thread, starting a thread costs more than it
-// saves (a thread start is ~20-50 us; 2^16 outputs take ~100 us or more).
+// Below this many outputs per thread, handing work to another thread costs
+// more than it saves (a wake-up and a wait, some us; a thread's first
+// touches of its part in cache; 2^16 outputs take ~100 us or more).
 constexpr int64_t kMinOutputsPerThread = int64_t{1} << 16;
 
 // Inner loops the core offered (NumPy's own, offer_host_loop), by op and

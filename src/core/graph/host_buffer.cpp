@@ -19,9 +19,13 @@ class BufferPool {
 public:
     char* take(size_t nbytes, size_t* capacity) {
         if (nbytes >= kPoolMinBytes) {
-            // The smallest cached buffer that fits without wasting half.
+            // The smallest cached buffer that fits without wasting half;
+            // of several that size, the one given back last: its lines may
+            // still be in the caches (a result written into cold memory
+            // costs a miss per line, more than the op on it).
             auto it = free_.lower_bound(nbytes);
             if (it != free_.end() && it->first <= 2 * nbytes) {
+                it = std::prev(free_.upper_bound(it->first));
                 *capacity = it->first;
                 char* p = it->second;
                 cached_ -= it->first;
