@@ -70,8 +70,10 @@ py::object getitem(py::object self, py::handle key) {
     if (scalar) {
         // Evaluate the block of the array holding this element (thesis
         // 4.4), so reading its neighbours next costs nothing.
-        NodeView whole{a.owner->node, identity_view(a.node()->shape())};
-        ensure_host(whole, g.offset, g.offset + 1);
+        if (!a.node()->complete()) {
+            NodeView whole{a.owner->node, identity_view(a.node()->shape())};
+            ensure_host(whole, g.offset, g.offset + 1);
+        }
         return numpy_scalar(a.node(), g.offset);
     }
     return py::cast(a.view(std::move(g)));
@@ -103,14 +105,13 @@ void setitem(py::object self, py::handle key, py::handle value) {
             py::object host = is_gpuarray(value) ? to_ndarray(gpuarray_ref(value))
                                                               : py::reinterpret_borrow<py::object>(value);
             const gpupy_scalar element = element_from_python(host, t);
-            GpuArray cell = a.view(std::move(g));
-            if (Node* node = writable_in_place(cell)) {
+            if (Node* node = writable_in_place(a)) {
                 // `y[k] = v` in a loop: the element is stored where it lives.
                 forget_old_values(node);
-                scalar_store(t, element, node->host_data() + cell.geom.offset * dtype_itemsize(t));
+                scalar_store(t, element, node->host_data() + g.offset * dtype_itemsize(t));
                 return;
             }
-            assign(cell, NodeView{NodeFactory::constant(t, element), identity_view({})});
+            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element), identity_view({})});
         }
         return;
     }

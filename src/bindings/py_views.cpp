@@ -64,16 +64,16 @@ KeyKind key_kind(py::handle item, int64_t* value) {
 }  // namespace
 
 bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* scalar_result) {
-    std::vector<py::handle> keys;
-    if (PyTuple_Check(key.ptr())) {
-        for (py::handle it : py::reinterpret_borrow<py::tuple>(key)) keys.push_back(it);
-    } else {
-        keys.push_back(key);
-    }
-    std::vector<IndexItem> items(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) {
+    // Read straight from the key (`A[i, j]` runs this per element: a
+    // vector of its items cost more than parsing them).
+    PyObject* k = key.ptr();
+    const bool tuple = PyTuple_Check(k);
+    const size_t n = tuple ? static_cast<size_t>(PyTuple_GET_SIZE(k)) : 1;
+    std::vector<IndexItem> items(n);
+    for (size_t i = 0; i < n; ++i) {
         IndexItem& it = items[i];
-        switch (key_kind(keys[i], &it.value)) {
+        py::handle item = tuple ? PyTuple_GET_ITEM(k, static_cast<Py_ssize_t>(i)) : k;
+        switch (key_kind(item, &it.value)) {
         case KeyKind::Advanced: return false;
         case KeyKind::Integer: it.kind = IndexItem::Integer; break;
         case KeyKind::Ellipsis: it.kind = IndexItem::Ellipsis; break;
@@ -81,7 +81,7 @@ bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* sca
         case KeyKind::Slice: {
             it.kind = IndexItem::Slice;
             Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(keys[i].ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
+            if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();
             it.start = start;
             it.stop = stop;
             it.step = step;

@@ -38,14 +38,14 @@ int64_t adjust_slice(int64_t n, int64_t* start, int64_t* stop, int64_t step) {
 }  // namespace
 
 ViewGeometry index_view(const GpuArray& a, const std::vector<IndexItem>& items, bool* scalar) {
-    int consumed = 0, ellipses = 0;
+    int consumed = 0, ellipses = 0, new_axes = 0, integers = 0;
     bool all_int = true;
     for (const IndexItem& it : items) {
         switch (it.kind) {
-        case IndexItem::Integer: ++consumed; break;
+        case IndexItem::Integer: ++consumed; ++integers; break;
         case IndexItem::Slice: ++consumed; all_int = false; break;
         case IndexItem::Ellipsis: ++ellipses; all_int = false; break;
-        case IndexItem::NewAxis: all_int = false; break;
+        case IndexItem::NewAxis: ++new_axes; all_int = false; break;
         }
     }
     const int nd = a.ndim();
@@ -56,6 +56,8 @@ ViewGeometry index_view(const GpuArray& a, const std::vector<IndexItem>& items, 
     }
     ViewGeometry g;
     g.offset = a.geom.offset;
+    g.shape.reserve(static_cast<size_t>(nd - integers + new_axes));  // one allocation each, none for an element
+    g.strides.reserve(static_cast<size_t>(nd - integers + new_axes));
     int d = 0;
     for (const IndexItem& it : items) {
         switch (it.kind) {
