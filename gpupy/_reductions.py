@@ -36,7 +36,7 @@ def _axes(axis, ndim, zero_d_axis=False):
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     out = []
     for ax in axes:
-        ax = int(ax.__index__() if hasattr(ax, "__index__") else ax)
+        ax = operator.index(ax)  # TypeError for a float, as NumPy
         if ax < -ndim or ax >= ndim:
             raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
         out.append(ax % ndim if ndim else ax)
@@ -72,10 +72,20 @@ def _unsupported(kwargs):
 
 
 def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_dtype, needs_identity):
-    if (axis is None and dtype is None and out is None and keepdims is False and initial is _NOVALUE
+    if (dtype is None and out is None and keepdims is False and initial is _NOVALUE
             and where is True and type(a) is GpuArray and a.size):
-        # `x.sum()` / `np.max(x)` in a loop: none of the argument handling.
-        return _core.reduce(a, fold, _ALL_AXES[a.ndim], default_dtype(a.dtype), CHUNK)
+        # `x.sum()` / `np.max(x, axis=(1, 2))` in a loop: none of the
+        # argument handling (with no empty axis, no identity is needed).
+        if axis is None:
+            return _core.reduce(a, fold, _ALL_AXES[a.ndim], default_dtype(a.dtype), CHUNK)
+        if (type(axis) is int or type(axis) is tuple) and a.ndim:
+            key = (axis, a.ndim)
+            axes = _AXES_SEEN.get(key) if type(axis) is int or builtins.all(type(x) is int for x in axis) else None
+            if axes is None:
+                axes = list(_axes(axis, a.ndim))  # raises NumPy's errors
+                if len(_AXES_SEEN) < 4096:
+                    _AXES_SEEN[key] = axes
+            return _core.reduce(a, fold, axes, default_dtype(a.dtype), CHUNK)
     if not isinstance(a, GpuArray):
         a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
@@ -96,6 +106,7 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
 
 
 _ALL_AXES = [list(range(n)) for n in range(65)]  # axis=None, by ndim (NumPy's limit is 64)
+_AXES_SEEN = {}  # (axis, ndim) -> normalised axes, for the fast path (a program uses a few)
 
 
 def _same_dtype(dt):

@@ -860,3 +860,22 @@ BAD_INPUT_MESSAGES = ["reshape_size", "reshape_two_unknown", "transpose_repeated
 @pytest.mark.parametrize("name", BAD_INPUT_MESSAGES)
 def test_bad_input_messages_match_numpy(gpu, silent_fallback, name):
     check_same_behaviour(gpu, BAD_INPUT[name], message=True)
+
+
+REDUCTION_AXES = {
+    "int": 1, "negative": -1, "tuple": (0, 2), "tuple_of_one": (1,), "numpy_int": np.int64(2),
+    "numpy_ints_in_tuple": (np.int32(0), 1), "out_of_range": 3, "out_of_range_in_tuple": (0, -4),
+    "duplicate": (1, 1), "float": 1.0, "float_in_tuple": (0, 1.0), "list_in_tuple": ([0],),
+}
+
+
+@pytest.mark.parametrize("reduction", ["sum", "prod", "max", "min", "mean", "any", "all"])
+@pytest.mark.parametrize("axis", list(REDUCTION_AXES), ids=str)
+def test_reduction_axis_arguments(gpu, reduction, axis):
+    # A reduction with an axis and nothing else takes the short path (axes
+    # normalised once per spelling, then remembered): values and errors as
+    # NumPy's, the second call (remembered axes) as the first.
+    h = np.arange(24.0).reshape(2, 3, 4)
+    for _ in range(2):
+        check_same_behaviour(gpu, lambda xp: getattr(xp, reduction)(xp.asarray(h), axis=REDUCTION_AXES[axis]),
+                             message=False)
