@@ -1156,6 +1156,24 @@ class TestDirectWrites:
         np.testing.assert_array_equal(np.asarray(a), want)
         assert self.storage(a) == before
 
+    @pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "float32", "int64", "float64"])
+    @pytest.mark.parametrize("target, value", [
+        ((slice(1, -1), slice(1, -1)), (slice(2, None), slice(None, -2))),      # rows of runs, stride 1
+        ((slice(None), slice(None, None, 2)), (slice(None, None, -1), slice(3, None))),  # inner stride 2 / -1 rows
+        ((slice(None, None, -1), slice(None, None, -3)), (slice(None), slice(None, 3))),  # negative inner stride
+    ], ids=["runs", "strided", "reversed"])
+    def test_strided_copies_of_every_item_size(self, gpu, dtype, target, value):
+        # Runs along the innermost dimension are copied a block at a time
+        # (stride 1) or by typed copies of the element's size (else).
+        h = (np.arange(6 * 7) % 5).astype(dtype).reshape(6, 7)
+        src = (np.arange(6 * 7)[::-1] % 3).astype(dtype).reshape(6, 7)
+        a, b = gp.asarray(h.copy()), gp.asarray(src)
+        want = h.copy()
+        want[target] = src[value]
+        a[target] = b[value]
+        np.testing.assert_array_equal(np.asarray(a), want)
+        np.testing.assert_array_equal(np.asarray(a[target]), want[target])  # a strided read back
+
     def test_overlapping_or_needed_values_go_through_a_temporary(self, gpu):
         h = ramp(10)
         a = gp.asarray(h.copy())

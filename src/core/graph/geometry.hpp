@@ -74,18 +74,26 @@ Span view_span(const ViewGeometry& view, int64_t f0, int64_t f1);
 // NumPy's reshape does; false when a copy is needed.
 bool reshape_strides(const Dims& shape, const Dims& strides, const Dims& new_shape, Dims* new_strides);
 
-// Visits the view's C-order flat positions [f0, f1) in order, calling
-// fn(position_in_range, owner_element_index). Runs in tight inner loops.
+// Visits the view's C-order flat positions [f0, f1) in order, a run along
+// the innermost dimension at a time: fn(position_in_range, first
+// owner_element_index, run_length, owner stride along the run). Callers
+// copy a run with stride 1 as one block.
 template <class Fn>
-void for_each_element(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn) {
+void for_each_run(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn) {
     if (f0 >= f1) return;
     const int nd = static_cast<int>(view.shape.size());
     if (nd == 0) {
-        fn(int64_t{0}, view.offset);
+        fn(int64_t{0}, view.offset, int64_t{1}, int64_t{1});
         return;
     }
-    std::vector<int64_t> idx(nd);
-    unravel(f0, view.shape, idx.data());
+    int64_t small[8];
+    std::vector<int64_t> large;
+    int64_t* idx = small;
+    if (nd > 8) {
+        large.resize(static_cast<size_t>(nd));
+        idx = large.data();
+    }
+    unravel(f0, view.shape, idx);
     int64_t pos = view.offset;
     for (int d = 0; d < nd; ++d) pos += idx[d] * view.strides[d];
     const int64_t inner_len = view.shape[nd - 1];
@@ -95,8 +103,7 @@ void for_each_element(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn)
     while (done < total) {
         int64_t run = inner_len - idx[nd - 1];
         if (run > total - done) run = total - done;
-        int64_t p = pos;
-        for (int64_t i = 0; i < run; ++i, p += inner_stride) fn(done + i, p);
+        fn(done, pos, run, inner_stride);
         done += run;
         if (done >= total) break;
         // Carry into the outer dimensions.
@@ -111,6 +118,15 @@ void for_each_element(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn)
             idx[d] = 0;
         }
     }
+}
+
+// Visits the view's C-order flat positions [f0, f1) in order, calling
+// fn(position_in_range, owner_element_index). Runs in tight inner loops.
+template <class Fn>
+void for_each_element(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn) {
+    for_each_run(view, f0, f1, [&](int64_t at, int64_t pos, int64_t run, int64_t stride) {
+        for (int64_t i = 0; i < run; ++i, pos += stride) fn(at + i, pos);
+    });
 }
 
 }  // namespace gpupy
