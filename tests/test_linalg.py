@@ -137,3 +137,36 @@ def test_placement_setting():
         assert gp.get_placement() == "device"
     finally:
         gp.set_placement(previous)
+
+
+VECTOR_PAIRS = {
+    "contiguous": lambda x, n: (x[:n], x[n:2 * n]),
+    "reversed": lambda x, n: (x[:n][::-1], x[n:2 * n]),
+    "strided_and_reversed": lambda x, n: (x[::3][:n], x[:n][::-1]),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 7, 1000])
+@pytest.mark.parametrize("pair", list(VECTOR_PAIRS) + ["broadcast"])
+@pytest.mark.parametrize("call", ["dot", "matmul", "operator"])
+def test_products_of_vectors_are_numpys_to_the_bit(gpu, dtype, n, pair, call):
+    # The core runs a dot of two float vectors itself with the dtype's dot
+    # function: the strides it passes must be those NumPy passes (np.dot
+    # copies a reversed or broadcast vector first, matmul does not), or the
+    # summation order -- and the last bits -- differ.
+    h = np.random.default_rng(n).standard_normal(3 * n).astype(dtype)
+    g = gp.asarray(h)
+    if pair == "broadcast":
+        a, b = np.broadcast_to(h[:1], (n,)), h[:n]
+        ga, gb = gp.broadcast_to(g[:1], (n,)), g[:n]
+    else:
+        a, b = VECTOR_PAIRS[pair](h, n)
+        ga, gb = VECTOR_PAIRS[pair](g, n)
+    f, gf = {"dot": (np.dot, gp.dot), "matmul": (np.matmul, gp.matmul),
+             "operator": (lambda x, y: x @ y, lambda x, y: x @ y)}[call]
+    gp.reset_stats()
+    want, got = f(a, b), gf(ga, gb)
+    assert type(got) is type(want)  # a NumPy scalar, as NumPy gives
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    assert gp.stats()["host_placements_by_function"] == {"dot" if call == "dot" else "matmul": 1}

@@ -11,6 +11,9 @@
 // numpy.matmul writing into the new array's host memory. Anything else --
 // mixed dtypes, other dimensions, mismatched lengths (NumPy's error
 // message), a device placement -- is the Python path's.
+#include <cstring>
+#include <vector>
+
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/execution/evaluator.hpp"
@@ -23,8 +26,12 @@ namespace gpupy {
 namespace {
 
 // The product of two float vectors by the dtype's dot function, as a
-// NumPy scalar; empty if the dtype has none.
-py::object vector_dot(const GpuArray& x, const GpuArray& y) {
+// NumPy scalar; empty if the dtype has none. numpy.dot first copies a
+// vector whose stride BLAS does not take (negative, or zero over several
+// elements) -- np.dot(np.flip(r[:k]), y[:k]) in a recurrence -- and so
+// does `copy_bad_strides` here, so the dot function sees what it sees in
+// NumPy; numpy.matmul passes the strides as they are.
+py::object vector_dot(const GpuArray& x, const GpuArray& y, bool copy_bad_strides) {
     const DType t = x.dtype();
     PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(t));
     PyArray_DotFunc* dot = PyDataType_GetArrFuncs(descr)->dotfunc;
@@ -35,9 +42,23 @@ py::object vector_dot(const GpuArray& x, const GpuArray& y) {
     ensure_host(x.node_view());
     ensure_host(y.node_view());
     const int item = dtype_itemsize(t);
+    const int64_t n = x.geom.shape[0];
+    std::vector<char> copies[2];
+    char* data[2];
+    npy_intp stride[2];
+    const GpuArray* v[2] = {&x, &y};
+    for (int i = 0; i < 2; ++i) {
+        data[i] = v[i]->node()->host_data() + v[i]->geom.offset * item;
+        stride[i] = v[i]->geom.strides[0] * item;
+        if (copy_bad_strides && (stride[i] < 0 || (stride[i] == 0 && n > 1))) {
+            copies[i].resize(static_cast<size_t>(n * item));
+            for (int64_t k = 0; k < n; ++k) std::memcpy(copies[i].data() + k * item, data[i] + k * stride[i], item);
+            data[i] = copies[i].data();
+            stride[i] = item;
+        }
+    }
     alignas(16) char value[16] = {0};
-    dot(x.node()->host_data() + x.geom.offset * item, x.geom.strides[0] * item,
-        y.node()->host_data() + y.geom.offset * item, y.geom.strides[0] * item, value, x.geom.shape[0], nullptr);
+    dot(data[0], stride[0], data[1], stride[1], value, n, nullptr);
     PyObject* s = PyArray_Scalar(value, descr, nullptr);
     Py_DECREF(descr);
     if (!s) throw py::error_already_set();
@@ -73,13 +94,9 @@ py::object host_product(py::handle a, py::handle b, bool dot) {
     if (x.geom.shape[nx - 1] != y.geom.shape[0]) return py::object();  // NumPy's error, from the Python path
     const bool vectors = nx == 1 && ny == 1;
     if (vectors) {
-        // Integer vectors: the Python path. numpy.dot copies a vector with
-        // a stride BLAS does not take (negative, zero) before its dot, so
-        // the dot function sees other strides than here: the Python path.
-        if (!dtype_is_float(x.dtype())) return py::object();
-        if (dot && x.geom.shape[0] > 1 && (x.geom.strides[0] <= 0 || y.geom.strides[0] <= 0)) return py::object();
+        if (!dtype_is_float(x.dtype())) return py::object();  // integer vectors: the Python path
     }
-    py::object r = vectors ? vector_dot(x, y) : matrix_product(x, y, dot);
+    py::object r = vectors ? vector_dot(x, y, dot) : matrix_product(x, y, dot);
     if (r) ++(dot ? stats().host_dots : stats().host_matmuls);
     return r;
 }
