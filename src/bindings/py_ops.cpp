@@ -417,15 +417,18 @@ py::object call_numpy_ufunc(OpCode op, std::vector<PyObject*>& argv, PyObject* o
 // One operand of a direct loop: where its first element is, and its byte
 // stride along each dimension of the result (0 where broadcast; all 0 for
 // a scalar).
+constexpr size_t kLoopDims = 32;  // more dimensions: NumPy's call
+
 struct LoopOperand {
     const char* data = nullptr;
-    Dims strides;
+    int64_t strides[kLoopDims];
     alignas(8) char scalar[8] = {0};  // a Python number converted to the loop's dtype
 };
 
 bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out) {
     const int item = dtype_itemsize(t);
-    out->strides.assign(shape.size(), 0);
+    if (shape.size() > kLoopDims) return false;
+    std::fill(out->strides, out->strides + shape.size(), int64_t{0});
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
         scalar_store(t, weak_value(o, t), out->scalar);
         out->data = out->scalar;
@@ -472,36 +475,47 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
     // (the output's last), merged with the next inner one where they step
     // together.
     const int out_item = dtype_itemsize(loop.out);
-    Dims c = c_strides(shape);
-    std::vector<int64_t> len;
-    std::vector<std::array<int64_t, 3>> step;
-    for (size_t d = 0; d < shape.size(); ++d) {
+    // On the stack: this runs for every eager op (a few allocations cost
+    // as much as a small loop).
+    const size_t nd = shape.size();
+    if (nd > kLoopDims) return false;
+    int64_t c[kLoopDims];  // the output's C-order strides, in elements
+    for (size_t d = nd, acc = 1; d-- > 0;) {
+        c[d] = static_cast<int64_t>(acc);
+        acc *= static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+    }
+    int64_t len[kLoopDims + 1];
+    std::array<int64_t, 3> step[kLoopDims + 1];
+    size_t count = 0;
+    for (size_t d = 0; d < nd; ++d) {
         if (shape[d] == 1) continue;
         std::array<int64_t, 3> s{};
         for (size_t i = 0; i < nin; ++i) s[i] = in[i].strides[d];
         s[nin] = c[d] * out_item;
-        if (!len.empty()) {
+        if (count) {
             bool merge = true;
-            for (size_t i = 0; i <= nin; ++i) merge = merge && step.back()[i] == s[i] * shape[d];
+            for (size_t i = 0; i <= nin; ++i) merge = merge && step[count - 1][i] == s[i] * shape[d];
             if (merge) {
-                len.back() *= shape[d];
-                step.back() = s;
+                len[count - 1] *= shape[d];
+                step[count - 1] = s;
                 continue;
             }
         }
-        len.push_back(shape[d]);
-        step.push_back(s);
+        len[count] = shape[d];
+        step[count] = s;
+        ++count;
     }
-    if (len.empty()) {  // one point
-        len.push_back(1);
-        step.push_back({});
+    if (!count) {  // one point
+        len[0] = 1;
+        step[0] = {};
+        count = 1;
     }
-    const size_t outer = len.size() - 1;
+    const size_t outer = count - 1;
     char* const dst = destination();
     char* args[3];
     int64_t steps[3];
     for (size_t i = 0; i <= nin; ++i) steps[i] = step[outer][i];
-    std::vector<int64_t> at(outer, 0);  // the odometer over the outer dimensions
+    int64_t at[kLoopDims] = {0};  // the odometer over the outer dimensions
     constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
     std::feclearexcept(kReported);
     for (;;) {
@@ -683,13 +697,26 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         throw;
     }
     if (has_out) check_output_cast(loop.out, out_arr, name);
-    std::vector<Dims> shapes;
-    for (const Operand& o : ops) shapes.push_back(operand_shape(o));
-    const Dims shape = broadcast_shapes(shapes);
+    // The result's shape; in the common case (operands of one shape, or
+    // scalars) without building the list of shapes.
+    const Dims* common = nullptr;
+    bool one_shape = true;
+    for (const Operand& o : ops) {
+        if (o.kind != Operand::Array || o.pending_constant || o.arr().geom.shape.empty()) continue;
+        const Dims& s = o.arr().geom.shape;
+        if (!common) common = &s;
+        else if (s != *common) one_shape = false;
+    }
+    auto all_shapes = [&] {
+        std::vector<Dims> shapes;
+        for (const Operand& o : ops) shapes.push_back(operand_shape(o));
+        return shapes;
+    };
+    const Dims shape = one_shape ? (common ? *common : Dims{}) : broadcast_shapes(all_shapes());
     if (has_out && shape != out_arr.geom.shape) {
         // NumPy broadcasts the output with the inputs, then requires it to
         // be the result's shape.
-        std::vector<Dims> with_out = shapes;
+        std::vector<Dims> with_out = all_shapes();
         with_out.push_back(out_arr.geom.shape);
         const Dims all = broadcast_shapes(with_out);
         if (all != out_arr.geom.shape) {
