@@ -214,3 +214,16 @@ def test_a_forked_child_evaluates_in_parallel_too():
     out = run_python(["-c", FORKED_CHILD_EVALUATES], env=dict(os.environ, GPUPY_DRIVER="software"), timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-2:] == ["child", "0"]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float32, np.float64])
+def test_a_zero_d_operand_broadcast_over_many_chunks(dtype):
+    # A load of one element broadcast over the whole domain is read once
+    # per evaluation (the interpreter fills its register at the start):
+    # every chunk and every thread's part must see it, for every item size.
+    h = (np.arange(300_000) % 97).astype(dtype)
+    a = gp.asarray(h)
+    c = gp.asarray(np.array(40, dtype=dtype)) + 2   # a lazy 0-d array
+    s = gp.asarray(np.array(3, dtype=dtype))        # an evaluated one
+    np.testing.assert_array_equal(np.asarray((c <= a) & (a < c + s)), (42 <= h) & (h < 45))
+    np.testing.assert_array_equal(np.asarray(a * s + c), h * dtype(3) + dtype(42))

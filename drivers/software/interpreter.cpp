@@ -162,8 +162,26 @@ public:
             ptr_[i] = reinterpret_cast<char*>(regs_[i]);
         }
         // Constants are the same at every point: fill their registers once.
+        // So is a load of one element broadcast over the whole domain (a
+        // 0-d array: `r1 <= radius` with r1 = radius.max() * i / n); read
+        // per chunk, it was a strided copy with stride 0 per element, most
+        // of such an evaluation's time.
+        uniform_.assign(static_cast<size_t>(ir.ninstr), 0);
         for (int i = 0; i < ir.ninstr; ++i) {
             const gpupy_ir_instr& in = ir.instr[i];
+            if (in.op == GPUPY_OP_LOAD && broadcast_element(in)) {
+                const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
+                const int64_t off = in.map.base - in.block_first;
+                if (off < 0 || off >= b->nelems) continue;  // eval_points reports it
+                uniform_[i] = with_type(in.dtype, [&](auto t) {
+                    using T = decltype(t);
+                    T v;
+                    std::memcpy(&v, b->data + off * sizeof(T), sizeof(T));
+                    std::fill(reg<T>(i), reg<T>(i) + chunk_, v);
+                    return true;
+                });
+                continue;
+            }
             if (in.op != GPUPY_OP_CONST) continue;
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
@@ -177,6 +195,14 @@ public:
     bool run(Block* dst);
 
 private:
+    // A load whose index map is the same element at every point.
+    bool broadcast_element(const gpupy_ir_instr& in) const {
+        if (in.nblocks != 1 || (in.flags & GPUPY_INSTR_REMAPPED)) return false;
+        for (int d = 0; d < nd_; ++d) {
+            if (in.map.stride[d] != 0 && shape_[d] > 1) return false;
+        }
+        return true;
+    }
     static int chunk_for(const gpupy_ir& ir) {
         const int64_t fit = kRegisterBytes / (8 * static_cast<int64_t>(ir.ninstr));
         const int64_t points = ir.reduce_op == GPUPY_OP_NONE ? ir.count : std::max<int64_t>(ir.reduce_chunk, 1);
@@ -217,6 +243,7 @@ private:
     // Per instruction, where the current chunk's values are: its register,
     // or for a contiguous load the block memory itself (no copy).
     std::vector<char*> ptr_;
+    std::vector<char> uniform_;  // per instruction: a load filled once (broadcast_element)
     std::unique_ptr<int64_t[]> idx_;
 };
 
@@ -348,6 +375,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
         case GPUPY_OP_CONST:
             break;
         case GPUPY_OP_LOAD: {
+            if (uniform_[i]) break;  // filled at the start
             if ((in.flags & GPUPY_INSTR_CONTIGUOUS) && in.nblocks == 1) {
                 // Consecutive elements of one block: read them in place.
                 const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
