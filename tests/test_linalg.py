@@ -170,3 +170,29 @@ def test_products_of_vectors_are_numpys_to_the_bit(gpu, dtype, n, pair, call):
     assert type(got) is type(want)  # a NumPy scalar, as NumPy gives
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
     assert gp.stats()["host_placements_by_function"] == {"dot" if call == "dot" else "matmul": 1}
+
+
+ARG_CASES = {
+    "rows": (lambda h: h, 1), "columns": (lambda h: h, 0), "all": (lambda h: h, None),
+    "ties": (lambda h: np.round(h), 1), "nan": (lambda h: np.where(h > 1.5, np.nan, h), 1),
+    "int": (lambda h: (h * 3).astype(np.int32), 0),
+}
+
+
+@pytest.mark.parametrize("case", list(ARG_CASES))
+@pytest.mark.parametrize("name", ["argmin", "argmax"])
+def test_arg_reductions_under_both_placements(gpu, placement, name, case):
+    # On the host placement NumPy's arg-reduction runs on the host values
+    # (one pass, counted as a placement); on the device, the extreme, the
+    # hits and the first hit. Both give NumPy's indices -- the first of
+    # ties, the first NaN -- as gpupy arrays, 0-d included.
+    make, axis = ARG_CASES[case]
+    h = make(host((40, 7), seed=3))
+    gp.reset_stats()
+    got = getattr(gp, name)(gp.asarray(h) * 1, axis=axis)  # a lazy operand
+    want = getattr(np, name)(h * 1, axis=axis)
+    assert isinstance(got, gp.GpuArray)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    assert np.asarray(got).dtype == want.dtype
+    placed = gp.stats()["host_placements_by_function"]
+    assert placed == ({name: 1} if placement == "host" else {})
