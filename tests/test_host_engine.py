@@ -227,3 +227,21 @@ def test_a_zero_d_operand_broadcast_over_many_chunks(dtype):
     s = gp.asarray(np.array(3, dtype=dtype))        # an evaluated one
     np.testing.assert_array_equal(np.asarray((c <= a) & (a < c + s)), (42 <= h) & (h < 45))
     np.testing.assert_array_equal(np.asarray(a * s + c), h * dtype(3) + dtype(42))
+
+
+@pytest.mark.parametrize("view", ["broadcast_rows", "broadcast_columns", "transposed", "reversed", "stepped"])
+def test_index_sequences_in_every_layout(gpu, view):
+    # A lazy arange read across the domain is computed a run at a time (an
+    # arithmetic sequence per innermost run): broadcasts, transposes and
+    # negative or larger steps must give NumPy's values.
+    n, k = 30_000, 16
+    label = (np.arange(n) * 7) % k
+    g = gp.asarray(label)
+    make = {
+        "broadcast_rows": lambda xp, lab: lab[:, None] == xp.arange(k)[None, :],
+        "broadcast_columns": lambda xp, lab: xp.arange(k)[:, None] + lab[None, :],
+        "transposed": lambda xp, lab: xp.arange(n * k).reshape(n, k).T * 2 + 1,
+        "reversed": lambda xp, lab: xp.arange(n * k).reshape(n, k)[::-1, ::-1] - lab[:, None],
+        "stepped": lambda xp, lab: xp.arange(3 * n * k).reshape(3 * n, k)[::3, ::5] + lab[::1, None],
+    }[view]
+    np.testing.assert_array_equal(np.asarray(make(gp, g)), make(np, label))

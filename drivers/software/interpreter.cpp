@@ -260,6 +260,27 @@ void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64
         rem = shape_[d] ? rem / shape_[d] : 0;
     }
     const bool remapped = in.flags & GPUPY_INSTR_REMAPPED;
+    if (!remapped && nd_ > 0) {
+        // A run along the innermost dimension is an arithmetic sequence:
+        // its first index, then a step (a broadcast or an arange read
+        // across rows of 16 spent most of its evaluation in the per-element
+        // form below).
+        const int last = nd_ - 1;
+        const int64_t step = m.stride[last];
+        for (int k = 0; k < n;) {
+            const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
+            int64_t first = m.base;
+            for (int d = 0; d < nd_; ++d) first += pt[d] * m.stride[d];
+            for (int64_t j = 0; j < run; ++j) out[k + j] = first + j * step;
+            k += static_cast<int>(run);
+            pt[last] += run;
+            for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
+                pt[d] = 0;
+                ++pt[d - 1];
+            }
+        }
+        return;
+    }
     for (int k = 0; k < n; ++k) {
         int64_t idx = m.base;
         for (int d = 0; d < nd_; ++d) {
@@ -394,10 +415,12 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
         }
         case GPUPY_OP_INDEX: {
             map_indices(in, p0, n, idx_.get());
-            for (int k = 0; k < n; ++k) {
-                int64_t v = in.div > 1 ? idx_[k] / in.div : idx_[k];
-                if (in.mod) v %= in.mod;
-                idx_[k] = v;
+            if (in.div > 1 || in.mod) {  // (the loop without them vectorises)
+                for (int k = 0; k < n; ++k) {
+                    int64_t v = in.div > 1 ? idx_[k] / in.div : idx_[k];
+                    if (in.mod) v %= in.mod;
+                    idx_[k] = v;
+                }
             }
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
