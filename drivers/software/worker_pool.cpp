@@ -5,7 +5,6 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace gpupy_sw {
 
@@ -18,12 +17,11 @@ public:
     void run(int64_t parts, const std::function<void(int64_t)>& task) {
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            while (static_cast<int64_t>(workers_.size()) < parts - 1) {
+            while (workers_ < parts - 1) {
                 // Never joined: the pool lives as long as the process (the
                 // driver library is never unloaded), and a worker waiting
                 // for work does not keep the process from exiting.
-                std::thread(&WorkerPool::work, this, static_cast<int64_t>(workers_.size()) + 1).detach();
-                workers_.push_back(1);
+                std::thread(&WorkerPool::work, this, ++workers_).detach();
             }
             task_ = &task;
             parts_ = parts;
@@ -55,7 +53,7 @@ private:
 
     std::mutex mutex_;
     std::condition_variable wake_, done_;
-    std::vector<char> workers_;
+    int64_t workers_ = 0;  // started so far; worker k runs part k
     const std::function<void(int64_t)>* task_ = nullptr;
     int64_t parts_ = 0, pending_ = 0;
     uint64_t generation_ = 0;

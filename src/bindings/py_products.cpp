@@ -11,13 +11,13 @@
 // numpy.matmul writing into the new array's host memory. Anything else --
 // mixed dtypes, other dimensions, mismatched lengths (NumPy's error
 // message), a device placement -- is the Python path's.
-#include <cstring>
 #include <vector>
 
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/execution/evaluator.hpp"
 #include "core/graph/node_factory.hpp"
+#include "core/memory/host_transfer.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -52,7 +52,7 @@ py::object vector_dot(const GpuArray& x, const GpuArray& y, bool copy_bad_stride
         stride[i] = v[i]->geom.strides[0] * item;
         if (copy_bad_strides && (stride[i] < 0 || (stride[i] == 0 && n > 1))) {
             copies[i].resize(static_cast<size_t>(n * item));
-            for (int64_t k = 0; k < n; ++k) std::memcpy(copies[i].data() + k * item, data[i] + k * stride[i], item);
+            gather_from_host(v[i]->node(), v[i]->geom, 0, n, copies[i].data());
             data[i] = copies[i].data();
             stride[i] = item;
         }
@@ -93,9 +93,7 @@ py::object host_product(py::handle a, py::handle b, bool dot) {
     if (nx < 1 || nx > 2 || ny < 1 || ny > 2 || x.dtype() != y.dtype()) return py::object();
     if (x.geom.shape[nx - 1] != y.geom.shape[0]) return py::object();  // NumPy's error, from the Python path
     const bool vectors = nx == 1 && ny == 1;
-    if (vectors) {
-        if (!dtype_is_float(x.dtype())) return py::object();  // integer vectors: the Python path
-    }
+    if (vectors && !dtype_is_float(x.dtype())) return py::object();  // integer vectors: the Python path
     py::object r = vectors ? vector_dot(x, y, dot) : matrix_product(x, y, dot);
     if (r) ++(dot ? stats().host_dots : stats().host_matmuls);
     return r;
