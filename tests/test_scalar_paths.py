@@ -96,11 +96,13 @@ def test_integer_keys_read_and_write_as_numpy(gpu, key):
 
 
 VALUES = [1.5, -0.0, float("nan"), 7, -2**53, 2**53 + 1, 2**63, -1, 300, True, np.float64(2.5), np.float32(0.1),
-          np.int64(-4), np.uint64(2**64 - 1), np.int8(-3), np.bool_(True), np.array(6)]
+          np.int64(-4), np.uint64(2**64 - 1), np.int8(-3), np.bool_(True), np.array(6), np.uint8(200),
+          np.int16(-300), np.uint16(65535), np.int32(-2**31), np.uint32(2**32 - 1), np.float64(-0.0)]
 
 
 @pytest.mark.parametrize("value", VALUES, ids=repr)
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint64", "bool"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint64", "bool", "uint8", "int16",
+                                   "uint16", "int32", "uint32"])
 def test_element_writes_convert_as_numpy(gpu, dtype, value):
     want = np.zeros(4, dtype)
     got = gp.zeros(4, dtype)
@@ -116,6 +118,53 @@ def test_element_writes_convert_as_numpy(gpu, dtype, value):
         got[1] = value
     assert repr(got[1]) == repr(want[1])
     np.testing.assert_array_equal(got, want)
+
+
+VIEWS = {
+    "whole": lambda x: x,
+    "transposed": lambda x: x.transpose(2, 0, 1),
+    "reversed": lambda x: x[::-1, :, ::-2],
+    "offset and stepped": lambda x: x[1:, 1::2, 2:],
+}
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=str)
+def test_element_keys_of_python_ints_on_views(gpu, view):
+    # `a[i, j, k]` with one Python int per dimension takes the element's
+    # offset straight from the key: every element of every layout is read
+    # and written where NumPy reads and writes it.
+    want = np.arange(4 * 5 * 6, dtype=np.float64).reshape(4, 5, 6)
+    got = gp.asarray(want.copy())
+    w, g = VIEWS[view](want), VIEWS[view](got)
+    for idx in np.ndindex(*w.shape):
+        neg = tuple(i - n for i, n in zip(idx, w.shape))
+        assert repr(g[idx]) == repr(w[idx]) and repr(g[neg]) == repr(w[neg])
+        value = float(sum(idx)) + 0.5
+        w[idx] = value
+        g[neg] = value
+    np.testing.assert_array_equal(got, want)
+    for bad in [(w.shape[0], 0, 0), (0, -w.shape[1] - 1, 0), (0, 0, 10**6), (0, 0, 2**70)]:
+        for op in (lambda a: a[bad], lambda a: a.__setitem__(bad, 1.0)):
+            with pytest.raises(IndexError) as e_np:
+                op(w)
+            with pytest.raises(IndexError) as e_gp:
+                op(g)
+            assert str(e_gp.value) == str(e_np.value)
+    np.testing.assert_array_equal(got, want)  # nothing written by a failed key
+
+
+def test_element_writes_into_read_only_and_lazy_arrays(gpu):
+    a = gp.arange(6.0).reshape(2, 3)
+    b = a * 2  # lazy
+    b[1, 2] = np.float64(-1.0)
+    assert b[1, 2] == -1.0 and b[0, 1] == 2.0
+    np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3))  # a is not b's storage
+    r = gp.broadcast_to(gp.arange(3.0), (2, 3))
+    with pytest.raises(ValueError, match="read-only"):
+        r[0, 1] = 5.0
+    c = gp.zeros((2, 2))
+    c[0, 1] = gp.asarray(np.float64(3.0)) + 1  # a 0-d gpupy value stays lazy
+    np.testing.assert_array_equal(c, [[0.0, 4.0], [0.0, 0.0]])
 
 
 def test_operators_of_the_c_slots_behave_as_numpys(gpu, silent_fallback):

@@ -58,8 +58,50 @@ py::object single_element(const GpuArray& a, const char* what) {
     return numpy_scalar(a.node(), a.geom.offset);
 }
 
+// The element at owner offset `offset`, as a NumPy scalar.
+py::object element_value(const GpuArray& a, int64_t offset) {
+    // Evaluate the block of the array holding this element (thesis 4.4),
+    // so reading its neighbours next costs nothing.
+    if (!a.node()->complete()) {
+        NodeView whole{a.owner->node, identity_view(a.node()->shape())};
+        ensure_host(whole, offset, offset + 1);
+    }
+    return numpy_scalar(a.node(), offset);
+}
+
+// a[index] = value for the one element at owner offset `offset`: NumPy's
+// item assignment, which takes a 0-d array but no sequence, not even of
+// one element.
+void store_element(const GpuArray& a, int64_t offset, py::handle value) {
+    if (!a.writeable) throw ValueError("assignment destination is read-only");
+    const DType t = a.dtype();
+    gpupy_scalar element;
+    ViewGeometry g;  // the element as a 0-d view
+    g.offset = offset;
+    if (!plain_element(value, t, &element)) {
+        // A 0-d gpupy array stays lazy; anything else NumPy converts by its
+        // rules for one element (a bool element takes the truth value of a
+        // one-element array, other dtypes refuse it).
+        if (is_gpuarray(value) && gpuarray_ref(value).ndim() == 0) {
+            assign_value(a.view(std::move(g)), value);
+            return;
+        }
+        element = element_from_python(
+            is_gpuarray(value) ? to_ndarray(gpuarray_ref(value)) : py::reinterpret_borrow<py::object>(value), t);
+    }
+    if (Node* node = writable_in_place(a)) {
+        // `y[k] = v` in a loop: the element is stored where it lives.
+        forget_old_values(node);
+        scalar_store(t, element, node->host_data() + offset * dtype_itemsize(t));
+        return;
+    }
+    assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element), identity_view({})});
+}
+
 py::object getitem(py::object self, py::handle key) {
     const GpuArray& a = gpuarray_ref(self);
+    int64_t offset;
+    if (element_key(a, key, &offset)) return element_value(a, offset);
     ViewGeometry g;
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
@@ -67,20 +109,14 @@ py::object getitem(py::object self, py::handle key) {
         if (!advanced_getitem()) throw IndexError("advanced indexing is not available");
         return advanced_getitem()(self, key);
     }
-    if (scalar) {
-        // Evaluate the block of the array holding this element (thesis
-        // 4.4), so reading its neighbours next costs nothing.
-        if (!a.node()->complete()) {
-            NodeView whole{a.owner->node, identity_view(a.node()->shape())};
-            ensure_host(whole, g.offset, g.offset + 1);
-        }
-        return numpy_scalar(a.node(), g.offset);
-    }
+    if (scalar) return element_value(a, g.offset);
     return py::cast(a.view(std::move(g)));
 }
 
 void setitem(py::object self, py::handle key, py::handle value) {
     const GpuArray& a = gpuarray_ref(self);
+    int64_t offset;
+    if (element_key(a, key, &offset)) return store_element(a, offset, value);
     ViewGeometry g;
     bool scalar = false;
     if (!basic_index(a, key, &g, &scalar)) {
@@ -90,31 +126,7 @@ void setitem(py::object self, py::handle key, py::handle value) {
         advanced_setitem()(self, key, value);
         return;
     }
-    if (scalar) {
-        // One element: NumPy's item assignment, which takes a 0-d array but
-        // no sequence, not even of one element.
-        if (!a.writeable) throw ValueError("assignment destination is read-only");
-        // A 0-d gpupy array stays lazy; anything else NumPy converts by its
-        // rules for one element (a bool element takes the truth value of a
-        // one-element array, other dtypes refuse it).
-        const bool lazy = is_gpuarray(value) && gpuarray_ref(value).ndim() == 0;
-        if (lazy) {
-            assign_value(a.view(std::move(g)), value);
-        } else {
-            const DType t = a.dtype();
-            py::object host = is_gpuarray(value) ? to_ndarray(gpuarray_ref(value))
-                                                              : py::reinterpret_borrow<py::object>(value);
-            const gpupy_scalar element = element_from_python(host, t);
-            if (Node* node = writable_in_place(a)) {
-                // `y[k] = v` in a loop: the element is stored where it lives.
-                forget_old_values(node);
-                scalar_store(t, element, node->host_data() + g.offset * dtype_itemsize(t));
-                return;
-            }
-            assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element), identity_view({})});
-        }
-        return;
-    }
+    if (scalar) return store_element(a, g.offset, value);
     if (is_gpuarray(value)) {
         // `y[:k] += v` ends with y.__setitem__(slice, the view it wrote
         // through): the same elements onto themselves, nothing to do.

@@ -72,6 +72,11 @@ gpupy_scalar scalar_from_python(py::handle value, DType t);
 // The same for one element, `a[i, j] = value`: NumPy refuses any sequence
 // there, even of one element ("setting an array element with a sequence").
 gpupy_scalar element_from_python(py::handle value, DType t);
+// The common values of `a[i] = v` in a loop, converted without NumPy: a
+// NumPy scalar of exactly dtype t, a Python float into float64, a Python
+// int into int64 or (exactly representable) float64. False for anything
+// else, which element_from_python converts by NumPy's rules.
+bool plain_element(py::handle value, DType t, gpupy_scalar* out);
 
 // --- advanced indexing on the host (py_advanced.cpp) ----------------------------
 // Whether the array's node is small (the eager threshold: a write there may
@@ -91,6 +96,10 @@ void write_on_host(const GpuArray& a, py::handle key, py::handle value);
 // --- views (py_views.cpp) ---------------------------------------------------------
 // Basic indexing; returns false if `key` needs advanced indexing.
 bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* scalar_result);
+// `a[i, j]` in a loop: a key of one Python int per dimension gives the
+// element's owner offset at once (or NumPy's IndexError), without parsing
+// items or building a view; false for any other key.
+bool element_key(const GpuArray& a, py::handle key, int64_t* offset);
 Dims shape_from_python(py::handle shape);
 
 // --- operations (py_ops.cpp) ------------------------------------------------------

@@ -187,11 +187,23 @@ gpupy_scalar converted_by_numpy(py::handle value, DType t, PyObject* key) {
     return scalar_load(t, PyArray_DATA(reinterpret_cast<PyArrayObject*>(cell.ptr())));
 }
 
-// The common cases of `a[i] = v` in a loop, converted without a 0-d NumPy
-// array: a NumPy scalar of exactly the target dtype (its bits), a Python
-// float into float64 and a Python int into int64 or float64 where the
-// conversion is exact (larger ints go through NumPy for its OverflowError).
-bool exact_element(PyObject* v, DType t, gpupy_scalar* out) {
+}  // namespace
+
+// A NumPy scalar of one of gpupy's dtypes is a PyObject_HEAD followed by
+// its value (NumPy's Py<Type>ScalarObject layouts, all the same up to the
+// value's type), so reading one of the expected type is a copy.
+static_assert(offsetof(PyDoubleScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyFloatScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyLongLongScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyLongScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyIntScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyShortScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyByteScalarObject, obval) == sizeof(PyObject) &&
+              offsetof(PyBoolScalarObject, obval) == sizeof(PyObject),
+              "NumPy scalar layout");
+
+bool plain_element(py::handle value, DType t, gpupy_scalar* out) {
+    PyObject* v = value.ptr();
     const int typenum = typenum_of(t);
     if (PyFloat_CheckExact(v)) {
         if (typenum != NPY_FLOAT64) return false;
@@ -211,30 +223,27 @@ bool exact_element(PyObject* v, DType t, gpupy_scalar* out) {
         else return false;
         return true;
     }
-    if (PyArray_IsScalar(v, Generic)) {
-        static PyTypeObject* scalar_type[GPUPY_NUM_DTYPES] = {};
-        PyTypeObject*& type = scalar_type[t];
-        if (!type) type = reinterpret_cast<PyTypeObject*>(PyArray_TypeObjectFromType(typenum));
-        if (Py_TYPE(v) != type) return false;
-        alignas(8) char bits[8];
-        PyArray_ScalarAsCtype(v, bits);
-        *out = scalar_load(t, bits);
-        return true;
-    }
-    return false;
+    // The exact scalar type of dtype t, by identity (`A[i, j] += A[i, j - 1]`
+    // stores a NumPy scalar of the array's own dtype): no subtype walk.
+    static PyTypeObject* scalar_type[GPUPY_NUM_DTYPES] = {};
+    PyTypeObject*& type = scalar_type[t];
+    if (!type) type = reinterpret_cast<PyTypeObject*>(PyArray_TypeObjectFromType(typenum));
+    if (Py_TYPE(v) != type) return false;
+    alignas(8) char bits[8];
+    std::memcpy(bits, reinterpret_cast<const char*>(v) + sizeof(PyObject), static_cast<size_t>(dtype_itemsize(t)));
+    *out = scalar_load(t, bits);
+    return true;
 }
-
-}  // namespace
 
 gpupy_scalar scalar_from_python(py::handle value, DType t) {
     gpupy_scalar exact;
-    if (exact_element(value.ptr(), t, &exact)) return exact;  // the same value for a fill
+    if (plain_element(value, t, &exact)) return exact;  // the same value for a fill
     return converted_by_numpy(value, t, Py_Ellipsis);
 }
 
 gpupy_scalar element_from_python(py::handle value, DType t) {
     gpupy_scalar exact;
-    if (exact_element(value.ptr(), t, &exact)) return exact;
+    if (plain_element(value, t, &exact)) return exact;
     py::tuple no_index;
     return converted_by_numpy(value, t, no_index.ptr());
 }

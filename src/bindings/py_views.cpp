@@ -93,6 +93,23 @@ bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* sca
     return true;
 }
 
+bool element_key(const GpuArray& a, py::handle key, int64_t* offset) {
+    PyObject* k = key.ptr();
+    const bool tuple = PyTuple_CheckExact(k);
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(k) : 1;
+    if (n == 0 || n != a.ndim()) return false;
+    PyObject* const* items = tuple ? &PyTuple_GET_ITEM(k, 0) : &k;
+    for (Py_ssize_t d = 0; d < n; ++d)
+        if (!PyLong_CheckExact(items[d])) return false;
+    int64_t at = a.geom.offset;
+    for (Py_ssize_t d = 0; d < n; ++d) {
+        const size_t i = static_cast<size_t>(d);
+        at += checked_index(integer_key(items[d]), a.geom.shape[i], static_cast<int>(d)) * a.geom.strides[i];
+    }
+    *offset = at;
+    return true;
+}
+
 namespace {
 
 // operator.index(obj): TypeError "'x' object cannot be interpreted as an

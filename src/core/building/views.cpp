@@ -16,6 +16,14 @@ int normalize_axis(int64_t axis, int ndim) {
     return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
 
+int64_t checked_index(int64_t idx, int64_t n, int axis) {
+    if (idx < -n || idx >= n) {
+        throw IndexError("index " + std::to_string(idx) + " is out of bounds for axis " + std::to_string(axis) +
+                         " with size " + std::to_string(n));
+    }
+    return idx < 0 ? idx + n : idx;
+}
+
 namespace {
 
 // CPython's PySlice_AdjustIndices: start and stop clamped into a dimension
@@ -71,18 +79,10 @@ ViewGeometry index_view(const GpuArray& a, const std::vector<IndexItem>& items, 
                 g.strides.push_back(a.geom.strides[d]);
             }
             break;
-        case IndexItem::Integer: {
-            const int64_t n = a.geom.shape[d];
-            int64_t idx = it.value;
-            if (idx < -n || idx >= n) {
-                throw IndexError("index " + std::to_string(idx) + " is out of bounds for axis " + std::to_string(d) +
-                                 " with size " + std::to_string(n));
-            }
-            if (idx < 0) idx += n;
-            g.offset += idx * a.geom.strides[d];
+        case IndexItem::Integer:
+            g.offset += checked_index(it.value, a.geom.shape[d], d) * a.geom.strides[d];
             ++d;
             break;
-        }
         case IndexItem::Slice: {
             int64_t start = it.start, stop = it.stop;
             const int64_t len = adjust_slice(a.geom.shape[d], &start, &stop, it.step);

@@ -25,6 +25,10 @@ struct IndexItem {
 // message. *scalar: every dimension was indexed by an integer.
 ViewGeometry index_view(const GpuArray& a, const std::vector<IndexItem>& items, bool* scalar);
 
+// The position along dimension `axis` (of length n) of the integer index
+// `idx` (negative counts from the end), or NumPy's IndexError.
+int64_t checked_index(int64_t idx, int64_t n, int axis);
+
 // NumPy's axis normalisation: AxisError if out of range.
 int normalize_axis(int64_t axis, int ndim);
 
