@@ -405,6 +405,39 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return function("sum")(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
+def _triangle(m, k, lower):
+    """NumPy's tril (lower) and triu: m where tri(N, M, k) holds, resp.
+    where tri(N, M, k - 1) does not, zeros elsewhere, over the last two
+    axes (a 1-d m is a row repeated into an N x N result, as in NumPy).
+    The mask is a lazy comparison of two aranges, so the whole is one
+    fused pass, or NumPy's own eager work at small sizes."""
+    m = _as_gpu(m)
+    name = "tril" if lower else "triu"
+    if m.ndim == 0:
+        return call_numpy(name, (m, k), {}, reason=f"{name} of a 0-d array raises in NumPy")
+    if not isinstance(k, (int, np.integer)):
+        # (NumPy builds tri's columns with an integer arange of a float k.)
+        return call_numpy(name, (m, k), {}, reason=f"{name} with a diagonal offset that is not an integer")
+    rows, cols = m.shape[-2:] if m.ndim >= 2 else (m.shape[-1], m.shape[-1])
+    shift = k if lower else k - 1
+    arange = function("arange")
+    inside = arange(rows)[:, None] >= arange(-shift, cols - shift)  # tri(rows, cols, shift)
+    zero = function("zeros")(1, m.dtype)
+    return function("where")(inside, m, zero) if lower else function("where")(inside, zero, m)
+
+
+@implements(np.tril)
+@_numpy_for_host_dtypes(np.tril)
+def tril(m, k=0):
+    return _triangle(m, k, True)
+
+
+@implements(np.triu)
+@_numpy_for_host_dtypes(np.triu)
+def triu(m, k=0):
+    return _triangle(m, k, False)
+
+
 def _split_points(n, indices_or_sections, strict):
     if np.ndim(indices_or_sections) == 0:
         sections = int(indices_or_sections)

@@ -879,3 +879,33 @@ def test_reduction_axis_arguments(gpu, reduction, axis):
     for _ in range(2):
         check_same_behaviour(gpu, lambda xp: getattr(xp, reduction)(xp.asarray(h), axis=REDUCTION_AXES[axis]),
                              message=False)
+
+
+TRIANGLE_INPUTS = {
+    "row": lambda xp: xp.arange(1, 5, dtype=xp.float32),
+    "square": lambda xp: xp.reshape(xp.arange(1, 17), (4, 4)),
+    "wide": lambda xp: xp.reshape(xp.arange(1.0, 16.0), (3, 5)),
+    "tall transposed": lambda xp: xp.reshape(xp.arange(1.0, 16.0), (3, 5)).T,
+    "stack, reversed": lambda xp: xp.reshape(xp.arange(24, dtype=xp.int8), (2, 3, 4))[:, ::-1],
+    "bool": lambda xp: xp.reshape(xp.arange(12), (3, 4)) % 3 == 0,
+    "empty": lambda xp: xp.zeros((0, 3)),
+}
+
+
+@pytest.mark.parametrize("k", [0, 1, -1, 3, -7, 40])
+@pytest.mark.parametrize("which", sorted(TRIANGLE_INPUTS))
+@pytest.mark.parametrize("name", ["triu", "tril"])
+def test_triangles_on_the_device(gpu, name, which, k):
+    # tril/triu are a lazy where over a comparison of two aranges: no
+    # NumPy (fallback mode "raise"), NumPy's values and dtype.
+    make = TRIANGLE_INPUTS[which]
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name)(make(xp), k))
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name)(make(xp), k=np.int16(k)))
+
+
+@pytest.mark.parametrize("name", ["triu", "tril"])
+def test_triangles_numpy_handles(gpu, name):
+    # A 0-d array (NumPy's TypeError) and a float offset (NumPy's integer
+    # arange of it) are NumPy's.
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.asarray(3.0)), path="numpy")
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.ones((3, 4)), 1.5), path="numpy")
