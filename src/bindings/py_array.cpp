@@ -11,6 +11,8 @@
 #include "core/building/writes.hpp"
 #include "core/runtime/runtime.hpp"
 
+#include <structmember.h>
+
 namespace gpupy {
 
 namespace {
@@ -33,12 +35,11 @@ PyTypeObject* g_gpuarray_type = nullptr;  // set by register_array
 bool is_gpuarray(py::handle obj) { return PyObject_TypeCheck(obj.ptr(), g_gpuarray_type); }
 bool is_exact_gpuarray(py::handle obj) { return Py_TYPE(obj.ptr()) == g_gpuarray_type; }
 
-const GpuArray& gpuarray_ref(py::handle obj) {
-    // GpuArray has one C++ base-free type, so pybind11 keeps its value
-    // pointer inline in the instance ("simple layout").
-    auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
-    if (inst->simple_layout) return *static_cast<const GpuArray*>(inst->simple_value_holder[0]);
-    return obj.cast<const GpuArray&>();
+py::object wrap_gpuarray(GpuArray&& a) {
+    PyObject* o = g_gpuarray_type->tp_alloc(g_gpuarray_type, 0);  // zeroed: no weak references yet
+    if (!o) throw py::error_already_set();
+    new (&reinterpret_cast<GpuArrayObject*>(o)->value) GpuArray(std::move(a));
+    return py::reinterpret_steal<py::object>(o);
 }
 
 namespace {
@@ -279,28 +280,109 @@ void install_slots() {
     install_array_ufunc(tp);  // not a slot's name: setting it leaves the slots above as they are
 }
 
+// --- the type object ------------------------------------------------------------
+
+void array_dealloc(PyObject* self) {
+    PyTypeObject* type = Py_TYPE(self);
+    auto* o = reinterpret_cast<GpuArrayObject*>(self);
+    if (o->weakrefs) PyObject_ClearWeakRefs(self);
+    o->value.~GpuArray();
+    type->tp_free(self);
+    Py_DECREF(type);  // a heap type: each instance holds a reference to it
+}
+
+// gpupy.ndarray(shape, dtype=float, buffer=None, offset=0, strides=None,
+// order=None): numpy.ndarray's constructor, a bound function (set by
+// register_array).
+PyObject* g_constructor = nullptr;
+
+PyObject* array_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    PyObject* made = PyObject_Call(g_constructor, args, kwargs);  // an exact GpuArray
+    if (!made || type == g_gpuarray_type) return made;
+    // A Python subclass: the same value in an instance of it.
+    PyObject* o = type->tp_alloc(type, 0);
+    if (o) new (&reinterpret_cast<GpuArrayObject*>(o)->value) GpuArray(std::move(gpuarray_mut(made)));
+    Py_DECREF(made);
+    return o;
+}
+
+PyMemberDef array_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(GpuArrayObject, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyTypeObject* make_array_type() {
+    PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(array_dealloc)},
+        {Py_tp_new, reinterpret_cast<void*>(array_new)},
+        {Py_tp_members, array_members},
+        {Py_bf_getbuffer, reinterpret_cast<void*>(getbuffer)},
+        {0, nullptr},
+    };
+    PyType_Spec spec{"gpupy._core.GpuArray", static_cast<int>(sizeof(GpuArrayObject)), 0,
+                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+    PyObject* type = PyType_FromSpec(&spec);
+    if (!type) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(type);
+}
+
+// Methods and properties of bound C++ functions on the type, as pybind11's
+// class_ defines them (class_ itself would register a pybind11 type).
+class Methods {
+  public:
+    explicit Methods(py::handle cls) : cls_(cls) {}
+
+    template <class F, class... Extra>
+    Methods& def(const char* name, F&& f, const Extra&... extra) {
+        py::cpp_function method(std::forward<F>(f), py::name(name), py::is_method(cls_),
+                                py::sibling(py::getattr(cls_, name, py::none())), extra...);
+        cls_.attr(name) = method;
+        return *this;
+    }
+    template <class Get>
+    Methods& def_property_readonly(const char* name, Get&& get) {
+        cls_.attr(name) = property()(py::cpp_function(std::forward<Get>(get), py::is_method(cls_)));
+        return *this;
+    }
+    template <class Get, class Set>
+    Methods& def_property(const char* name, Get&& get, Set&& set) {
+        cls_.attr(name) = property()(py::cpp_function(std::forward<Get>(get), py::is_method(cls_)),
+                                     py::cpp_function(std::forward<Set>(set), py::is_method(cls_)));
+        return *this;
+    }
+
+  private:
+    static py::object property() { return py::module_::import("builtins").attr("property"); }
+    py::handle cls_;
+};
+
 }  // namespace
 
 void register_array(py::module_& m) {
-    auto cls = py::class_<GpuArray>(m, "GpuArray", py::buffer_protocol());
-    auto* tp = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    PyTypeObject* tp = make_array_type();
     g_gpuarray_type = tp;
-    tp->tp_as_buffer->bf_getbuffer = getbuffer;
-    tp->tp_as_buffer->bf_releasebuffer = nullptr;
+    py::object type_object = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(tp));
+    m.add_object("GpuArray", type_object);
+    Methods cls(type_object);
 
     // gpupy.ndarray is GpuArray, so its constructor is numpy.ndarray's:
     // ndarray(shape, dtype=float, buffer=None, offset=0, strides=None).
-    cls.def(py::init([](py::handle shape, py::handle dtype, py::handle buffer, py::handle offset, py::handle strides,
-                        py::handle order) {
-           py::object host = py::module_::import("numpy").attr("ndarray")(shape, dtype, buffer, offset, strides, order);
-           if (buffer.is_none()) host.attr("fill")(0);  // deterministic, unlike uninitialised memory
-           GpuArray a;
-           if (!as_gpuarray(host, &a)) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(host.attr("dtype"))));
-           return a;
-       }),
-       py::arg("shape"), py::arg("dtype") = py::type::of(py::float_(0.0)), py::arg("buffer") = py::none(),
-       py::arg("offset") = 0, py::arg("strides") = py::none(), py::arg("order") = py::none())
-        .def_property(
+    g_constructor = py::cpp_function(
+        [](py::handle shape, py::handle dtype, py::handle buffer, py::handle offset, py::handle strides,
+           py::handle order) {
+            py::object host = py::module_::import("numpy").attr("ndarray")(shape, dtype, buffer, offset, strides, order);
+            if (buffer.is_none()) host.attr("fill")(0);  // deterministic, unlike uninitialised memory
+            GpuArray a;
+            if (!as_gpuarray(host, &a)) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(host.attr("dtype"))));
+            return a;
+        },
+        py::name("GpuArray"), py::arg("shape"), py::arg("dtype") = py::type::of(py::float_(0.0)),
+        py::arg("buffer") = py::none(), py::arg("offset") = 0, py::arg("strides") = py::none(),
+        py::arg("order") = py::none())
+                        .release()
+                        .ptr();  // kept for the process's life, as the type
+
+    cls.def_property(
             "shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); },
             [](GpuArray& a, py::handle shape) {
                 // As NumPy: only when the new shape is a view of the same data.
@@ -365,13 +447,14 @@ void register_array(py::module_& m) {
         .def("_broadcast_to", [](const GpuArray& a, py::handle shape) { return broadcast_to(a, shape_from_python(shape)); })
         .def(
             "astype",
-            [](const GpuArray& a, py::handle dtype, bool copy) -> py::object {
+            [](py::object self, py::handle dtype, bool copy) -> py::object {
+                const GpuArray& a = gpuarray_ref(self);
                 const DType t = dtype_from_object(dtype);
                 if (t < 0) {
                     // A dtype gpupy cannot hold (float16, complex, ...): NumPy's.
                     return to_ndarray(a).attr("astype")(dtype);
                 }
-                if (!copy && t == a.dtype()) return py::cast(a);
+                if (!copy && t == a.dtype()) return self;
                 return py::cast(astype(a, t));
             },
             py::arg("dtype"), py::arg("copy") = true)
@@ -475,7 +558,7 @@ void register_array(py::module_& m) {
         cls.def(u.name, [op](py::object self) { return apply_ufunc(op, {self}, py::handle()); });
     }
     // Arrays are mutable: unhashable, as NumPy's.
-    cls.attr("__hash__") = py::none();
+    type_object.attr("__hash__") = py::none();
 
     m.def("_install_slots", &install_slots);
     m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });

@@ -17,12 +17,22 @@ namespace gpupy {
 namespace py = pybind11;
 
 // --- the class (py_array.cpp) ----------------------------------------------------
-// Whether obj is a GpuArray (or subclass), and the GpuArray it holds. Both
-// skip pybind11's registry lookups, which cost more than the rest of an
-// element read or write: they run on every `a[i]`, `a[i] = v` and operator.
+// The Python object of a GpuArray holds the C++ value inline: making or
+// dropping one is one allocation, with none of pybind11's instance
+// registry, holder or type lookups (which cost a third of a slice).
+struct GpuArrayObject {
+    PyObject_HEAD
+    GpuArray value;
+    PyObject* weakrefs;
+};
+
+// Whether obj is a GpuArray (or subclass), and the GpuArray it holds.
 bool is_gpuarray(py::handle obj);
 bool is_exact_gpuarray(py::handle obj);  // not a subclass
-const GpuArray& gpuarray_ref(py::handle obj);  // obj must pass is_gpuarray
+inline GpuArray& gpuarray_mut(py::handle obj) { return reinterpret_cast<GpuArrayObject*>(obj.ptr())->value; }
+inline const GpuArray& gpuarray_ref(py::handle obj) { return gpuarray_mut(obj); }  // obj must pass is_gpuarray
+// A new Python GpuArray holding `a`.
+py::object wrap_gpuarray(GpuArray&& a);
 
 // Runs f (returning a py::object) for a CPython slot: its result as a new
 // reference, or null with the Python error set from a C++ or Python
@@ -139,3 +149,39 @@ struct HostLoop;
 const HostLoop* numpy_loop(OpCode op, DType dtype);
 
 }  // namespace gpupy
+
+// pybind11 converts GpuArray arguments and results of bound functions
+// through GpuArrayObject: an argument is the value inside the object (no
+// copy for a reference parameter), a result a new object.
+namespace pybind11::detail {
+
+template <>
+struct type_caster<gpupy::GpuArray> {
+    static constexpr auto name = const_name("gpupy.ndarray");
+
+    bool load(handle src, bool /*convert*/) {
+        if (!gpupy::is_gpuarray(src)) return false;
+        value_ = &gpupy::gpuarray_mut(src);
+        return true;
+    }
+    static handle cast(gpupy::GpuArray&& src, return_value_policy, handle) {
+        return gpupy::wrap_gpuarray(std::move(src)).release();
+    }
+    static handle cast(const gpupy::GpuArray& src, return_value_policy, handle) {
+        return gpupy::wrap_gpuarray(gpupy::GpuArray(src)).release();
+    }
+    static handle cast(const gpupy::GpuArray* src, return_value_policy policy, handle parent) {
+        if (!src) return none().release();
+        return cast(*src, policy, parent);
+    }
+
+    template <typename T>
+    using cast_op_type = pybind11::detail::cast_op_type<T>;
+    operator gpupy::GpuArray*() { return value_; }
+    operator gpupy::GpuArray&() { return *value_; }
+
+  private:
+    gpupy::GpuArray* value_ = nullptr;
+};
+
+}  // namespace pybind11::detail
