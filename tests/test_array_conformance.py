@@ -421,6 +421,41 @@ def test_asarray_returns_the_same_gpu_array(gpu):
     assert b is not a and b.dtype == np.float64
 
 
+def test_the_array_object(gpu):
+    # GpuArray is a CPython type holding its C++ value inline: a Python
+    # subclass gets its own instances, weak references work and die with
+    # the array, and an array dropped releases its value (its weak
+    # reference's callback runs at once, with no cycle collection).
+    import gc
+    import weakref
+
+    class Tagged(gp.ndarray):
+        tag = "mine"
+
+    t = Tagged((2, 3), dtype=np.int16)
+    assert type(t) is Tagged and isinstance(t, gp.ndarray) and t.tag == "mine"
+    assert t.shape == (2, 3) and t.dtype == np.int16
+    np.testing.assert_array_equal(np.asarray(t + 1), np.ones((2, 3), np.int16))
+    t.note = "subclass instances have a __dict__"
+    assert t.note.startswith("subclass")
+    with pytest.raises(AttributeError):
+        gp.zeros(2).note = "the base type has none"
+    dropped = []
+    gc.disable()
+    try:
+        a = gp.arange(5.0)[1:]
+        r = weakref.ref(a, lambda _: dropped.append(True))
+        assert r() is a
+        del a
+        assert dropped == [True] and r() is None
+    finally:
+        gc.enable()
+    with pytest.raises(TypeError):
+        hash(gp.zeros(2))
+    with pytest.raises(TypeError):
+        gp.ndarray((2,), dtype=np.complex64)  # a dtype gpupy cannot hold
+
+
 def test_array_copies_its_input(gpu):
     host = np.arange(4, dtype=F32)
     a = gp.array(host)
