@@ -456,6 +456,22 @@ def test_the_array_object(gpu):
         gp.ndarray((2,), dtype=np.complex64)  # a dtype gpupy cannot hold
 
 
+@pytest.mark.parametrize("xp", [np, gp], ids=["numpy", "gpupy"])
+def test_shape_attribute_set_and_delete(gpu, xp):
+    # The attributes are C getters and setters: NumPy's behaviour for
+    # setting a shape in place, an incompatible one, and deleting it.
+    a = xp.arange(6.0)
+    a.shape = (2, 3)
+    assert a.shape == (2, 3) and a.ndim == 2 and a.size == 6 and a.strides == (24, 8)
+    assert a.T.shape == (3, 2) and a.dtype == np.float64 and a.itemsize == 8 and a.nbytes == 48
+    with pytest.raises(AttributeError, match="Incompatible shape|cannot reshape"):
+        a.T.shape = (6,)
+    with pytest.raises(AttributeError, match="Cannot delete array shape"):
+        del a.shape
+    with pytest.raises(AttributeError):
+        a.ndim = 3
+
+
 def test_array_copies_its_input(gpu):
     host = np.arange(4, dtype=F32)
     a = gp.array(host)

@@ -306,6 +306,97 @@ PyObject* array_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return o;
 }
 
+// --- attributes -----------------------------------------------------------------
+// C getters: a property calling a bound function costs a pybind11 dispatch,
+// more than NumPy's whole attribute read, and `a.shape`, `a.dtype`, `a.ndim`
+// are read by every function of the package.
+
+template <class F>
+PyObject* attribute(PyObject* self, F f) {
+    return guarded([&] { return py::object(f(gpuarray_ref(self))); });
+}
+
+PyObject* get_shape(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return dims_tuple(a.geom.shape); });
+}
+
+int set_shape(PyObject* self, PyObject* value, void*) {
+    try {
+        if (!value) throw AttributeError("Cannot delete array shape");
+        GpuArray& a = gpuarray_mut(self);
+        // As NumPy: only when the new shape is a view of the same data.
+        GpuArray r = reshape(a, shape_from_python(value));
+        if (r.owner != a.owner) {
+            throw AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                                 "copy with the desired shape.");
+        }
+        a.geom = r.geom;
+        return 0;
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+    }
+    return -1;
+}
+
+PyObject* get_ndim(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(a.ndim()); });
+}
+PyObject* get_size(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(a.size()); });
+}
+PyObject* get_dtype(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return numpy_dtype(a.dtype()); });
+}
+PyObject* get_itemsize(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(dtype_itemsize(a.dtype())); });
+}
+PyObject* get_nbytes(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(a.size() * dtype_itemsize(a.dtype())); });
+}
+PyObject* get_strides(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) {
+        Dims s = a.geom.strides;
+        // NumPy reports zero strides for an array with no elements.
+        for (int64_t& x : s) x = a.size() == 0 ? 0 : x * dtype_itemsize(a.dtype());
+        return dims_tuple(s);
+    });
+}
+PyObject* get_transposed(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return wrap_gpuarray(transpose(a, {})); });
+}
+PyObject* get_writeable(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::bool_(a.writeable); });
+}
+PyObject* get_node_id(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(a.node()->id()); });
+}
+PyObject* get_owner_id(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) { return py::int_(reinterpret_cast<uintptr_t>(a.owner.get())); });
+}
+PyObject* get_view(PyObject* self, void*) {
+    return attribute(self, [](const GpuArray& a) {
+        return py::make_tuple(a.geom.offset, dims_tuple(a.geom.shape), dims_tuple(a.geom.strides));
+    });
+}
+
+PyGetSetDef array_getset[] = {
+    {"shape", get_shape, set_shape, nullptr, nullptr},
+    {"ndim", get_ndim, nullptr, nullptr, nullptr},
+    {"size", get_size, nullptr, nullptr, nullptr},
+    {"dtype", get_dtype, nullptr, nullptr, nullptr},
+    {"itemsize", get_itemsize, nullptr, nullptr, nullptr},
+    {"nbytes", get_nbytes, nullptr, nullptr, nullptr},
+    {"strides", get_strides, nullptr, nullptr, nullptr},
+    {"T", get_transposed, nullptr, nullptr, nullptr},
+    {"_writeable", get_writeable, nullptr, nullptr, nullptr},
+    {"_node_id", get_node_id, nullptr, nullptr, nullptr},
+    {"_owner_id", get_owner_id, nullptr, nullptr, nullptr},
+    {"_view", get_view, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
 PyMemberDef array_members[] = {
     {"__weaklistoffset__", T_PYSSIZET, offsetof(GpuArrayObject, weakrefs), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
@@ -316,6 +407,7 @@ PyTypeObject* make_array_type() {
         {Py_tp_dealloc, reinterpret_cast<void*>(array_dealloc)},
         {Py_tp_new, reinterpret_cast<void*>(array_new)},
         {Py_tp_members, array_members},
+        {Py_tp_getset, array_getset},
         {Py_bf_getbuffer, reinterpret_cast<void*>(getbuffer)},
         {0, nullptr},
     };
@@ -326,8 +418,8 @@ PyTypeObject* make_array_type() {
     return reinterpret_cast<PyTypeObject*>(type);
 }
 
-// Methods and properties of bound C++ functions on the type, as pybind11's
-// class_ defines them (class_ itself would register a pybind11 type).
+// Methods of bound C++ functions on the type, as pybind11's class_ defines
+// them (class_ itself would register a pybind11 type).
 class Methods {
   public:
     explicit Methods(py::handle cls) : cls_(cls) {}
@@ -339,20 +431,7 @@ class Methods {
         cls_.attr(name) = method;
         return *this;
     }
-    template <class Get>
-    Methods& def_property_readonly(const char* name, Get&& get) {
-        cls_.attr(name) = property()(py::cpp_function(std::forward<Get>(get), py::is_method(cls_)));
-        return *this;
-    }
-    template <class Get, class Set>
-    Methods& def_property(const char* name, Get&& get, Set&& set) {
-        cls_.attr(name) = property()(py::cpp_function(std::forward<Get>(get), py::is_method(cls_)),
-                                     py::cpp_function(std::forward<Set>(set), py::is_method(cls_)));
-        return *this;
-    }
-
   private:
-    static py::object property() { return py::module_::import("builtins").attr("property"); }
     py::handle cls_;
 };
 
@@ -382,32 +461,7 @@ void register_array(py::module_& m) {
                         .release()
                         .ptr();  // kept for the process's life, as the type
 
-    cls.def_property(
-            "shape", [](const GpuArray& a) { return dims_tuple(a.geom.shape); },
-            [](GpuArray& a, py::handle shape) {
-                // As NumPy: only when the new shape is a view of the same data.
-                GpuArray r = reshape(a, shape_from_python(shape));
-                if (r.owner != a.owner) {
-                    throw AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
-                                         "copy with the desired shape.");
-                }
-                a.geom = r.geom;
-            })
-        .def_property_readonly("ndim", &GpuArray::ndim)
-        .def_property_readonly("size", &GpuArray::size)
-        .def_property_readonly("dtype", [](const GpuArray& a) { return numpy_dtype(a.dtype()); })
-        .def_property_readonly("itemsize", [](const GpuArray& a) { return dtype_itemsize(a.dtype()); })
-        .def_property_readonly("nbytes", [](const GpuArray& a) { return a.size() * dtype_itemsize(a.dtype()); })
-        .def_property_readonly("strides",
-                               [](const GpuArray& a) {
-                                   Dims s = a.geom.strides;
-                                   // NumPy reports zero strides for an array with no elements.
-                                   for (int64_t& x : s) x = a.size() == 0 ? 0 : x * dtype_itemsize(a.dtype());
-                                   return dims_tuple(s);
-                               })
-        .def_property_readonly("T", [](const GpuArray& a) { return transpose(a, {}); })
-        .def_property_readonly("_writeable", [](const GpuArray& a) { return a.writeable; })
-        .def("_set_writeable",
+    cls.def("_set_writeable",
              [](GpuArray& a, bool writeable) {
                  // NumPy refuses to make a broadcast view writeable (its
                  // repeated elements share one memory location).
@@ -417,12 +471,6 @@ void register_array(py::module_& m) {
                  }
                  a.writeable = writeable;
              })
-        .def_property_readonly("_node_id", [](const GpuArray& a) { return a.node()->id(); })
-        .def_property_readonly("_owner_id", [](const GpuArray& a) { return reinterpret_cast<uintptr_t>(a.owner.get()); })
-        .def_property_readonly("_view",
-                               [](const GpuArray& a) {
-                                   return py::make_tuple(a.geom.offset, dims_tuple(a.geom.shape), dims_tuple(a.geom.strides));
-                               })
         .def("_evaluated_count", [](const GpuArray& a) { return a.node()->kind() == NodeKind::Expression ? a.node()->bits().count() : a.node()->size(); })
         .def("_is_complete", [](const GpuArray& a) { return a.node()->complete(); })
         .def("_flush", [](const GpuArray& a) { ensure_host(a.node_view()); })

@@ -87,6 +87,10 @@ gpupy_scalar element_from_python(py::handle value, DType t);
 // int into int64 or (exactly representable) float64. False for anything
 // else, which element_from_python converts by NumPy's rules.
 bool plain_element(py::handle value, DType t, gpupy_scalar* out);
+// The gpupy dtype of a NumPy scalar whose type is exactly that dtype's
+// scalar type (np.float64, np.int8, ...), with its value in *value; -1
+// for anything else. A type comparison and a copy: no descriptor lookups.
+DType exact_numpy_scalar(PyObject* v, gpupy_scalar* value);
 
 // --- advanced indexing on the host (py_advanced.cpp) ----------------------------
 // Whether the array's node is small (the eager threshold: a write there may

@@ -202,6 +202,22 @@ static_assert(offsetof(PyDoubleScalarObject, obval) == sizeof(PyObject) &&
               offsetof(PyBoolScalarObject, obval) == sizeof(PyObject),
               "NumPy scalar layout");
 
+DType exact_numpy_scalar(PyObject* v, gpupy_scalar* value) {
+    static PyTypeObject* scalar_type[GPUPY_NUM_DTYPES] = {};
+    if (!scalar_type[0]) {
+        for (int t = 0; t < GPUPY_NUM_DTYPES; ++t)
+            scalar_type[t] = reinterpret_cast<PyTypeObject*>(PyArray_TypeObjectFromType(typenum_of(t)));
+    }
+    for (int t = 0; t < GPUPY_NUM_DTYPES; ++t) {
+        if (Py_TYPE(v) != scalar_type[t]) continue;
+        alignas(8) char bits[8];
+        std::memcpy(bits, reinterpret_cast<const char*>(v) + sizeof(PyObject), static_cast<size_t>(dtype_itemsize(t)));
+        *value = scalar_load(t, bits);
+        return t;
+    }
+    return -1;
+}
+
 bool plain_element(py::handle value, DType t, gpupy_scalar* out) {
     PyObject* v = value.ptr();
     const int typenum = typenum_of(t);
@@ -223,15 +239,11 @@ bool plain_element(py::handle value, DType t, gpupy_scalar* out) {
         else return false;
         return true;
     }
-    // The exact scalar type of dtype t, by identity (`A[i, j] += A[i, j - 1]`
-    // stores a NumPy scalar of the array's own dtype): no subtype walk.
-    static PyTypeObject* scalar_type[GPUPY_NUM_DTYPES] = {};
-    PyTypeObject*& type = scalar_type[t];
-    if (!type) type = reinterpret_cast<PyTypeObject*>(PyArray_TypeObjectFromType(typenum));
-    if (Py_TYPE(v) != type) return false;
-    alignas(8) char bits[8];
-    std::memcpy(bits, reinterpret_cast<const char*>(v) + sizeof(PyObject), static_cast<size_t>(dtype_itemsize(t)));
-    *out = scalar_load(t, bits);
+    // A NumPy scalar of exactly dtype t (`A[i, j] += A[i, j - 1]` stores
+    // one of the array's own dtype).
+    gpupy_scalar exact;
+    if (exact_numpy_scalar(v, &exact) != t) return false;
+    *out = exact;
     return true;
 }
 

@@ -77,6 +77,13 @@ Operand classify(py::handle obj) {
     }
     // NumPy scalars first: np.float64 subclasses float and np.bool_ does
     // not, but both are strong types under NEP 50, unlike Python numbers.
+    const DType exact = exact_numpy_scalar(p, &o.constant_value);
+    if (exact >= 0) {
+        o.kind = Operand::Array;
+        o.pending_constant = true;
+        o.constant_dtype = exact;
+        return o;
+    }
     if (PyArray_IsScalar(p, Generic)) {
         PyArray_Descr* d = PyArray_DescrFromScalar(p);
         const DType t = dtype_from_numpy(d);

@@ -40,10 +40,20 @@ std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, con
     // keyword call cost twice NumPy's reduce of 100 elements.
     static PyObject* const method = PyUnicode_InternFromString("reduce");
     static PyObject* const kwnames = Py_BuildValue("(ss)", "axis", "dtype");
-    py::tuple axis_tuple(axes.size());
-    for (size_t i = 0; i < axes.size(); ++i) axis_tuple[i] = py::int_(axes[i]);
+    // axis=None for all axes and an int for one: NumPy's own spellings of
+    // the same reduction, which it parses faster than a tuple.
+    py::object axis;
+    if (static_cast<int>(axes.size()) == a.ndim()) {
+        axis = py::none();
+    } else if (axes.size() == 1) {
+        axis = py::int_(axes[0]);
+    } else {
+        py::tuple axis_tuple(axes.size());
+        for (size_t i = 0; i < axes.size(); ++i) axis_tuple[i] = py::int_(axes[i]);
+        axis = std::move(axis_tuple);
+    }
     py::object dtype = numpy_dtype(t);
-    PyObject* args[] = {numpy_ufunc(fold).ptr(), host.ptr(), axis_tuple.ptr(), dtype.ptr()};
+    PyObject* args[] = {numpy_ufunc(fold).ptr(), host.ptr(), axis.ptr(), dtype.ptr()};
     py::object r = py::reinterpret_steal<py::object>(PyObject_VectorcallMethod(method, args, 2, kwnames));
     if (!r) throw py::error_already_set();
     ++stats().eager_numpy_ops;
@@ -81,7 +91,7 @@ void register_structural(py::module_& m) {
             const DType t = dtype_or_type_error(dtype, "reduce into");
             const std::vector<int64_t> ax = ints_from(axes);
             const OpCode op = fold_op(fold);
-            if (std::optional<GpuArray> now = small_reduce_on_host(a, op, ax, t)) return *now;
+            if (std::optional<GpuArray> now = small_reduce_on_host(a, op, ax, t)) return std::move(*now);
             return reduce(a, op, ax, t, chunk);
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
@@ -96,7 +106,7 @@ void register_structural(py::module_& m) {
         "concatenate",
         [](const std::vector<GpuArray>& arrays, int axis, py::handle dtype) {
             const DType t = dtype_or_type_error(dtype, "hold");
-            if (std::optional<GpuArray> now = small_concatenate_on_host(arrays, axis, t)) return *now;
+            if (std::optional<GpuArray> now = small_concatenate_on_host(arrays, axis, t)) return std::move(*now);
             return concatenate(arrays, axis, t);
         },
         py::arg("arrays"), py::arg("axis"), py::arg("dtype"));
