@@ -409,8 +409,9 @@ def _triangle(m, k, lower):
     """NumPy's tril (lower) and triu: m where tri(N, M, k) holds, resp.
     where tri(N, M, k - 1) does not, zeros elsewhere, over the last two
     axes (a 1-d m is a row repeated into an N x N result, as in NumPy).
-    The mask is a lazy comparison of two aranges, so the whole is one
-    fused pass, or NumPy's own eager work at small sizes."""
+    The mask compares a column of row numbers with a row of shifted
+    column numbers, both small arrays in host memory: the whole is NumPy's
+    own eager work at small sizes and one fused pass at large ones."""
     m = _as_gpu(m)
     name = "tril" if lower else "triu"
     if m.ndim == 0:
@@ -420,8 +421,8 @@ def _triangle(m, k, lower):
         return call_numpy(name, (m, k), {}, reason=f"{name} with a diagonal offset that is not an integer")
     rows, cols = m.shape[-2:] if m.ndim >= 2 else (m.shape[-1], m.shape[-1])
     shift = k if lower else k - 1
-    arange = function("arange")
-    inside = arange(rows)[:, None] >= arange(-shift, cols - shift)  # tri(rows, cols, shift)
+    row_numbers = _as_gpu(np.arange(rows)[:, None])
+    inside = row_numbers >= _as_gpu(np.arange(-shift, cols - shift))  # tri(rows, cols, shift)
     zero = function("zeros")(1, m.dtype)
     return function("where")(inside, m, zero) if lower else function("where")(inside, zero, m)
 

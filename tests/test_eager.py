@@ -54,6 +54,20 @@ def test_a_loop_over_small_slices_evaluates_nothing(eager):
     np.testing.assert_array_equal(np.asarray(y), want)
 
 
+@pytest.mark.parametrize("name", ["triu", "tril"])
+def test_small_triangles_run_at_once(eager, name):
+    # nbody's `np.triu(e, 1)` of a 25 x 25 matrix of host values in a time
+    # loop: NumPy's eager work, not an evaluation later.
+    h = np.arange(625.0).reshape(25, 25)
+    m = on_host(h)
+    gp.reset_stats()
+    got = getattr(gp, name)(m, 1)
+    s = gp.stats()
+    np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(h, 1))
+    assert s["eager_numpy_ops"] >= 1 and s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
+    assert gp.stats()["host_engine_evaluations"] + gp.stats()["evaluations"] == 0
+
+
 def test_large_or_lazy_operands_stay_lazy(eager):
     big = on_host(np.arange(5000.0))
     gp.reset_stats()
