@@ -146,7 +146,8 @@ def test_host_engine_runs_numpys_own_math_loops(device_with_host_engine):
     NumPy's) inside fused host evaluations; inline ops keep their kernels."""
     taken = set(gp._core.host_engine_describe().split("host_loops:")[1].splitlines()[0].split())
     assert {"sin/float32", "arctan2/float32", "exp/float64", "log1p/float32", "power/float64"} <= taken
-    assert not {"add/float32", "sqrt/float32", "sin/int32"} & taken
+    assert {"less/float64", "greater_equal/float32", "not_equal/float64"} <= taken  # comparisons too
+    assert not {"add/float32", "sqrt/float32", "sin/int32", "less/int32"} & taken
     rng = np.random.default_rng(5)
     a = (rng.standard_normal(5000) * 100).astype(F32)
     b = (rng.standard_normal(5000) * 100).astype(F32)
@@ -155,6 +156,29 @@ def test_host_engine_runs_numpys_own_math_loops(device_with_host_engine):
     assert gp.stats()["host_engine_evaluations"] == 1  # one fused evaluation
     want = np.sin(a) * F32(2) + np.arctan2(a, b) - np.exp(b / F32(100))
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_comparisons_with_one_value_read_it_once(device_with_host_engine, dtype):
+    """A comparison against a constant or a 0-d array broadcast over the
+    domain (`r1 <= radius` in a loop) runs NumPy's comparison loop, which
+    reads that operand with step 0 as NumPy reads a scalar: NumPy's values
+    on either side, with NaN and infinities, in one fused evaluation."""
+    rng = np.random.default_rng(3)
+    h = rng.standard_normal(60_000).astype(dtype)  # under the host threshold
+    h[::97] = np.nan
+    h[1::89] = np.inf
+    h[2::83] = -np.inf
+    a = gp.asarray(h)
+    r0 = gp.asarray(np.asarray(dtype(0.25)))  # a 0-d gpupy array: a load broadcast over the domain
+    for lo, hi in [(r0, dtype(1.5)), (dtype(-0.5), r0)]:
+        gp.reset_stats()
+        got = np.asarray(gp.logical_and(lo <= a, a < hi) | (a == hi) | (hi != a))
+        assert gp.stats()["host_engine_evaluations"] == 1
+        l, u = np.asarray(lo), np.asarray(hi)
+        np.testing.assert_array_equal(got, np.logical_and(l <= h, h < u) | (h == u) | (u != h))
+    got = np.asarray((a > r0) == (r0 <= a))  # the 0-d operand first and second
+    np.testing.assert_array_equal(got, (h > np.asarray(r0)) == (np.asarray(r0) <= h))
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int16, np.float32, np.float64])

@@ -167,6 +167,7 @@ public:
         // per chunk, it was a strided copy with stride 0 per element, most
         // of such an evaluation's time.
         uniform_.assign(static_cast<size_t>(ir.ninstr), 0);
+        same_.assign(static_cast<size_t>(ir.ninstr), 0);
         for (int i = 0; i < ir.ninstr; ++i) {
             const gpupy_ir_instr& in = ir.instr[i];
             if (in.op == GPUPY_OP_LOAD && broadcast_element(in)) {
@@ -180,9 +181,11 @@ public:
                     std::fill(reg<T>(i), reg<T>(i) + chunk_, v);
                     return true;
                 });
+                same_[i] = uniform_[i];
                 continue;
             }
             if (in.op != GPUPY_OP_CONST) continue;
+            same_[i] = 1;
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
                 T* r = reg<T>(i);
@@ -244,6 +247,10 @@ private:
     // or for a contiguous load the block memory itself (no copy).
     std::vector<char*> ptr_;
     std::vector<char> uniform_;  // per instruction: a load filled once (broadcast_element)
+    // Per instruction: its register holds one value at every point (a
+    // constant or a uniform load). An offered loop reads it with step 0, as
+    // NumPy reads a scalar operand: half the bytes of `r1 <= radius`.
+    std::vector<char> same_;
     std::unique_ptr<int64_t[]> idx_;
 };
 
@@ -463,7 +470,8 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 // Operands, then the result: n contiguous elements each.
                 char* args[3] = {const_cast<char*>(static_cast<const char*>(a)),
                                  const_cast<char*>(static_cast<const char*>(b)), nullptr};
-                int64_t steps[3] = {itemsize(dt), itemsize(dt), 0};
+                int64_t steps[3] = {same_[in.arg[0]] ? 0 : itemsize(dt),
+                                    b && same_[in.arg[1]] ? 0 : itemsize(dt), 0};
                 const int nin = b ? 2 : 1;
                 args[nin] = static_cast<char*>(out);
                 steps[nin] = itemsize(in.dtype);
@@ -573,7 +581,7 @@ bool run_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoo
 }  // namespace
 
 bool wants_host_loop(int32_t op, int32_t dtype) {
-    return (dtype == GPUPY_FLOAT32 || dtype == GPUPY_FLOAT64) && gpupy::op_is_math(op);
+    return (dtype == GPUPY_FLOAT32 || dtype == GPUPY_FLOAT64) && (gpupy::op_is_math(op) || gpupy::op_is_predicate(op));
 }
 
 int supports(int32_t op, int32_t dtype) {

@@ -47,10 +47,12 @@ struct HostLoops {
     }
 };
 
-// Ops worth an offered loop: those whose kernels call the C math library
-// one element at a time, where NumPy's loops are vectorised (measured
-// 5-60x faster for float32 here); the kernels of the other ops are
-// compiled inline and already vectorise.
+// Ops worth an offered loop, for float operands: those whose kernels call
+// the C math library one element at a time, where NumPy's loops are
+// vectorised (measured 5-60x faster for float32 here), and the predicates,
+// whose bool results NumPy's loops pack with wider instructions than the
+// compiler's (a float64 comparison 0.25 -> 0.1 ns an element here). The
+// kernels of the other ops are compiled inline and vectorise as well.
 bool wants_host_loop(int32_t op, int32_t dtype);
 
 // Bytes per element of dtype; 0 for an unknown dtype.
