@@ -196,3 +196,30 @@ def test_arg_reductions_under_both_placements(gpu, placement, name, case):
     assert np.asarray(got).dtype == want.dtype
     placed = gp.stats()["host_placements_by_function"]
     assert placed == ({name: 1} if placement == "host" else {})
+
+
+def _blas_is_openblas():
+    config = np.show_config(mode="dicts") or {}
+    return "openblas" in str(config.get("Build Dependencies", {}).get("blas", {})).lower()
+
+
+@pytest.mark.parametrize("n, threads_pay", [(40, False), (600, True)])
+def test_small_products_keep_blas_on_the_calling_thread(gpu, n, threads_pay):
+    # BLAS's worker threads spin after each product they join and take the
+    # host engine's cores: a product too short to gain from them runs on
+    # the calling thread alone (600^3 x 2 flops is past the threshold).
+    # Values are NumPy's either way.
+    previous = gp.set_placement("host")
+    try:
+        a, b = host((n, n)), host((n, n), seed=1)
+        ga, gb = gp.asarray(a), gp.asarray(b)
+        gp.reset_stats()
+        close(ga @ gb, a @ b, np.float64)
+        held = gp.stats()["products_on_calling_thread"]
+        if not _blas_is_openblas():
+            assert held == 0  # another BLAS: nothing to hold
+        else:
+            assert held == (0 if threads_pay else 1)
+        close(gp.matmul(gb, ga), b @ a, np.float64)
+    finally:
+        gp.set_placement(previous)

@@ -13,6 +13,7 @@
 // message), a device placement -- is the Python path's.
 #include <vector>
 
+#include "bindings/blas_threads.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/execution/evaluator.hpp"
@@ -65,7 +66,9 @@ py::object vector_dot(const GpuArray& x, const GpuArray& y, bool copy_bad_stride
     return py::reinterpret_steal<py::object>(s);
 }
 
-// numpy.matmul (or numpy.dot) of x and y, out= the result's host memory.
+// numpy.matmul (or numpy.dot) of x and y, out= the result's host memory;
+// BLAS's worker threads only for a product long enough to pay for them
+// (CostModel::product_threads_pay).
 py::object matrix_product(const GpuArray& x, const GpuArray& y, bool dot) {
     static PyObject* const matmul = py::object(py::module_::import("numpy").attr("matmul")).release().ptr();
     static PyObject* const numpy_dot = py::object(py::module_::import("numpy").attr("dot")).release().ptr();
@@ -77,6 +80,9 @@ py::object matrix_product(const GpuArray& x, const GpuArray& y, bool dot) {
     NodeRef node = NodeFactory::array_uninitialized(x.dtype(), shape);
     py::object dst = host_ndarray(node.get(), identity_view(shape), true);
     PyObject* argv[] = {hx.ptr(), hy.ptr(), dst.ptr()};
+    const double flops = 2.0 * static_cast<double>(shape_size(shape)) * static_cast<double>(y.geom.shape[0]);
+    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(flops));
+    if (alone.held()) ++stats().products_on_calling_thread;
     PyObject* r = PyObject_Vectorcall(dot ? numpy_dot : matmul, argv, 2, out_name);
     if (!r) throw py::error_already_set();
     Py_DECREF(r);  // dst itself

@@ -61,6 +61,7 @@ py::dict stats_dict() {
     d["write_copies"] = s.write_copies;
     d["host_matmuls"] = s.host_matmuls;
     d["host_dots"] = s.host_dots;
+    d["products_on_calling_thread"] = s.products_on_calling_thread;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
     Runtime& rt = Runtime::get();

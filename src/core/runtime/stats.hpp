@@ -33,6 +33,9 @@ struct Stats {
     // Products placed on the host (BLAS) by the bindings' own path, without
     // the package's Python (`a @ b`, matmul/dot of two arrays in a loop).
     int64_t host_matmuls = 0, host_dots = 0;
+    // Host products run with BLAS's worker threads held off (too small to
+    // pay for them: CostModel::product_threads_pay).
+    int64_t products_on_calling_thread = 0;
 };
 
 Stats& stats();
