@@ -223,3 +223,17 @@ def test_small_products_keep_blas_on_the_calling_thread(gpu, n, threads_pay):
         close(gp.matmul(gb, ga), b @ a, np.float64)
     finally:
         gp.set_placement(previous)
+
+
+def test_small_decompositions_keep_blas_on_the_calling_thread(gpu):
+    # gpupy's host calls of NumPy's linear algebra (a solve in a loop)
+    # hold BLAS's threads off the same way, sized by their largest operand.
+    previous = gp.set_placement("host")
+    try:
+        a = host((30, 30)) + 30 * np.eye(30)
+        b = host((30,), seed=1)
+        gp.reset_stats()
+        close(gp.linalg.solve(gp.asarray(a), gp.asarray(b)), np.linalg.solve(a, b), np.float64)
+        assert gp.stats()["products_on_calling_thread"] == (1 if _blas_is_openblas() else 0)
+    finally:
+        gp.set_placement(previous)

@@ -1,11 +1,16 @@
 // Conversions between NumPy objects and the core: dtypes, ndarrays that
 // become ARRAY nodes, host data handed back as ndarrays and scalars.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
+#include "bindings/blas_threads.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 
@@ -120,7 +125,16 @@ py::object host_call(py::handle func, py::tuple args) {
         if (!is_exact_gpuarray(args[i])) return py::none();
     }
     py::tuple hosts(n);
-    for (size_t i = 0; i < n; ++i) hosts[i] = to_ndarray(gpuarray_ref(args[i]));
+    double largest = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const GpuArray& a = gpuarray_ref(args[i]);
+        hosts[i] = to_ndarray(a);
+        largest = std::max(largest, static_cast<double>(a.size()));
+    }
+    // BLAS/LAPACK work grows as n^3 for n x n operands: 2 * size^1.5 flops,
+    // for BLAS's threads only where they pay (CostModel::product_threads_pay).
+    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(2 * largest * std::sqrt(largest)));
+    if (alone.held()) ++stats().products_on_calling_thread;
     py::object result = py::reinterpret_steal<py::object>(PyObject_Call(func.ptr(), hosts.ptr(), nullptr));
     if (!result) throw py::error_already_set();
     if (PyArray_IsScalar(result.ptr(), Generic)) return py::make_tuple(true, result);  // as NumPy gives
