@@ -125,15 +125,16 @@ py::object host_call(py::handle func, py::tuple args) {
         if (!is_exact_gpuarray(args[i])) return py::none();
     }
     py::tuple hosts(n);
-    double largest = 0;
+    double largest = 0, bytes = 0;
     for (size_t i = 0; i < n; ++i) {
         const GpuArray& a = gpuarray_ref(args[i]);
         hosts[i] = to_ndarray(a);
         largest = std::max(largest, static_cast<double>(a.size()));
+        bytes += static_cast<double>(a.size() * dtype_itemsize(a.dtype()));
     }
     // BLAS/LAPACK work grows as n^3 for n x n operands: 2 * size^1.5 flops,
     // for BLAS's threads only where they pay (CostModel::product_threads_pay).
-    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(2 * largest * std::sqrt(largest)));
+    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(2 * largest * std::sqrt(largest), bytes));
     if (alone.held()) ++stats().products_on_calling_thread;
     py::object result = py::reinterpret_steal<py::object>(PyObject_Call(func.ptr(), hosts.ptr(), nullptr));
     if (!result) throw py::error_already_set();

@@ -65,18 +65,21 @@ struct CostModel {
         return !calibrated || host_product_ns_per_flop <= device_product_ns_per_flop;
     }
 
-    // Whether a host product of `flops` is worth BLAS's worker threads.
-    // Once woken they spin waiting for the next product (OpenBLAS: ~0.1 s
-    // of a core after each) and so take the cores the host engine's
-    // workers need: a k-means step with one small product per iteration
-    // ran at half speed on two cores. Two threads gain 1.6-1.8x from a few
-    // Mflop (measured on a 2-core machine), which pays for that only when
-    // the product is long: kThreadedProductNs on one thread.
-    static constexpr double kThreadedProductNs = 10e6;
-    static constexpr double kDefaultProductNsPerFlop = 0.025;  // 40 Gflop/s, one core of this machine
-    bool product_threads_pay(double flops) const {
+    // Whether a host product of `flops` reading `bytes` is worth BLAS's
+    // worker threads. Once woken they spin waiting for the next product
+    // (OpenBLAS: ~0.1 s of a core after each) and so take the cores the
+    // host engine's workers need: a k-means step with one small product
+    // per iteration ran at half speed on two cores. Two threads gain
+    // 1.6-1.8x for a matrix product from a few Mflop and about as much for
+    // a matrix-vector product, which is memory-bound (measured on a 2-core
+    // machine); that pays for the spinning once the product takes
+    // kThreadedProductNs on one thread, by its flops or by its bytes.
+    static constexpr double kThreadedProductNs = 1e6;
+    static constexpr double kDefaultProductNsPerFlop = 0.025;  // 40 Gflop/s: one core's dgemm here
+    static constexpr double kProductNsPerByte = 0.1;           // 10 GB/s: one core's streaming reads here
+    bool product_threads_pay(double flops, double bytes) const {
         const double per_flop = host_product_ns_per_flop > 0 ? host_product_ns_per_flop : kDefaultProductNsPerFlop;
-        return flops * per_flop >= kThreadedProductNs;
+        return std::max(flops * per_flop, bytes * kProductNsPerByte) >= kThreadedProductNs;
     }
 
 private:

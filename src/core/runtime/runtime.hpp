@@ -66,9 +66,10 @@ public:
         return placement_ == Placement::Host ||
                (placement_ == Placement::Auto && cost_model_.products_cheaper_on_host());
     }
-    // Whether a host product of `flops` should use BLAS's threads (else it
-    // runs on the calling thread alone; CostModel::product_threads_pay).
-    bool product_threads_pay(double flops) const { return cost_model_.product_threads_pay(flops); }
+    // Whether a host product of `flops` reading `bytes` should use BLAS's
+    // threads (else it runs on the calling thread alone;
+    // CostModel::product_threads_pay).
+    bool product_threads_pay(double flops, double bytes) const { return cost_model_.product_threads_pay(flops, bytes); }
     void set_cost_model(const CostModel& m) { cost_model_ = m; }
     // NumPy's ufunc inner loops (found by the bindings at import), offered
     // to every driver as it loads: a driver computing on the host then
