@@ -61,6 +61,13 @@ def _result_dtype(arrays, dtype):
 @implements(np.concatenate)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     arrays = list(arrays)
+    if dtype is None and out is None and axis is not None and arrays and all(type(a) is GpuArray for a in arrays):
+        # gpupy arrays of one dtype (`np.concatenate([x, y])` in a loop): no
+        # promotion or casting check to make (a gpupy array's dtype object is
+        # one per dtype, so `is` compares them).
+        first = arrays[0].dtype
+        if all(a.dtype is first for a in arrays):
+            return _core.concatenate(arrays, axis, first)
     gpu = _all_gpu(arrays)
     if gpu is None or not arrays:
         return call_numpy("concatenate", (arrays,), dict(axis=axis, out=out, dtype=dtype, casting=casting),

@@ -405,6 +405,34 @@ def test_small_concatenations_of_host_values_run_in_numpy(eager):
             gp.concatenate(bad, axis=1)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float32, np.int64, np.float64])
+def test_small_concatenations_along_the_first_axis_copy_runs(eager, dtype):
+    # Pieces of one dtype along axis 0 are copied from their host values
+    # straight into the result, each one run of it: every layout of piece
+    # (strided, reversed, transposed, broadcast, empty) lands in place.
+    h = (np.arange(60) % 7).astype(dtype).reshape(5, 12)
+    g = on_host(h)
+    pieces = [
+        (lambda x: x[1:3], lambda x: x[::-2], lambda x: x[:0], lambda x: x[:, ::-1][:2]),
+        (lambda x: x.T[:4, :5], lambda x: x.T[::3, ::-1]),
+        (lambda x: x[2, ::2], lambda x: x[0, 1:7], lambda x: np.broadcast_to(x[1, :1], (4,))
+         if isinstance(x, np.ndarray) else gp.broadcast_to(x[1, :1], (4,))),
+    ]
+    for views in pieces:
+        gp.reset_stats()
+        before = gp.stats()["nodes_created"]  # cumulative
+        got = gp.concatenate([v(g) for v in views])
+        want = np.concatenate([v(h) for v in views])
+        s = gp.stats()
+        assert s["eager_numpy_ops"] == 1 and s["evaluations"] == 0 and s["nodes_created"] - before == 1, s
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), want)
+    lazy = gp.arange(12).astype(dtype)  # an index expression, not in host memory: the lazy join
+    assert not lazy._is_complete()
+    got = gp.concatenate([lazy, g[4]])
+    np.testing.assert_array_equal(np.asarray(got), np.concatenate([np.arange(12).astype(dtype), h[4]]))
+
+
 def test_whole_assignment_of_a_small_host_view_copies_it_now(eager):
     """`col[:] = a[:, :, k]` in a loop: the strided view's host values are
     copied at once (a lazy copy would make every later op on `col` lazy,
