@@ -19,7 +19,7 @@ import numpy as np
 from . import _core
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
-from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, WRAPPERS, function
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function
 
 _NOVALUE = np._NoValue
 
@@ -543,5 +543,8 @@ def install():
             setattr(GpuArray, name, value)
     _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
     # Last: the C slots for indexing and operators replace the generic
-    # wrappers that setting dunder attributes derived (see py_array.cpp).
+    # wrappers that setting dunder attributes derived (see py_array.cpp),
+    # and `x.sum()`-like calls without arguments get C methods that keep
+    # the ones above for every other call (py_reduce_methods.cpp).
     _core._install_slots()
+    _core._install_reduce_methods(REDUCE_CHUNK)

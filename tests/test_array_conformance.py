@@ -960,3 +960,35 @@ def test_triangles_numpy_handles(gpu, name):
     # arange of it) are NumPy's.
     check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.asarray(3.0)), path="numpy")
     check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.ones((3, 4)), 1.5), path="numpy")
+
+
+REDUCE_METHOD_INPUTS = {
+    "0-d": lambda xp, dt: xp.asarray(np.array(3, dt)),
+    "vector": lambda xp, dt: xp.asarray((np.arange(1, 11) % 4).astype(dt)),
+    "reversed strided matrix": lambda xp, dt: xp.asarray((np.arange(24) % 5).astype(dt).reshape(4, 6))[::-1, ::2],
+    "lazy": lambda xp, dt: xp.asarray((np.arange(12) % 3).astype(dt)) * xp.asarray(np.array(2, dt)),
+    "multi-block": lambda xp, dt: xp.asarray((np.arange(3000) % 7).astype(dt)),
+    "empty": lambda xp, dt: xp.asarray(np.zeros((2, 0), dt)),
+}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("which", sorted(REDUCE_METHOD_INPUTS))
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+def test_reduce_methods_without_arguments(gpu, name, which, dtype):
+    # `x.sum()` and kin with no arguments are C methods (NumPy's dtype:
+    # small integers widened for sum and prod); any argument, or an
+    # empty array, goes to the package's method, with NumPy's errors.
+    # (Results over every axis are 0-d gpupy arrays where NumPy gives
+    # scalars: compared as arrays.)
+    make = REDUCE_METHOD_INPUTS[which]
+    check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)()))
+    check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)(axis=None, keepdims=True)))
+
+
+def test_reduce_methods_are_c_methods_keeping_the_package_ones(gpu):
+    import types
+    for name in ("sum", "prod", "max", "min"):
+        assert isinstance(getattr(gp.ndarray, name), types.MethodDescriptorType), name
+    with pytest.raises(TypeError):
+        gp.zeros(3).sum(1, 2, 3, 4, 5, 6, 7, 8)  # the package's signature, NumPy's error class

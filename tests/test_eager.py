@@ -68,6 +68,21 @@ def test_small_triangles_run_at_once(eager, name):
     assert gp.stats()["host_engine_evaluations"] + gp.stats()["evaluations"] == 0
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.bool_])
+def test_reduce_methods_of_host_values_run_in_numpy(eager, dtype):
+    # `err.max()` in a loop: the C method runs NumPy's reduce at once.
+    h = (np.arange(40) % 9).astype(dtype).reshape(5, 8)[:, ::-3]
+    a = on_host(h)
+    for name in ("sum", "prod", "max", "min"):
+        gp.reset_stats()
+        got = getattr(a, name)()
+        s = gp.stats()
+        assert s["eager_numpy_ops"] == 1 and s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
+        want = getattr(h, name)()
+        assert got.dtype == want.dtype, name
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_large_or_lazy_operands_stay_lazy(eager):
     big = on_host(np.arange(5000.0))
     gp.reset_stats()

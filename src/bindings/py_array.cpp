@@ -609,6 +609,7 @@ void register_array(py::module_& m) {
     type_object.attr("__hash__") = py::none();
 
     m.def("_install_slots", &install_slots);
+    m.def("_install_reduce_methods", [](int64_t chunk) { install_reduce_methods(g_gpuarray_type, chunk); });
     m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });
     m.def("_set_advanced_indexing", [](py::object get, py::object set) {
         advanced_getitem() = std::move(get);

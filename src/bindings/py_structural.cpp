@@ -104,15 +104,18 @@ std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& a
 
 }  // namespace
 
+GpuArray reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk) {
+    if (std::optional<GpuArray> now = small_reduce_on_host(a, fold, axes, t)) return std::move(*now);
+    return reduce(a, fold, axes, t, chunk);
+}
+
 void register_structural(py::module_& m) {
     m.def(
         "reduce",
         [](const GpuArray& a, const std::string& fold, py::handle axes, py::handle dtype, int64_t chunk) {
             const DType t = dtype_or_type_error(dtype, "reduce into");
             const std::vector<int64_t> ax = ints_from(axes);
-            const OpCode op = fold_op(fold);
-            if (std::optional<GpuArray> now = small_reduce_on_host(a, op, ax, t)) return std::move(*now);
-            return reduce(a, op, ax, t, chunk);
+            return reduce_now_or_lazily(a, fold_op(fold), ax, t, chunk);
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
     m.def(

@@ -1,0 +1,110 @@
+// `x.sum()`, `x.prod()`, `x.max()` and `x.min()` with no arguments -- the
+// form a loop uses (`while err.max() > tol`, `total += x.sum()`) -- as C
+// methods straight into the core's reduction over every axis. Through the
+// package's Python method, its function and its argument handling, such a
+// call of 100 elements cost four times NumPy's. Any argument, an empty
+// array or a subclass goes to that Python method, kept as it was.
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "bindings/py_array.hpp"
+#include "core/building/reductions.hpp"
+
+namespace gpupy {
+
+namespace {
+
+struct ReduceMethod {
+    const char* name;
+    const char* fold;          // the NumPy ufunc folded
+    bool widens;               // NumPy's add/multiply accumulator (small integers widened); else the input's dtype
+    PyObject* python = nullptr;  // the package's method
+    OpCode op = GPUPY_OP_NONE;
+    std::string doc;           // the package's method's docstring, kept
+};
+
+ReduceMethod g_methods[] = {
+    {"sum", "add", true},
+    {"prod", "multiply", true},
+    {"max", "maximum", false},
+    {"min", "minimum", false},
+};
+
+int64_t g_chunk = 0;
+
+// The dtype np.sum / np.prod give for dtype t with none asked for, as
+// NumPy reports it (asked once per dtype).
+DType widened(DType t) {
+    static DType known[GPUPY_NUM_DTYPES];
+    static bool asked[GPUPY_NUM_DTYPES] = {};
+    if (!asked[t]) {
+        py::module_ numpy = py::module_::import("numpy");
+        py::object r = numpy.attr("add").attr("reduce")(numpy.attr("zeros")(1, numpy_dtype(t)));
+        known[t] = dtype_from_object(r.attr("dtype"));
+        asked[t] = true;
+    }
+    return known[t];
+}
+
+template <int I>
+PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    const ReduceMethod& m = g_methods[I];
+    const bool plain = nargs == 0 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) && is_exact_gpuarray(self) &&
+                       gpuarray_ref(self).size() > 0;
+    if (plain) {
+        return guarded([&] {
+            const GpuArray& a = gpuarray_ref(self);
+            std::vector<int64_t> axes(static_cast<size_t>(a.ndim()));
+            std::iota(axes.begin(), axes.end(), 0);
+            const DType t = m.widens ? widened(a.dtype()) : a.dtype();
+            return wrap_gpuarray(reduce_now_or_lazily(a, m.op, axes, t, g_chunk));
+        });
+    }
+    // The package's method, with self first.
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    std::vector<PyObject*> argv(static_cast<size_t>(1 + nargs + nkw));
+    argv[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) argv[static_cast<size_t>(1 + i)] = args[i];
+    return PyObject_Vectorcall(m.python, argv.data(), static_cast<size_t>(1 + nargs), kwnames);
+}
+
+PyMethodDef g_defs[] = {
+    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<0>)), METH_FASTCALL | METH_KEYWORDS,
+     nullptr},
+    {"prod", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<1>)),
+     METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"max", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<2>)), METH_FASTCALL | METH_KEYWORDS,
+     nullptr},
+    {"min", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<3>)), METH_FASTCALL | METH_KEYWORDS,
+     nullptr},
+};
+
+}  // namespace
+
+void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk) {
+    g_chunk = chunk;
+    PyObject* type = reinterpret_cast<PyObject*>(gpuarray_type);
+    for (size_t i = 0; i < sizeof(g_methods) / sizeof(g_methods[0]); ++i) {
+        ReduceMethod& m = g_methods[i];
+        PyObject* previous = PyObject_GetAttrString(type, m.name);
+        if (!previous) throw py::error_already_set();
+        if (PyObject_TypeCheck(previous, &PyMethodDescr_Type)) {  // already installed (a second call)
+            Py_DECREF(previous);
+            continue;
+        }
+        Py_XSETREF(m.python, previous);  // the package's method: a plain function, called with self first
+        m.op = fold_op(m.fold);
+        PyMethodDef& def = g_defs[i];
+        py::object doc = py::reinterpret_borrow<py::object>(previous).attr("__doc__");
+        m.doc = doc.is_none() ? std::string() : py::cast<std::string>(doc);
+        def.ml_doc = m.doc.empty() ? nullptr : m.doc.c_str();
+        PyObject* method = PyDescr_NewMethod(gpuarray_type, &def);
+        if (!method) throw py::error_already_set();
+        const int rc = PyObject_SetAttrString(type, m.name, method);
+        Py_DECREF(method);
+        if (rc < 0) throw py::error_already_set();
+    }
+}
+
+}  // namespace gpupy
