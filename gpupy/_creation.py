@@ -26,11 +26,8 @@ _PYTHON_NUMBERS = (int, float, bool)
 
 def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     if type(fill_value) in _PYTHON_NUMBERS and dtype is not None:
-        # zeros/empty/ones(shape, dtype): the common call, none of the checks below.
-        try:
-            return _core.full(shape, fill_value, dtype)
-        except TypeError:  # a dtype gpupy cannot hold (or a bad argument: NumPy says which)
-            return np.full(shape, fill_value, dtype)
+        # The common call: none of the checks below.
+        return _filled(shape, fill_value, dtype)
     if isinstance(fill_value, GpuArray) or np.ndim(fill_value) != 0:
         return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="non-scalar fill value")
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
@@ -39,17 +36,27 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     return _core.full(shape, fill_value, dtype)
 
 
+def _filled(shape, value, dtype):
+    """full(shape, value, dtype) for a Python number value and a dtype
+    given: the core's call first (zeros in a loop), NumPy's array for a
+    dtype gpupy cannot hold, NumPy's error for a bad argument."""
+    try:
+        return _core.full(shape, value, dtype)
+    except TypeError:
+        return np.full(shape, value, dtype)
+
+
 def zeros(shape, dtype=float, order="C", *, like=None, device=None):
-    return full(shape, 0, dtype)
+    return _filled(shape, 0, float if dtype is None else dtype)  # dtype=None is float64, as in NumPy
 
 
 def ones(shape, dtype=None, order="C", *, like=None, device=None):
-    return full(shape, 1, float if dtype is None else dtype)
+    return _filled(shape, 1, float if dtype is None else dtype)
 
 
 def empty(shape, dtype=float, order="C", *, like=None, device=None):
-    # Lazy zeros: as cheap as uninitialised memory, and deterministic.
-    return full(shape, 0, dtype)
+    # Zeros: as cheap as uninitialised memory, and deterministic.
+    return _filled(shape, 0, float if dtype is None else dtype)
 
 
 def _like_shape(a, shape):

@@ -992,3 +992,17 @@ def test_reduce_methods_are_c_methods_keeping_the_package_ones(gpu):
         assert isinstance(getattr(gp.ndarray, name), types.MethodDescriptorType), name
     with pytest.raises(TypeError):
         gp.zeros(3).sum(1, 2, 3, 4, 5, 6, 7, 8)  # the package's signature, NumPy's error class
+
+
+@pytest.mark.parametrize("name", ["zeros", "empty", "ones"])
+@pytest.mark.parametrize("dtype", [None, float, "int8", np.bool_, np.complex64], ids=str)
+def test_filled_creation_dtypes(gpu, name, dtype):
+    # dtype=None is float64 for all three, as in NumPy (zeros and empty
+    # gave int64, the dtype of their fill value); a dtype gpupy cannot hold
+    # gives NumPy's array.
+    want = getattr(np, name)((2, 3), dtype=dtype)
+    got = getattr(gp, name)((2, 3), dtype=dtype)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if name != "empty":
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert isinstance(got, gp.ndarray) == (want.dtype != np.complex64)

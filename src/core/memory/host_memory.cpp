@@ -51,6 +51,11 @@ void check_host_allocation(const Dims& shape, int64_t itemsize, const std::strin
     if (overflow) {
         throw ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.");
     }
+    // The system call costs more than making a small array (it was 40% of
+    // `zeros(100)`); an allocation below kAlwaysFits can exceed no
+    // machine's memory and swap.
+    constexpr uint64_t kAlwaysFits = uint64_t{64} << 20;
+    if (bytes < kAlwaysFits) return;
     const uint64_t limit = host_memory_bytes();
     if (limit != 0 && bytes > limit) {
         throw HostMemoryError("Unable to allocate " + allocation_size_text(bytes) + " for an array with shape " +
