@@ -37,6 +37,8 @@ def _axes(axis, ndim, zero_d_axis=False):
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     out = []
     for ax in axes:
+        if isinstance(ax, (bool, np.bool_)):
+            raise TypeError("an integer is required")  # NumPy's refusal of a bool axis
         ax = operator.index(ax)  # TypeError for a float, as NumPy
         if ax < -ndim or ax >= ndim:
             raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
@@ -240,6 +242,8 @@ def _arg_extreme(name, fold, a, axis, out, keepdims):
             out[...] = result
             return out
         return result
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("an integer is required for the axis")  # NumPy's words for arg-reductions
     axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
     if a.ndim == 0:
         # NumPy arg-reduces a 0-d array as its ravel; keepdims keeps 0 dims.
@@ -331,6 +335,8 @@ def _scan(name, fold, a, axis, dtype, out):
     if axis is None:
         a = a.reshape(-1)
         axis = 0
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("an integer is required for the axis")  # NumPy's words for arg-reductions
     axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
     if a.ndim == 0:
         # NumPy scans a 0-d array as its ravel (one element).

@@ -917,19 +917,34 @@ REDUCTION_AXES = {
     "int": 1, "negative": -1, "tuple": (0, 2), "tuple_of_one": (1,), "numpy_int": np.int64(2),
     "numpy_ints_in_tuple": (np.int32(0), 1), "out_of_range": 3, "out_of_range_in_tuple": (0, -4),
     "duplicate": (1, 1), "float": 1.0, "float_in_tuple": (0, 1.0), "list_in_tuple": ([0],),
+    "bool": True, "numpy_bool": np.True_, "bool_in_tuple": (False, 2),
+}
+REDUCTION_FORMS = {
+    "function": lambda xp, name, x, axis: getattr(xp, name)(x, axis=axis),
+    "method, positional": lambda xp, name, x, axis: getattr(x, name)(axis),
+    "method, keyword": lambda xp, name, x, axis: getattr(x, name)(axis=axis),
 }
 
 
+@pytest.mark.parametrize("form", list(REDUCTION_FORMS), ids=str)
 @pytest.mark.parametrize("reduction", ["sum", "prod", "max", "min", "mean", "any", "all"])
 @pytest.mark.parametrize("axis", list(REDUCTION_AXES), ids=str)
-def test_reduction_axis_arguments(gpu, reduction, axis):
-    # A reduction with an axis and nothing else takes the short path (axes
-    # normalised once per spelling, then remembered): values and errors as
-    # NumPy's, the second call (remembered axes) as the first.
+def test_reduction_axis_arguments(gpu, reduction, axis, form):
+    # A reduction with an axis and nothing else takes a short path (the C
+    # methods for one int axis, the function's axes normalised once per
+    # spelling, then remembered): values and errors as NumPy's (a bool is
+    # no axis), the second call (remembered axes) as the first.
     h = np.arange(24.0).reshape(2, 3, 4)
+    call = REDUCTION_FORMS[form]
     for _ in range(2):
-        check_same_behaviour(gpu, lambda xp: getattr(xp, reduction)(xp.asarray(h), axis=REDUCTION_AXES[axis]),
-                             message=False)
+        check_same_behaviour(gpu, lambda xp: call(xp, reduction, xp.asarray(h), REDUCTION_AXES[axis]), message=False)
+
+
+@pytest.mark.parametrize("axis", [1, -1, 3, True, np.False_, 1.0], ids=repr)
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reduction_axis_arguments(gpu, name, axis):
+    h = np.arange(24.0).reshape(2, 3, 4) % 5
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.asarray(h), axis=axis), message=False)
 
 
 TRIANGLE_INPUTS = {

@@ -1,15 +1,17 @@
-// `x.sum()`, `x.prod()`, `x.max()` and `x.min()` with no arguments -- the
-// form a loop uses (`while err.max() > tol`, `total += x.sum()`) -- as C
-// methods straight into the core's reduction over every axis. Through the
-// package's Python method, its function and its argument handling, such a
-// call of 100 elements cost four times NumPy's. Any argument, an empty
-// array or a subclass goes to that Python method, kept as it was.
+// `x.sum()`, `x.prod()`, `x.max()` and `x.min()` with no arguments or one
+// int axis -- the forms a loop uses (`while err.max() > tol`,
+// `x.sum(axis=0)`) -- as C methods straight into the core's reduction.
+// Through the package's Python method, its function and its argument
+// handling, such a call of 100 elements cost four times NumPy's. Any
+// other argument, an empty array or a subclass goes to that Python
+// method, kept as it was.
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "bindings/py_array.hpp"
 #include "core/building/reductions.hpp"
+#include "core/building/views.hpp"
 
 namespace gpupy {
 
@@ -47,16 +49,39 @@ DType widened(DType t) {
     return known[t];
 }
 
+// The one axis of `x.sum(1)` / `x.sum(axis=1)` (a Python int, not a bool),
+// or null: no arguments at all reduce every axis; anything else is the
+// package's to parse.
+bool plain_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyObject** axis) {
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    *axis = nullptr;
+    if (nargs + nkw == 0) return true;
+    if (nargs + nkw != 1) return false;
+    if (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "axis") != 0) return false;
+    if (!PyLong_CheckExact(args[0])) return false;
+    *axis = args[0];
+    return true;
+}
+
 template <int I>
 PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     const ReduceMethod& m = g_methods[I];
-    const bool plain = nargs == 0 && (!kwnames || PyTuple_GET_SIZE(kwnames) == 0) && is_exact_gpuarray(self) &&
-                       gpuarray_ref(self).size() > 0;
-    if (plain) {
+    PyObject* axis = nullptr;
+    // (A 0-d array with an axis is the package's: NumPy reduces it over
+    // nothing for axis 0 or -1.)
+    if (plain_call(args, nargs, kwnames, &axis) && is_exact_gpuarray(self) && gpuarray_ref(self).size() > 0 &&
+        !(axis && gpuarray_ref(self).ndim() == 0)) {
         return guarded([&] {
             const GpuArray& a = gpuarray_ref(self);
-            std::vector<int64_t> axes(static_cast<size_t>(a.ndim()));
-            std::iota(axes.begin(), axes.end(), 0);
+            std::vector<int64_t> axes;
+            if (axis) {
+                const long long k = PyLong_AsLongLong(axis);
+                if (k == -1 && PyErr_Occurred()) throw py::error_already_set();
+                axes.push_back(normalize_axis(k, a.ndim()));  // NumPy's AxisError
+            } else {
+                axes.resize(static_cast<size_t>(a.ndim()));
+                std::iota(axes.begin(), axes.end(), 0);
+            }
             const DType t = m.widens ? widened(a.dtype()) : a.dtype();
             return wrap_gpuarray(reduce_now_or_lazily(a, m.op, axes, t, g_chunk));
         });
