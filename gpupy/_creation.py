@@ -75,16 +75,23 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     return full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype))
 
 
+def _filled_like(a, value, dtype, shape):
+    if type(a) is GpuArray and shape is None:
+        # `np.zeros_like(x)` in a loop: the core's fill with x's shape and dtype.
+        return _filled(a.shape, value, a.dtype if dtype is None else dtype)
+    return full_like(a, value, dtype, shape=shape)
+
+
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return full_like(a, 0, dtype, shape=shape)
+    return _filled_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return full_like(a, 1, dtype, shape=shape)
+    return _filled_like(a, 1, dtype, shape)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return full_like(prototype, 0, dtype, shape=shape)
+    return _filled_like(prototype, 0, dtype, shape)
 
 
 def _index(shape, axis, dtype):
