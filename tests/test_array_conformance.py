@@ -1021,3 +1021,17 @@ def test_filled_creation_dtypes(gpu, name, dtype):
     if name != "empty":
         np.testing.assert_array_equal(np.asarray(got), want)
     assert isinstance(got, gp.ndarray) == (want.dtype != np.complex64)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "empty_like", "ones_like"])
+@pytest.mark.parametrize("kw", [{}, {"dtype": np.float32}, {"shape": (4,)}, {"dtype": np.complex64}], ids=str)
+def test_filled_like_creation(gpu, name, kw):
+    # Of a gpupy array: the core's fill with its shape and dtype (or the
+    # ones asked for); a dtype gpupy cannot hold gives NumPy's array.
+    h = np.arange(6, dtype=np.int16).reshape(2, 3)[:, ::-1]
+    want = getattr(np, name)(h, **kw)
+    got = getattr(gp, name)(gp.asarray(h), **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if name != "empty_like":
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert isinstance(got, gp.ndarray) == (want.dtype != np.complex64)
