@@ -348,3 +348,33 @@ def test_the_square_of_an_evaluated_absolute_value(gpu, dtype):
     gp.absolute(b, out=b)
     np.asarray(b)  # the campaign's program evaluated it through a fancy index
     np.testing.assert_array_equal(np.asarray(gp.square(b)), np.square(np.absolute(h)))
+
+
+@pytest.mark.parametrize("write", [
+    lambda v: v.__ior__(7),
+    lambda v: v.__setitem__((0, 0), 7),
+    lambda v: v.__setitem__(slice(None), 7),
+], ids=["in-place or", "element", "slice"])
+@pytest.mark.parametrize("whole", [
+    lambda x: x.__setitem__((), 0),
+    lambda x: x.__setitem__(Ellipsis, 0),
+], ids=["x[()] = 0", "x[...] = 0"])
+def test_a_write_into_a_constant_the_array_took_whole_is_kept(gpu, whole, write):
+    # Found by the fuzz campaign: a 0-d array assigned a number whole takes
+    # the (shared) constant node as its value; a partial write through a
+    # (1, 1) view of it then wrote into the constant's memory, so reading
+    # the array gave the new value but every expression of it (which reads
+    # the constant as a literal) the old one: `x + 3` was 3, not 10.
+    for xp in (np, gp):
+        x = xp.asarray(np.array(5, np.int8))
+        xp.negative(x, out=x)  # lazy: the element store cannot go in place
+        other = xp.asarray(np.array(1, np.int8))
+        whole(x)
+        whole(other)  # the same constant, shared
+        v = x.reshape((1, -1))
+        write(v)
+        got = (int(np.asarray(x + np.int8(3))), int(np.asarray(x)), int(np.asarray(other + np.int8(0))))
+        if xp is np:
+            want = got
+        else:
+            assert got == want == (10, 7, 0)

@@ -111,9 +111,12 @@ Node* host_write_target(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
-    if (node->refcount() > 1) {
+    if (node->refcount() > 1 || node->kind() == NodeKind::Constant) {
         // Something else (an unevaluated expression, another array sharing
-        // this value) still needs the old values: copy on write.
+        // this value) still needs the old values: copy on write. So does a
+        // constant the owner took whole (`x[()] = 0`): its value is what it
+        // is (programs read it as a literal, the factory shares it), so a
+        // write into its memory would be seen by nothing that reads it.
         auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
         std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
         owner.node = NodeFactory::array(node->dtype(), node->shape(), std::move(buf));
