@@ -138,9 +138,10 @@ void register_structural(py::module_& m);
 // a reduced over `axes` into dtype t: NumPy's reduce at once for a small
 // array of host values, else the core's lazy chunked reduction.
 GpuArray reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk);
-// `x.sum()`, `x.prod()`, `x.max()`, `x.min()` without arguments in C
-// (py_reduce_methods.cpp), after the package installed its methods, which
-// every other call goes to; `chunk` is the package's reduction chunk.
+// `x.sum()`, `x.prod()`, `x.max()`, `x.min()` without arguments or with
+// one int axis, in C (py_reduce_methods.cpp), installed after the package's
+// methods, which every other call goes to; `chunk` is the package's
+// reduction chunk.
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
 void register_products(py::module_& m);    // py_products.cpp
