@@ -166,7 +166,6 @@ public:
         // 0-d array: `r1 <= radius` with r1 = radius.max() * i / n); read
         // per chunk, it was a strided copy with stride 0 per element, most
         // of such an evaluation's time.
-        uniform_.assign(static_cast<size_t>(ir.ninstr), 0);
         same_.assign(static_cast<size_t>(ir.ninstr), 0);
         for (int i = 0; i < ir.ninstr; ++i) {
             const gpupy_ir_instr& in = ir.instr[i];
@@ -174,14 +173,13 @@ public:
                 const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
                 const int64_t off = in.map.base - in.block_first;
                 if (off < 0 || off >= b->nelems) continue;  // eval_points reports it
-                uniform_[i] = with_type(in.dtype, [&](auto t) {
+                same_[i] = with_type(in.dtype, [&](auto t) {
                     using T = decltype(t);
                     T v;
                     std::memcpy(&v, b->data + off * sizeof(T), sizeof(T));
                     std::fill(reg<T>(i), reg<T>(i) + chunk_, v);
                     return true;
                 });
-                same_[i] = uniform_[i];
                 continue;
             }
             if (in.op != GPUPY_OP_CONST) continue;
@@ -246,10 +244,10 @@ private:
     // Per instruction, where the current chunk's values are: its register,
     // or for a contiguous load the block memory itself (no copy).
     std::vector<char*> ptr_;
-    std::vector<char> uniform_;  // per instruction: a load filled once (broadcast_element)
-    // Per instruction: its register holds one value at every point (a
-    // constant or a uniform load). An offered loop reads it with step 0, as
-    // NumPy reads a scalar operand: half the bytes of `r1 <= radius`.
+    // Per instruction: its register holds one value at every point, filled
+    // at the start (a constant, or a load of one element broadcast over the
+    // domain). An offered loop reads it with step 0, as NumPy reads a
+    // scalar operand: half the bytes of `r1 <= radius`.
     std::vector<char> same_;
     std::unique_ptr<int64_t[]> idx_;
 };
@@ -403,7 +401,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
         case GPUPY_OP_CONST:
             break;
         case GPUPY_OP_LOAD: {
-            if (uniform_[i]) break;  // filled at the start
+            if (same_[i]) break;  // filled at the start
             if ((in.flags & GPUPY_INSTR_CONTIGUOUS) && in.nblocks == 1) {
                 // Consecutive elements of one block: read them in place.
                 const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
