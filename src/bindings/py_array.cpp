@@ -321,23 +321,21 @@ PyObject* get_shape(PyObject* self, void*) {
 }
 
 int set_shape(PyObject* self, PyObject* value, void*) {
-    try {
+    PyObject* r = guarded([&] {
         if (!value) throw AttributeError("Cannot delete array shape");
         GpuArray& a = gpuarray_mut(self);
         // As NumPy: only when the new shape is a view of the same data.
-        GpuArray r = reshape(a, shape_from_python(value));
-        if (r.owner != a.owner) {
+        GpuArray viewed = reshape(a, shape_from_python(value));
+        if (viewed.owner != a.owner) {
             throw AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
                                  "copy with the desired shape.");
         }
-        a.geom = r.geom;
-        return 0;
-    } catch (py::error_already_set& e) {
-        e.restore();
-    } catch (...) {
-        py::detail::try_translate_exceptions();
-    }
-    return -1;
+        a.geom = viewed.geom;
+        return py::none();
+    });
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
 }
 
 PyObject* get_ndim(PyObject* self, void*) {
