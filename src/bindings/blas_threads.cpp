@@ -11,6 +11,9 @@
 
 #include <cstring>
 
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
+
 namespace gpupy {
 
 namespace {
@@ -42,9 +45,12 @@ SetLocal set_local() {
 
 }  // namespace
 
-BlasOnCallingThread::BlasOnCallingThread(bool active) {
-    if (!active) return;
-    if (SetLocal f = set_local()) previous_ = f(1);
+BlasOnCallingThread::BlasOnCallingThread(double flops, double bytes) {
+    if (Runtime::get().product_threads_pay(flops, bytes)) return;
+    if (SetLocal f = set_local()) {
+        previous_ = f(1);
+        ++stats().products_on_calling_thread;
+    }
 }
 
 BlasOnCallingThread::~BlasOnCallingThread() {

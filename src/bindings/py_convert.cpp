@@ -8,8 +8,6 @@
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
-#include "core/runtime/runtime.hpp"
-#include "core/runtime/stats.hpp"
 #include "bindings/blas_threads.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
@@ -132,10 +130,8 @@ py::object host_call(py::handle func, py::tuple args) {
         largest = std::max(largest, static_cast<double>(a.size()));
         bytes += static_cast<double>(a.size() * dtype_itemsize(a.dtype()));
     }
-    // BLAS/LAPACK work grows as n^3 for n x n operands: 2 * size^1.5 flops,
-    // for BLAS's threads only where they pay (CostModel::product_threads_pay).
-    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(2 * largest * std::sqrt(largest), bytes));
-    if (alone.held()) ++stats().products_on_calling_thread;
+    // BLAS/LAPACK work grows as n^3 for n x n operands: 2 * size^1.5 flops.
+    BlasOnCallingThread alone(2 * largest * std::sqrt(largest), bytes);
     py::object result = py::reinterpret_steal<py::object>(PyObject_Call(func.ptr(), hosts.ptr(), nullptr));
     if (!result) throw py::error_already_set();
     if (PyArray_IsScalar(result.ptr(), Generic)) return py::make_tuple(true, result);  // as NumPy gives

@@ -82,8 +82,7 @@ py::object matrix_product(const GpuArray& x, const GpuArray& y, bool dot) {
     PyObject* argv[] = {hx.ptr(), hy.ptr(), dst.ptr()};
     const double flops = 2.0 * static_cast<double>(shape_size(shape)) * static_cast<double>(y.geom.shape[0]);
     const double bytes = static_cast<double>((x.size() + y.size()) * dtype_itemsize(x.dtype()));
-    BlasOnCallingThread alone(!Runtime::get().product_threads_pay(flops, bytes));
-    if (alone.held()) ++stats().products_on_calling_thread;
+    BlasOnCallingThread alone(flops, bytes);
     PyObject* r = PyObject_Vectorcall(dot ? numpy_dot : matmul, argv, 2, out_name);
     if (!r) throw py::error_already_set();
     Py_DECREF(r);  // dst itself
