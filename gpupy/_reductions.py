@@ -48,6 +48,14 @@ def _axes(axis, ndim, zero_d_axis=False):
     return tuple(out)
 
 
+def _one_axis(axis):
+    """The axis of an arg-reduction or a scan, which take one integer: NumPy's
+    TypeError for a bool or anything else operator.index refuses."""
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError("an integer is required for the axis")
+    return operator.index(axis)
+
+
 def _keep(result, shape, axes):
     """Re-inserts reduced axes as length 1 (keepdims=True)."""
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
@@ -242,9 +250,7 @@ def _arg_extreme(name, fold, a, axis, out, keepdims):
             out[...] = result
             return out
         return result
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError("an integer is required for the axis")  # NumPy's words for arg-reductions
-    axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
+    axis = _one_axis(axis)
     if a.ndim == 0:
         # NumPy arg-reduces a 0-d array as its ravel; keepdims keeps 0 dims.
         a, keepdims = a.reshape(1), False
@@ -335,9 +341,7 @@ def _scan(name, fold, a, axis, dtype, out):
     if axis is None:
         a = a.reshape(-1)
         axis = 0
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError("an integer is required for the axis")  # NumPy's words for arg-reductions
-    axis = operator.index(axis)  # one integer axis, NumPy's TypeError otherwise
+    axis = _one_axis(axis)
     if a.ndim == 0:
         # NumPy scans a 0-d array as its ravel (one element).
         a = a.reshape(1)

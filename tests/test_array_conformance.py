@@ -941,7 +941,7 @@ def test_reduction_axis_arguments(gpu, reduction, axis, form):
 
 
 @pytest.mark.parametrize("axis", [1, -1, 3, True, np.False_, 1.0], ids=repr)
-@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum", "cumprod"])
 def test_arg_reduction_axis_arguments(gpu, name, axis):
     h = np.arange(24.0).reshape(2, 3, 4) % 5
     check_same_behaviour(gpu, lambda xp: getattr(xp, name)(xp.asarray(h), axis=axis), message=False)
