@@ -208,6 +208,10 @@ class TestPartitioning:
         s = gp.stats()
         assert s["evaluations"] == 1
         assert s["collapses"] == 0
+        # The planning time is counted apart (host overhead), and reset.
+        assert s["planning_seconds"] > 0
+        gp.reset_stats()
+        assert gp.stats()["planning_seconds"] == 0
 
     @pytest.mark.parametrize("max_ops", [1, 2, 3])
     def test_max_ops_splits_the_expression(self, software, max_ops):

@@ -35,6 +35,7 @@ py::dict stats_dict() {
     d["collapses"] = s.collapses;
     d["shared_stores"] = s.shared_stores;
     d["check_ir_calls"] = s.check_ir_calls;
+    d["planning_seconds"] = s.planning_ns * 1e-9;
     d["host_evaluations"] = s.host_evaluations;
     d["host_engine_evaluations"] = s.host_engine_evaluations;
     // Where evaluations wanted in host memory ran, and why (the package

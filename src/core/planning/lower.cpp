@@ -1,7 +1,6 @@
 #include "core/planning/lower.hpp"
 
 #include <cstring>
-#include <unordered_map>
 
 #include "core/runtime/errors.hpp"
 
@@ -38,7 +37,7 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
 }
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
-                                  DomainFold* fold, bool top_as_leaf) {
+                                  DomainFold* fold, bool top_as_leaf, size_t expected) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
     const bool wide = nd > GPUPY_MAX_DIMS;
@@ -64,7 +63,11 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         return it.cls != Item::Interior || (it.staged && (i != top || top_as_leaf));
     };
     std::vector<gpupy_ir_instr> out;
-    std::unordered_map<int32_t, int32_t> emitted;
+    out.reserve(expected);
+    // Instruction of each item already emitted (-1: not yet). Indexed by
+    // item: a plan lowers its subtrees many times (each resource check and
+    // each pass), and a hash map per lowering was a third of the planner.
+    std::vector<int32_t> emitted(part.items.size(), -1);
     std::vector<std::pair<int32_t, size_t>> stack;
     stack.emplace_back(top, 0);
     while (!stack.empty()) {
@@ -72,12 +75,12 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         const Item& it = part.items[i];
         if (!is_leaf(i) && pos < it.kids.size()) {
             const int32_t c = it.kids[pos++];
-            if (!emitted.count(c)) stack.emplace_back(c, 0);
+            if (emitted[c] < 0) stack.emplace_back(c, 0);
             continue;
         }
         const int32_t cur = i;
         stack.pop_back();
-        if (emitted.count(cur)) continue;
+        if (emitted[cur] >= 0) continue;
         const Item& item = part.items[cur];
         const Node* x = item.view.node.get();
         const bool leaf = is_leaf(cur);
@@ -118,10 +121,10 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;
         case Item::Interior:
-            for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted.at(item.kids[a]);
+            for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
             break;
         }
-        emitted.emplace(cur, static_cast<int32_t>(out.size()));
+        emitted[cur] = static_cast<int32_t>(out.size());
         out.push_back(in);
     }
     *fold = wide ? fold_domain(dom.shape, maps, out) : DomainFold{};

@@ -22,8 +22,10 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
 // into *fold.
 // `top_as_leaf`: `top` itself was staged (a reduction whose operand's op
 // and fold do not fit together): the IR reads it.
+// `expected`: about how many instructions to expect (room is made for them
+// at once; growing a vector of these large records copies them repeatedly).
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
-                                  DomainFold* fold, bool top_as_leaf = false);
+                                  DomainFold* fold, bool top_as_leaf = false, size_t expected = 0);
 
 // The gpupy_ir of `instrs` (their leaves' blocks bound, a folded domain's
 // piece offsets applied) for outputs [a, b). `reduce`: a reduction over

@@ -1,6 +1,7 @@
 #include "core/planning/partition.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "core/planning/lower.hpp"
 #include "core/runtime/errors.hpp"
@@ -9,7 +10,6 @@
 namespace gpupy {
 
 namespace {
-
 class Partitioner {
 public:
     Partitioner(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), drv_(ctx.driver) {}
@@ -22,7 +22,7 @@ public:
 private:
     void bound(int32_t i) {
         Item& it = part_.items[i];
-        gpupy_resources b = drv_.resource_get(describe_item(it, false));
+        gpupy_resources b = item_resources(it, false);
         const bool reduced = part_.domain.reduction && i == part_.top;
         if (reduced) drv_.resource_add(&b, fold_resources());  // the root pass also folds
         if (it.cls != Item::Interior) {
@@ -77,7 +77,19 @@ private:
         Item& it = part_.items[c];
         ++stats().collapses;
         it.staged = true;
-        it.bound = drv_.resource_get(describe_item(it, true));
+        it.bound = item_resources(it, true);
+    }
+
+    // The driver's bound for one item alone. It depends only on the
+    // instruction describe_item makes (op, dtype, whether a load), so it is
+    // asked once per kind: a plan bounds thousands of items of a few kinds.
+    gpupy_resources item_resources(const Item& it, bool as_leaf) {
+        const gpupy_ir_instr in = describe_item(it, as_leaf);
+        const uint64_t key = (static_cast<uint64_t>(in.op) << 32) | (static_cast<uint64_t>(in.dtype) << 1) |
+                             static_cast<uint64_t>(in.nblocks != 0);
+        auto found = known_.find(key);
+        if (found != known_.end()) return found->second;
+        return known_.emplace(key, drv_.resource_get(in)).first->second;
     }
 
     gpupy_resources fold_resources() {
@@ -91,7 +103,9 @@ private:
         std::vector<Leaf> leaves;
         DomainFold fold;
         const bool top_as_leaf = i == part_.top && part_.items[i].staged;
-        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold, top_as_leaf);
+        // Each check lowers a little more than the last one did.
+        std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold, top_as_leaf, last_lowered_ + 64);
+        last_lowered_ = instrs.size();
         for (const Leaf& l : leaves) {
             // Blocks are bound only at execution; checking needs the shape.
             instrs[l.instr].nblocks = 1;
@@ -112,6 +126,8 @@ private:
     const PlanContext& ctx_;
     PartPlan& part_;
     Driver& drv_;
+    std::unordered_map<uint64_t, gpupy_resources> known_;
+    size_t last_lowered_ = 0;  // instructions of the last exact check
 };
 
 }  // namespace

@@ -18,18 +18,24 @@ public:
 
     // Adds (or finds) the item of view v; classifies a new one.
     int32_t add_item(const NodeView& v) {
-        std::vector<int32_t>& same_node = memo_[v.node->id()];
-        for (int32_t j : same_node) {
+        const auto first = first_view_.try_emplace(v.node->id(), -1).first;
+        int32_t last = -1;
+        for (int32_t j = first->second; j >= 0; j = next_view_[j]) {
             const ViewGeometry& g = part_.items[j].view.geom;
             if (g.offset == v.geom.offset && g.strides == v.geom.strides) return j;
+            last = j;
         }
         const int32_t i = static_cast<int32_t>(part_.items.size());
-        const bool second_view = !same_node.empty();
-        same_node.push_back(i);
+        const bool second_view = last >= 0;
+        if (second_view) next_view_[last] = i;
+        else first->second = i;
+        next_view_.push_back(-1);
         part_.items.emplace_back();
         part_.items[i].view = v;
         classify(i);
         if (second_view && part_.items[i].cls == Item::Interior && costly_to_recompute(v.node.get())) {
+            std::vector<int32_t> same_node;
+            for (int32_t j = first->second; j >= 0; j = next_view_[j]) same_node.push_back(j);
             store_shared_node(same_node);
             part_.items[i].cls = Item::Pending;
             part_.items[i].kid_views.clear();
@@ -198,8 +204,11 @@ private:
     const PlanContext& ctx_;
     PartPlan& part_;
     const Domain& dom_;
-    // CSE: the items of each node (usually one view per node).
-    std::unordered_map<uint64_t, std::vector<int32_t>> memo_;
+    // CSE: the items of each node (usually one view per node), as a chain:
+    // the node's first item, then each item's next view of the same node
+    // (-1 ends it). No allocation per item, where a list per node was one.
+    std::unordered_map<uint64_t, int32_t> first_view_;
+    std::vector<int32_t> next_view_;
 };
 
 }  // namespace

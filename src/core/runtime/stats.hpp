@@ -18,6 +18,7 @@ struct Stats {
     int64_t collapses = 0;          // subexpressions evaluated separately by partitioning
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
+    int64_t planning_ns = 0;        // time spent planning blocks (walk, partition, lowering)
     int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)
     int64_t host_engine_evaluations = 0;  // small evaluations run in place on the host engine
     // Placement decisions between the host engine and the device for work
