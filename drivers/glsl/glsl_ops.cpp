@@ -155,6 +155,7 @@ struct Snippet {
     const std::vector<std::string>& a;
     ShaderFunctions& fns;
     unsigned never_nan;  // bit k: a[k] is never NaN (value_facts.hpp)
+    const DeviceCaps& caps;
 
     DtypeKind kind() const { return glsl_type(in).kind; }
     bool is_float() const { return kind() == DtypeKind::Float; }
@@ -195,7 +196,14 @@ std::string snippet_MULTIPLY(const Snippet& s) {
     if (s.is_bool()) return s.binary(" && ");
     return wrap(s.in, s.a[0] + " * " + s.a[1]);
 }
-std::string snippet_DIVIDE(const Snippet& s) { return s.is_float() ? s.binary(" / ") : ""; }
+// a / b as IEEE rounds it: GLSL's operator where the device was measured
+// exact, else glsl_math's correction for float32; float64 is then left to
+// the host (no float64 routine).
+std::string quotient(const Snippet& s, const std::string& a, const std::string& b) {
+    if (s.f64()) return s.caps.f64_division_exact ? "(" + a + " / " + b + ")" : "";
+    return s.caps.f32_division_exact ? "(" + a + " / " + b + ")" : s.fn("gp__div_rn", {a, b});
+}
+std::string snippet_DIVIDE(const Snippet& s) { return s.is_float() ? quotient(s, s.a[0], s.a[1]) : ""; }
 // The division family. Floats: exact quotients beyond 2^23 need a library
 // routine (glsl_math). Signed: a glsl_runtime helper (NumPy's rounding and
 // signs, 0 for a zero divisor). Unsigned: the GLSL operator, NumPy's 0 for a
@@ -244,8 +252,12 @@ std::string snippet_SQUARE(const Snippet& s) {
     if (s.is_bool()) return "";
     return wrap(s.in, s.a[0] + " * " + s.a[0]);
 }
-std::string snippet_RECIPROCAL(const Snippet& s) { return s.is_float() ? "(" + lit(s.in, 1) + " / " + s.a[0] + ")" : ""; }
-std::string snippet_SQRT(const Snippet& s) { return s.is_float() ? "sqrt(" + s.a[0] + ")" : ""; }
+std::string snippet_RECIPROCAL(const Snippet& s) { return s.is_float() ? quotient(s, lit(s.in, 1), s.a[0]) : ""; }
+std::string snippet_SQRT(const Snippet& s) {
+    if (!s.is_float()) return "";
+    if (s.f64()) return s.caps.f64_sqrt_exact ? "sqrt(" + s.a[0] + ")" : "";
+    return s.caps.f32_sqrt_exact ? "sqrt(" + s.a[0] + ")" : s.fn("gp__sqrt_rn", s.a);
+}
 // The math-library functions: glsl_math (float32); float64 has no GLSL
 // library and runs on the host.
 std::string snippet_CBRT(const Snippet& s) { return s.library(); }
@@ -423,22 +435,27 @@ std::string math_function_for(int op) {
     return lib.has(accurate) ? accurate : "";
 }
 
+// Whether values of this dtype are computed on the device at all.
+static bool dtype_offered(int dtype, const DeviceCaps& caps) {
+    const GlslType& t = glsl_type(dtype);
+    if (t.needs_int64 && !caps.int64) return false;
+    if (t.needs_fp64 && !caps.fp64) return false;
+    return dtype != GPUPY_FLOAT32 || caps.float32;
+}
+
 std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector<std::string>& args,
                           ShaderFunctions& fns, const DeviceCaps& caps, unsigned never_nan_args) {
     if (!dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return "";
     for (int dt : {in_dtype, out_dtype}) {
-        if (glsl_type(dt).needs_int64 && !caps.int64) return "";
-        if (glsl_type(dt).needs_fp64 && !caps.fp64) return "";
+        if (!dtype_offered(dt, caps)) return "";
     }
     if (!is_table_op(op) || static_cast<int>(args.size()) != info(op).arity) return "";
     if (op != GPUPY_OP_CAST && out_dtype != op_result_dtype(op, in_dtype)) return "";
-    return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, never_nan_args});
+    return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, never_nan_args, caps});
 }
 
 bool op_supported(int op, int dtype, const DeviceCaps& caps) {
-    if (!dtype_valid(dtype)) return false;
-    if (glsl_type(dtype).needs_int64 && !caps.int64) return false;
-    if (glsl_type(dtype).needs_fp64 && !caps.fp64) return false;
+    if (!dtype_valid(dtype) || !dtype_offered(dtype, caps)) return false;
     if (op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST) return true;
     ShaderFunctions fns;
     if (op == GPUPY_OP_CAST) {
@@ -458,8 +475,10 @@ bool expression_supported(int op, int in_dtype, int out_dtype, const DeviceCaps&
     if (op < 0 || op >= GPUPY_NUM_OPS || !dtype_valid(in_dtype) || !dtype_valid(out_dtype)) return false;
     // 0: not asked yet, 1: no, 2: yes. Answers never change, so a race
     // only computes one twice.
-    static std::atomic<int8_t> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES][4];
-    const int c = (caps.fp64 ? 1 : 0) | (caps.int64 ? 2 : 0);
+    static std::atomic<int8_t> known[GPUPY_NUM_OPS][GPUPY_NUM_DTYPES][GPUPY_NUM_DTYPES][128];
+    const int c = (caps.fp64 ? 1 : 0) | (caps.int64 ? 2 : 0) | (caps.float32 ? 4 : 0) |
+                  (caps.f32_division_exact ? 8 : 0) | (caps.f32_sqrt_exact ? 16 : 0) |
+                  (caps.f64_division_exact ? 32 : 0) | (caps.f64_sqrt_exact ? 64 : 0);
     std::atomic<int8_t>& slot = known[op][in_dtype][out_dtype][c];
     int8_t v = slot.load(std::memory_order_relaxed);
     if (v == 0) {

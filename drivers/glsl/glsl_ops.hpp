@@ -20,6 +20,19 @@ namespace gpupy_glsl {
 struct DeviceCaps {
     bool fp64 = false;
     bool int64 = false;
+    // float32 arithmetic offered at all. False on a device that flushes
+    // float32 subnormals to zero (GLSL allows it; NVIDIA does): NumPy keeps
+    // them, so float32 work is left to the host unless the user accepts the
+    // flush (GPUPY_FLOAT32_SUBNORMALS=flush).
+    bool float32 = true;
+    // Whether GLSL's `/` and sqrt() round correctly, as NumPy's do. GLSL only
+    // promises 2.5 ulp (division) and about 3 ulp (sqrt); where the device
+    // is measured short of exact (float_probe), float32 calls correctly
+    // rounded library routines and float64 leaves the op to the host.
+    bool f32_division_exact = true;
+    bool f32_sqrt_exact = true;
+    bool f64_division_exact = true;
+    bool f64_sqrt_exact = true;
 };
 
 // The library functions a shader calls, in inclusion order.

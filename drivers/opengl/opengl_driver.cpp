@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "gpupy/op_meta.hpp"
 #include "texture_formats.hpp"
 #include "egl_context.hpp"
+#include "float_probe.hpp"
 #include "gl_errors.hpp"
 #include "gl_limits.hpp"
 #include "glsl_codegen.hpp"
@@ -52,6 +54,9 @@ struct Driver {
     int64_t first_run_ns = 0;
     // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
     bool cpu_renderer = false;
+    FloatBehaviour floats;         // measured at init (float_probe.hpp)
+    std::string float_probe_note;  // why the probe could not run, if so
+    bool float32_flush_accepted = false;  // GPUPY_FLOAT32_SUBNORMALS=flush
     std::string last_error, description;
 
     ResourceLimits gl_limits() const {
@@ -98,6 +103,30 @@ int64_t default_memory_budget(const GlLimits& gl) {
     return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page / 2 : 0;
 }
 
+// Measures the device's float arithmetic (with the new context current)
+// and sets what the generator may rely on. Returns "" or why the settings
+// are wrong.
+std::string apply_float_behaviour(Driver* d) {
+    d->float_probe_note = probe_float_behaviour(d->caps.fp64, &d->floats);
+    if (!d->float_probe_note.empty()) {
+        // Nothing measured: assume the least GLSL promises.
+        d->floats = FloatBehaviour{false, false, false, false, false};
+    }
+    const std::string pretend = pretend_float_findings(std::getenv("GPUPY_GL_FLOAT_PROBE"), &d->floats);
+    if (!pretend.empty()) return "GPUPY_GL_FLOAT_PROBE: unknown finding '" + pretend + "'";
+    const char* policy = std::getenv("GPUPY_FLOAT32_SUBNORMALS");
+    const std::string p = policy ? policy : "";
+    if (p != "" && p != "exact" && p != "flush")
+        return "GPUPY_FLOAT32_SUBNORMALS must be 'exact' (the default) or 'flush', not '" + p + "'";
+    d->float32_flush_accepted = p == "flush";
+    d->caps.float32 = d->floats.f32_subnormals || d->float32_flush_accepted;
+    d->caps.f32_division_exact = d->floats.f32_division_exact;
+    d->caps.f32_sqrt_exact = d->floats.f32_sqrt_exact;
+    d->caps.f64_division_exact = d->floats.f64_division_exact;
+    d->caps.f64_sqrt_exact = d->floats.f64_sqrt_exact;
+    return "";
+}
+
 int drv_init(void** ctx, char* errbuf, size_t errlen) {
     *ctx = nullptr;
     Driver* d = nullptr;
@@ -114,6 +143,7 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             d->gl.query();
             d->caps.fp64 = d->gl.fp64;
             d->caps.int64 = d->gl.int64;
+            why = apply_float_behaviour(d);
             for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
@@ -385,6 +415,14 @@ const char* drv_describe(void* ctx) {
       << "max_compute_image_uniforms: " << d->gl.max_compute_image_uniforms << "\n"
       << "max_compute_work_group_count: " << d->gl.max_work_group_count[0] << " " << d->gl.max_work_group_count[1] << "\n"
       << "fp64: " << (d->caps.fp64 ? "yes" : "no") << "\n"
+      << "float32_subnormals: "
+      << (d->floats.f32_subnormals ? "kept" : d->float32_flush_accepted ? "flushed (accepted: float32 on the device)"
+                                                                        : "flushed (float32 runs on the host)")
+      << "\n"
+      << "float32_division: " << (d->floats.f32_division_exact ? "exact" : "approximate (corrected)") << "\n"
+      << "float32_sqrt: " << (d->floats.f32_sqrt_exact ? "exact" : "approximate (corrected)") << "\n"
+      << "float64_division: " << (!d->caps.fp64 ? "none" : d->floats.f64_division_exact ? "exact" : "approximate (on the host)") << "\n"
+      << "float64_sqrt: " << (!d->caps.fp64 ? "none" : d->floats.f64_sqrt_exact ? "exact" : "approximate (on the host)") << "\n"
       << "int64: " << (d->caps.int64 ? "yes" : "no") << "\n"
       << "limit_textures: " << limit(d->limits.slot[kTextures]) << "\n"
       << "limit_uniform_components: " << limit(d->limits.slot[kUniforms]) << "\n"
@@ -394,6 +432,7 @@ const char* drv_describe(void* ctx) {
       << "memory_used_bytes: " << d->blocks.used_bytes() << "\n"
       << "shader_cache_dir: " << d->egl.shader_cache_dir << "\n"
       << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n";
+    if (!d->float_probe_note.empty()) s << "float_probe: " << d->float_probe_note << "\n";
     if (!GlslLibrary::embedded_errors().empty()) {
         std::string errs = GlslLibrary::embedded_errors();
         for (char& c : errs) if (c == '\n') c = ';';

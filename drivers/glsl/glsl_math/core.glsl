@@ -148,6 +148,33 @@ vec2 gp__df_mul(vec2 a, vec2 b) {
     return gp__fast_two_sum(p.x, e);
 }
 
+// @function gp__sqrt_rn requires gp__sqr
+// sqrt(x) correctly rounded (as NumPy's IEEE sqrt) where GLSL's sqrt() is
+// only accurate to a few ulp: the builtin root, then steps of one ulp
+// towards x while the neighbour's square is closer to x. The residual
+// x - r^2 is exact up to its last rounding (gp__sqr's p + e is r^2 exactly,
+// and x - p is exact by Sterbenz), and neighbouring residuals differ by
+// about 2 r ulp(r), so the comparison never errs; no tie exists (the square
+// of a midpoint needs 50 bits). Inputs outside [2^-100, 2^100] keep the
+// builtin root (the error term would under- or overflow).
+float gp__sqrt_rn(float x) {
+    precise float r = sqrt(x);
+    if (x > 7.88860905e-31 && x < 1.2676506e30) {
+        vec2 p = gp__sqr(r);
+        precise float d = (x - p.x) - p.y;
+        for (int k = 0; k < 4; ++k) {
+            // x - r^2 > 0: r is too small.
+            float n = uintBitsToFloat(d > 0.0 ? floatBitsToUint(r) + 1u : floatBitsToUint(r) - 1u);
+            vec2 q = gp__sqr(n);
+            precise float dn = (x - q.x) - q.y;
+            if (!(abs(dn) < abs(d))) break;
+            r = n;
+            d = dn;
+        }
+    }
+    return r;
+}
+
 // @function gp__div_rn requires gp__two_prod
 // a / b correctly rounded (as NumPy's IEEE division) even where GLSL's `/` is
 // only accurate to 2.5 ulp (NVIDIA): one residual-based correction step.
