@@ -36,8 +36,21 @@ def select_driver():
             fallback_reason = _first_line(exc)
             sys.stderr.write(f"gpupy: OpenGL driver unavailable ({fallback_reason}); using the software driver\n")
             _core.use_driver("software")
+    _say_what_the_device_changes()
     _calibrate()
     _core.reset_stats()  # the measurement is not the user's work
+
+
+def _say_what_the_device_changes():
+    """One line on stderr where the device's float32 differs from NumPy's
+    and the user has not chosen (GPUPY_FLOAT32_SUBNORMALS): a value is never
+    changed without saying so."""
+    for line in _core.driver_describe().splitlines():
+        key, _, value = line.strip().partition(": ")
+        if key == "float32_subnormals" and "GPUPY_FLOAT32_SUBNORMALS=exact" in value:
+            sys.stderr.write("gpupy: this device flushes float32 subnormals (|x| < 1.2e-38) to zero, which "
+                             "NumPy keeps; GPUPY_FLOAT32_SUBNORMALS=exact computes float32 on the host instead "
+                             "(slower), =flush accepts the flush without this note\n")
 
 
 def use_driver(name):
@@ -48,6 +61,7 @@ def use_driver(name):
     measured, the first time on this machine).
     """
     _core.use_driver(name)
+    _say_what_the_device_changes()
     _calibrate()
 
 

@@ -7,6 +7,7 @@ CMake and a C++17 compiler, which building gpupy from source needs anyway
 (README); without them this module fails rather than skips.
 """
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -48,10 +49,15 @@ def core_tests():
     if cmake is None:
         pytest.fail("the core's C++ tests need CMake and a C++17 compiler (README: apt-get install g++ cmake)",
                     pytrace=False)
-    if not (BUILD / "CMakeCache.txt").exists():
-        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        _run([cmake, "-S", SOURCE, "-B", BUILD, *generator], timeout=300)
-    _run([cmake, "--build", BUILD, "--parallel", str(os.cpu_count() or 2)], timeout=900)
+    # One build at a time: parallel pytest workers (xdist) share the build
+    # folder; the first builds, the others find it up to date.
+    BUILD.parent.mkdir(parents=True, exist_ok=True)
+    with open(BUILD.parent / "cpp-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (BUILD / "CMakeCache.txt").exists():
+            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+            _run([cmake, "-S", SOURCE, "-B", BUILD, *generator], timeout=300)
+        _run([cmake, "--build", BUILD, "--parallel", str(os.cpu_count() or 2)], timeout=900)
     listed = _run([BINARY, "--list"], timeout=60).split()
     return listed
 

@@ -30,8 +30,8 @@ gp.set_eager_threshold(0)   # no eager NumPy for small operations
 gp.set_host_threshold(0)    # every evaluation on the device
 rng = np.random.default_rng(7)
 n = 1 << 16
-bits = rng.integers(0x00800000, 0x7f000000, n, dtype=np.uint32)
-a32 = bits.view(np.float32)                       # every normal float32 below 2^127
+bits = rng.integers(0x12800000, 0x6c800000, n, dtype=np.uint32)
+a32 = bits.view(np.float32)   # every float32 in [2^-90, 2^90): quotients stay normal
 b32 = (rng.random(n) * 1e3 + 1e-3).astype(np.float32)
 squares = (np.arange(1, n + 1, dtype=np.float32) ** 2)  # exact roots
 sub = np.array([1e-45, -1e-45, 1.1754942e-38, 5e-39], dtype=np.float32)
@@ -66,7 +66,9 @@ def run_child(findings=None, policy=None, dump=None):
             env[key] = value
     r = run_python(["-c", CHILD], env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out["stderr"] = r.stderr
+    return out
 
 
 def described(out, key):
@@ -76,18 +78,23 @@ def described(out, key):
     raise AssertionError(f"describe() has no {key} line:\n{out['describe']}")
 
 
-RESULTS = ("divide32", "reciprocal32", "sqrt32", "sqrt32_exact_roots", "subnormals32", "divide64", "sqrt64")
+RESULTS = ("divide32", "reciprocal32", "sqrt32", "sqrt32_exact_roots", "divide64", "sqrt64")
+FLUSH_NOTE = "GPUPY_FLOAT32_SUBNORMALS=exact computes float32 on the host"
 
 
 def test_what_the_device_measured_is_described_and_results_match_numpy(opengl):
     out = run_child()
-    assert described(out, "float32_subnormals") in ("kept", "flushed (float32 runs on the host)")
+    subnormals = described(out, "float32_subnormals")
+    assert subnormals in ("kept", "flushed (GPUPY_FLOAT32_SUBNORMALS=exact keeps them, on the host)")
+    # A device that flushes says so once, on stderr, unless the user chose.
+    assert (FLUSH_NOTE in out["stderr"]) == (subnormals != "kept")
     for key in ("float32_division", "float32_sqrt"):
         assert described(out, key) in ("exact", "approximate (corrected)")
     for key in ("float64_division", "float64_sqrt"):
         assert described(out, key) in ("exact", "approximate (on the host)", "none")
     for name in RESULTS:
         assert out[name], name
+    assert out["subnormals32"] == (subnormals == "kept")
 
 
 def test_approximate_division_and_sqrt_are_corrected_to_numpys_rounding(opengl, tmp_path):
@@ -105,17 +112,24 @@ def test_approximate_division_and_sqrt_are_corrected_to_numpys_rounding(opengl, 
         assert out["float64_host_evaluations"] >= 2
 
 
-def test_flushed_subnormals_keep_float32_on_the_host_unless_accepted(opengl):
+def test_flushed_subnormals_are_said_and_exact_puts_float32_on_the_host(opengl):
+    # The default: float32 on the device, the flush said once.
     out = run_child(findings="subnormals_flushed")
-    assert described(out, "float32_subnormals") == "flushed (float32 runs on the host)"
-    assert out["subnormals32"] and out["divide32"] and out["sqrt32"]
-    assert out["float32_host_evaluations"] >= 4
-    # The user accepts the flush: float32 stays on the device (llvmpipe does
-    # not really flush, so the values still match).
+    assert described(out, "float32_subnormals") == "flushed (GPUPY_FLOAT32_SUBNORMALS=exact keeps them, on the host)"
+    assert FLUSH_NOTE in out["stderr"]
+    assert out["float32_host_evaluations"] == 0
+    # Accepted: the same, without the note.
     accepted = run_child(findings="subnormals_flushed", policy="flush")
-    assert described(accepted, "float32_subnormals") == "flushed (accepted: float32 on the device)"
+    assert described(accepted, "float32_subnormals") == "flushed (accepted)"
+    assert FLUSH_NOTE not in accepted["stderr"]
     assert accepted["float32_host_evaluations"] == 0
-    assert accepted["divide32"] and accepted["sqrt32"]
+    # NumPy's subnormals asked for: float32 runs on the host, exactly.
+    exact = run_child(findings="subnormals_flushed", policy="exact")
+    assert described(exact, "float32_subnormals") == "flushed by the device (float32 runs on the host)"
+    assert FLUSH_NOTE not in exact["stderr"]
+    assert exact["float32_host_evaluations"] >= 4
+    for name in RESULTS + ("subnormals32",):
+        assert exact[name], name
 
 
 @pytest.mark.parametrize("env", [{"GPUPY_FLOAT32_SUBNORMALS": "sometimes"}, {"GPUPY_GL_FLOAT_PROBE": "fast"}])

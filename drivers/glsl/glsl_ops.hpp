@@ -20,10 +20,10 @@ namespace gpupy_glsl {
 struct DeviceCaps {
     bool fp64 = false;
     bool int64 = false;
-    // float32 arithmetic offered at all. False on a device that flushes
-    // float32 subnormals to zero (GLSL allows it; NVIDIA does): NumPy keeps
-    // them, so float32 work is left to the host unless the user accepts the
-    // flush (GPUPY_FLOAT32_SUBNORMALS=flush).
+    // float32 arithmetic offered at all. False where the device flushes
+    // float32 subnormals to zero (GLSL allows it; NVIDIA does) and the user
+    // asked for NumPy's subnormals (GPUPY_FLOAT32_SUBNORMALS=exact): then
+    // float32 work is left to the host.
     bool float32 = true;
     // Whether GLSL's `/` and sqrt() round correctly, as NumPy's do. GLSL only
     // promises 2.5 ulp (division) and about 3 ulp (sqrt); where the device

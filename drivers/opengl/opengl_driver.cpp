@@ -56,7 +56,10 @@ struct Driver {
     bool cpu_renderer = false;
     FloatBehaviour floats;         // measured at init (float_probe.hpp)
     std::string float_probe_note;  // why the probe could not run, if so
-    bool float32_flush_accepted = false;  // GPUPY_FLOAT32_SUBNORMALS=flush
+    // GPUPY_FLOAT32_SUBNORMALS: "flush" (float32 on the device, subnormals
+    // flushed: the default where the device flushes, said in describe()),
+    // "exact" (float32 on the host where the device flushes).
+    std::string float32_policy;
     std::string last_error, description;
 
     ResourceLimits gl_limits() const {
@@ -117,9 +120,12 @@ std::string apply_float_behaviour(Driver* d) {
     const char* policy = std::getenv("GPUPY_FLOAT32_SUBNORMALS");
     const std::string p = policy ? policy : "";
     if (p != "" && p != "exact" && p != "flush")
-        return "GPUPY_FLOAT32_SUBNORMALS must be 'exact' (the default) or 'flush', not '" + p + "'";
-    d->float32_flush_accepted = p == "flush";
-    d->caps.float32 = d->floats.f32_subnormals || d->float32_flush_accepted;
+        return "GPUPY_FLOAT32_SUBNORMALS must be 'flush' (the default) or 'exact', not '" + p + "'";
+    d->float32_policy = p;
+    // A GPU's float32 speed is what most users come for, and subnormals are
+    // rare: float32 stays on the device unless the user asks for NumPy's
+    // subnormals, which only the host keeps on such a device.
+    d->caps.float32 = d->floats.f32_subnormals || p != "exact";
     d->caps.f32_division_exact = d->floats.f32_division_exact;
     d->caps.f32_sqrt_exact = d->floats.f32_sqrt_exact;
     d->caps.f64_division_exact = d->floats.f64_division_exact;
@@ -416,8 +422,10 @@ const char* drv_describe(void* ctx) {
       << "max_compute_work_group_count: " << d->gl.max_work_group_count[0] << " " << d->gl.max_work_group_count[1] << "\n"
       << "fp64: " << (d->caps.fp64 ? "yes" : "no") << "\n"
       << "float32_subnormals: "
-      << (d->floats.f32_subnormals ? "kept" : d->float32_flush_accepted ? "flushed (accepted: float32 on the device)"
-                                                                        : "flushed (float32 runs on the host)")
+      << (d->floats.f32_subnormals       ? "kept"
+          : d->float32_policy == "exact" ? "flushed by the device (float32 runs on the host)"
+          : d->float32_policy == "flush" ? "flushed (accepted)"
+                                         : "flushed (GPUPY_FLOAT32_SUBNORMALS=exact keeps them, on the host)")
       << "\n"
       << "float32_division: " << (d->floats.f32_division_exact ? "exact" : "approximate (corrected)") << "\n"
       << "float32_sqrt: " << (d->floats.f32_sqrt_exact ? "exact" : "approximate (corrected)") << "\n"
