@@ -181,9 +181,11 @@ def test_distance_map_partitioned(software, tmp_path, monkeypatch):
 ], ids=["shaded_sphere", "distance_map"])
 def test_command_line(gpu, tmp_path, example, args):
     """A user's command line in a fresh process: gpupy picks the driver from
-    GPUPY_DRIVER, nothing falls back (GPUPY_FALLBACK=raise), no warnings."""
+    GPUPY_DRIVER, nothing falls back (GPUPY_FALLBACK=raise), no warnings.
+    (A device that flushes float32 subnormals says so on stderr unless the
+    user chose; this user has: tests/test_float_behaviour.py covers the note.)"""
     out = tmp_path / "out.png"
-    env = dict(os.environ, GPUPY_DRIVER=gpu.name, GPUPY_FALLBACK="raise")
+    env = dict(os.environ, GPUPY_DRIVER=gpu.name, GPUPY_FALLBACK="raise", GPUPY_FLOAT32_SUBNORMALS="flush")
     env.pop("GPUPY_EXAMPLE_NUMPY", None)
     proc = run_python(["-W", "error", str(EXAMPLES / f"{example}.py"), *args, "-o", str(out)], env, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -206,7 +206,10 @@ def test_copyto_a_view_and_broadcast_assignment(gpu):
 
 # --- allocation errors ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,dtype", [(10**13, np.float64), ((10**6, 10**6), np.int32), (2**62, np.float64),
+# Sizes no machine can hold: beyond x86-64's 128 TiB of user address space
+# (a smaller "impossible" size is allocated lazily where memory is
+# overcommitted, as on a 128 GiB GPU machine), or beyond what NumPy indexes.
+@pytest.mark.parametrize("shape,dtype", [(10**14, np.float64), ((10**7, 10**7), np.int32), (2**62, np.float64),
                                          ((2**40, 2**40), np.int8)])
 def test_impossible_allocations_fail_at_the_call_like_numpy(gpu, shape, dtype):
     with pytest.raises((MemoryError, ValueError)) as want:
@@ -220,8 +223,10 @@ def test_impossible_allocations_fail_at_the_call_like_numpy(gpu, shape, dtype):
 
 
 def test_allocation_size_text():
-    sizes = [(1, "1 bytes"), (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1.5 KiB"), (1048575, "1 MiB"),
-             (80 * 10**12, "72.8 TiB")]
+    # NumPy's texts (numpy/_core/_exceptions.py): "%#.3g", or "%#.0f" from 1000 units.
+    sizes = [(1, "1 bytes"), (1023, "1023 bytes"), (1024, "1.00 KiB"), (1536, "1.50 KiB"), (1048575, "1.00 MiB"),
+             (80 * 10**12, "72.8 TiB"), (8 * 10**14, "728. TiB"), (1000 * 1024, "1000. KiB"),
+             (5 * 1024**4, "5.00 TiB")]
     for n, text in sizes:
         assert gp._core.allocation_size_text(n) == text
 

@@ -2,6 +2,7 @@
 
 #include <sys/sysinfo.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace gpupy {
@@ -24,7 +25,10 @@ std::string allocation_size_text(uint64_t bytes) {
     }
     char text[64];
     if (unit == 0) std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
-    else std::snprintf(text, sizeof text, "%.3g %s", value, units[unit]);
+    // NumPy's format: three significant digits with the point kept ("5.00",
+    // "728."), or every digit from 1000 units up ("1000.").
+    else if (std::llround(value) < 1000) std::snprintf(text, sizeof text, "%#.3g %s", value, units[unit]);
+    else std::snprintf(text, sizeof text, "%#.0f %s", value, units[unit]);
     return text;
 }
 
