@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "core/graph/host_state.hpp"
 #include "core/planning/capabilities.hpp"
@@ -16,8 +17,9 @@ class Walker {
 public:
     Walker(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), dom_(part.domain) {}
 
-    // Adds (or finds) the item of view v; classifies a new one.
-    int32_t add_item(const NodeView& v) {
+    // Adds (or finds) the item of view v; classifies a new one. Takes the
+    // view by value: a new item keeps it without copying its geometry.
+    int32_t add_item(NodeView v) {
         const auto first = first_view_.try_emplace(v.node->id(), -1).first;
         int32_t last = -1;
         for (int32_t j = first->second; j >= 0; j = next_view_[j]) {
@@ -31,9 +33,10 @@ public:
         else first->second = i;
         next_view_.push_back(-1);
         part_.items.emplace_back();
-        part_.items[i].view = v;
+        part_.items[i].view = std::move(v);
         classify(i);
-        if (second_view && part_.items[i].cls == Item::Interior && costly_to_recompute(v.node.get())) {
+        Node* x = part_.items[i].view.node.get();
+        if (second_view && part_.items[i].cls == Item::Interior && costly_to_recompute(x)) {
             std::vector<int32_t> same_node;
             for (int32_t j = first->second; j >= 0; j = next_view_[j]) same_node.push_back(j);
             store_shared_node(same_node);
@@ -54,9 +57,9 @@ public:
             part_.items[i].kid_views.clear();
             std::vector<int32_t> kids;
             kids.reserve(views.size());
-            for (const NodeView& v : views) {
+            for (NodeView& v : views) {
                 const size_t before = part_.items.size();
-                const int32_t k = add_item(v);  // may grow part_.items
+                const int32_t k = add_item(std::move(v));  // may grow part_.items
                 kids.push_back(k);
                 if (part_.items.size() > before) stack.push_back(k);
             }
