@@ -20,20 +20,23 @@ gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
 
 }  // namespace
 
-gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
+ItemInstr item_instr(const Item& it, bool as_leaf) {
     const Node* x = it.view.node.get();
     switch (it.cls) {
-    case Item::Const: return blank_instr(GPUPY_OP_CONST, x->dtype());
-    case Item::Index: return blank_instr(GPUPY_OP_INDEX, x->dtype());
+    case Item::Const: return {GPUPY_OP_CONST, x->dtype(), false};
+    case Item::Index: return {GPUPY_OP_INDEX, x->dtype(), false};
     case Item::Interior:
-        if (!as_leaf) return blank_instr(x->op(), x->dtype());
+        if (!as_leaf) return {x->op(), x->dtype(), false};
         [[fallthrough]];
-    default: {
-        gpupy_ir_instr in = blank_instr(GPUPY_OP_LOAD, x->dtype());
-        in.nblocks = 1;
-        return in;
+    default: return {GPUPY_OP_LOAD, x->dtype(), true};
     }
-    }
+}
+
+gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
+    const ItemInstr k = item_instr(it, as_leaf);
+    gpupy_ir_instr in = blank_instr(k.op, k.dtype);
+    if (k.load) in.nblocks = 1;
+    return in;
 }
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,

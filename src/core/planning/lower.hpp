@@ -14,6 +14,16 @@ namespace gpupy {
 // anything read from memory (a staged item is read like Exact).
 gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
 
+// What describe_item's instruction is made of, without making it: the op,
+// the dtype and whether it reads a block. A driver's resource bound for one
+// item depends on these alone.
+struct ItemInstr {
+    OpCode op;
+    DType dtype;
+    bool load;
+};
+ItemInstr item_instr(const Item& it, bool as_leaf);
+
 // The IR of the expression at item `top`: post-order, leaves appended to
 // *leaves. Staged items other than `top` are leaves (an earlier pass
 // evaluated them): read as their view's own blocks on the device, through

@@ -84,12 +84,12 @@ private:
     // instruction describe_item makes (op, dtype, whether a load), so it is
     // asked once per kind: a plan bounds thousands of items of a few kinds.
     gpupy_resources item_resources(const Item& it, bool as_leaf) {
-        const gpupy_ir_instr in = describe_item(it, as_leaf);
-        const uint64_t key = (static_cast<uint64_t>(in.op) << 32) | (static_cast<uint64_t>(in.dtype) << 1) |
-                             static_cast<uint64_t>(in.nblocks != 0);
+        const ItemInstr k = item_instr(it, as_leaf);
+        const uint64_t key = (static_cast<uint64_t>(k.op) << 32) | (static_cast<uint64_t>(k.dtype) << 1) |
+                             static_cast<uint64_t>(k.load);
         auto found = known_.find(key);
         if (found != known_.end()) return found->second;
-        return known_.emplace(key, drv_.resource_get(in)).first->second;
+        return known_.emplace(key, drv_.resource_get(describe_item(it, as_leaf))).first->second;
     }
 
     gpupy_resources fold_resources() {
