@@ -1,5 +1,7 @@
 #include "float_probe.hpp"
 
+#include "program_cache.hpp"
+
 #include <GL/glew.h>
 
 #include <cmath>
@@ -78,30 +80,6 @@ void main() {
 }
 )";
 
-std::string build_program(bool fp64, GLuint* prog) {
-    std::string source = std::string("#version 450\n") + (fp64 ? "#define PROBE_FP64\n" : "") + kShader;
-    const char* text = source.c_str();
-    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(sh, 1, &text, nullptr);
-    glCompileShader(sh);
-    GLint ok = 0;
-    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        glDeleteShader(sh);
-        return "the float probe shader did not compile";
-    }
-    *prog = glCreateProgram();
-    glAttachShader(*prog, sh);
-    glLinkProgram(*prog);
-    glDeleteShader(sh);
-    glGetProgramiv(*prog, GL_LINK_STATUS, &ok);
-    if (!ok) {
-        glDeleteProgram(*prog);
-        return "the float probe shader did not link";
-    }
-    return "";
-}
-
 }  // namespace
 
 std::string probe_float_behaviour(bool fp64, FloatBehaviour* out) {
@@ -136,9 +114,10 @@ std::string probe_float_behaviour(bool fp64, FloatBehaviour* out) {
         }
     }
 
-    GLuint prog = 0;
-    std::string why = build_program(fp64, &prog);
-    if (!why.empty()) return why;
+    std::string why;
+    const std::string source = std::string("#version 450\n") + (fp64 ? "#define PROBE_FP64\n" : "") + kShader;
+    const GLuint prog = build_compute_program(source, why);
+    if (!prog) return "the float probe: " + why.substr(0, why.find('\n'));
     GLuint buf[4] = {0, 0, 0, 0};
     glCreateBuffers(4, buf);
     glNamedBufferData(buf[0], static_cast<GLsizeiptr>(in32.size() * 4), in32.data(), GL_STATIC_DRAW);

@@ -80,15 +80,9 @@ void ProgramCache::dump_source(const GeneratedShader& shader) {
     }
 }
 
-Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error) {
-    if (Program* p = find(shader.key)) {
-        ++cache_hits;
-        return p;
-    }
-    dump_source(shader);
-    auto t0 = std::chrono::steady_clock::now();
+GLuint build_compute_program(const std::string& source, std::string& error) {
     GLuint cs = glCreateShader(GL_COMPUTE_SHADER);
-    const char* text = shader.source.c_str();
+    const char* text = source.c_str();
     glShaderSource(cs, 1, &text, nullptr);
     glCompileShader(cs);
     GLint ok = 0;
@@ -96,8 +90,8 @@ Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error
     if (!ok) {
         std::string log = info_log(cs, false);
         glDeleteShader(cs);
-        error = "GLSL compile failed:\n" + log + "\n" + numbered_source_excerpt(shader.source, log);
-        return nullptr;
+        error = "GLSL compile failed:\n" + log + "\n" + numbered_source_excerpt(source, log);
+        return 0;
     }
     GLuint prog = glCreateProgram();
     glAttachShader(prog, cs);
@@ -108,9 +102,21 @@ Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error
     if (!ok) {
         std::string log = info_log(prog, true);
         glDeleteProgram(prog);
-        error = "GLSL link failed:\n" + log + "\n" + numbered_source_excerpt(shader.source, log);
-        return nullptr;
+        error = "GLSL link failed:\n" + log + "\n" + numbered_source_excerpt(source, log);
+        return 0;
     }
+    return prog;
+}
+
+Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error) {
+    if (Program* p = find(shader.key)) {
+        ++cache_hits;
+        return p;
+    }
+    dump_source(shader);
+    auto t0 = std::chrono::steady_clock::now();
+    const GLuint prog = build_compute_program(shader.source, error);
+    if (!prog) return nullptr;
     auto p = std::make_unique<Program>();
     p->id = prog;
     p->params_location = glGetUniformLocation(prog, "u_p");

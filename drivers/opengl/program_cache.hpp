@@ -53,6 +53,10 @@ private:
     std::unordered_map<std::string, std::unique_ptr<Program>> programs_;
 };
 
+// Compiles and links one compute shader: the program, or 0 with `error`
+// holding the driver's log and the numbered source around the failing line.
+GLuint build_compute_program(const std::string& source, std::string& error);
+
 // "   12 | source line" lines around the lines an info log names (all lines
 // if it names none), the named lines marked with ">>".
 std::string numbered_source_excerpt(const std::string& source, const std::string& log);
