@@ -69,7 +69,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     out.reserve(expected);
     // Instruction of each item already emitted (-1: not yet). Indexed by
     // item: a plan lowers its subtrees many times (each resource check and
-    // each pass), and a hash map per lowering was a third of the planner.
+    // each pass), and a hash map here was one of the planner's largest costs.
     std::vector<int32_t> emitted(part.items.size(), -1);
     std::vector<std::pair<int32_t, size_t>> stack;
     stack.emplace_back(top, 0);

@@ -10,6 +10,7 @@
 namespace gpupy {
 
 namespace {
+
 class Partitioner {
 public:
     Partitioner(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), drv_(ctx.driver) {}
