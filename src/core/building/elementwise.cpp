@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/building/rewrites.hpp"
+#include "core/building/simplify.hpp"
 #include "core/graph/host_buffer.hpp"
 #include "core/runtime/runtime.hpp"
 #include "gpupy/numpy_casts.hpp"
@@ -37,6 +38,7 @@ NodeView broadcast_view(NodeView v, const Dims& shape) {
 
 NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands) {
     if (op == GPUPY_OP_SQUARE) operands[0] = without_absolute(std::move(operands[0]));
+    if (NodeRef s = simplified(op, out, shape, operands)) return s;
     return NodeFactory::expression(op, out, shape, std::move(operands));
 }
 
