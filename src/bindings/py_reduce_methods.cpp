@@ -23,7 +23,7 @@ struct ReduceMethod {
     bool widens;               // NumPy's add/multiply accumulator (small integers widened); else the input's dtype
     PyObject* python = nullptr;  // the package's method
     OpCode op = GPUPY_OP_NONE;
-    std::string doc;           // the package's method's docstring, kept
+    std::string doc{};         // the package's method's docstring, kept
 };
 
 ReduceMethod g_methods[] = {
@@ -35,15 +35,15 @@ ReduceMethod g_methods[] = {
 
 int64_t g_chunk = 0;
 
-// The dtype np.sum / np.prod give for dtype t with none asked for, as
-// NumPy reports it (asked once per dtype).
+// The dtype np.sum / np.prod give for dtype t with none asked for: the
+// package's answer (gpupy._reductions._default_sum_dtype, which asks NumPy),
+// asked once per dtype.
 DType widened(DType t) {
     static DType known[GPUPY_NUM_DTYPES];
     static bool asked[GPUPY_NUM_DTYPES] = {};
     if (!asked[t]) {
-        py::module_ numpy = py::module_::import("numpy");
-        py::object r = numpy.attr("add").attr("reduce")(numpy.attr("zeros")(1, numpy_dtype(t)));
-        known[t] = dtype_from_object(r.attr("dtype"));
+        py::object answer = py::module_::import("gpupy._reductions").attr("_default_sum_dtype")(numpy_dtype(t));
+        known[t] = dtype_from_object(answer);
         asked[t] = true;
     }
     return known[t];
