@@ -29,7 +29,9 @@ bool foldable(OpCode op) {
            !op_is_math(op);
 }
 
-NodeRef fold(OpCode op, DType out, const Dims& shape, const std::vector<NodeView>& operands) {
+}  // namespace
+
+NodeRef simplified(OpCode op, DType out, const Dims& shape, const std::vector<NodeView>& operands) {
     if (!foldable(op)) return NodeRef();
     std::vector<NodeView> values;
     for (const NodeView& v : operands) {
@@ -43,12 +45,6 @@ NodeRef fold(OpCode op, DType out, const Dims& shape, const std::vector<NodeView
     const gpupy_scalar value = scalar_load(out, one->host_data());
     NodeView c = constant_view(NodeFactory::constant(out, value), shape);
     return NodeFactory::expression(GPUPY_OP_CAST, out, shape, {c});
-}
-
-}  // namespace
-
-NodeRef simplified(OpCode op, DType out, const Dims& shape, const std::vector<NodeView>& operands) {
-    return fold(op, out, shape, operands);
 }
 
 }  // namespace gpupy
