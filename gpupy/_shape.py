@@ -271,24 +271,76 @@ def roll(a, shift, axis=None):
     a = _as_gpu(a)
     if axis is None:
         return roll(a.reshape(-1), shift, 0).reshape(a.shape)
-    if np.ndim(shift) or np.ndim(axis):
-        shifts = np.broadcast_to(shift, np.broadcast(shift, axis).shape)
-        axes = np.broadcast_to(axis, shifts.shape)
-        for s, ax in zip(shifts.tolist(), axes.tolist()):
-            a = roll(a, s, ax)
-        return a
-    ax = _norm_axis(axis, a.ndim)
-    n = a.shape[ax]
-    if n == 0:
+    pairs = np.broadcast(shift, axis)
+    if pairs.nd > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    # One read of `a` with every axis's shift (repeated axes add up), so a
+    # torus stencil's rolls all read the same array in one pass.
+    shifts = [0] * a.ndim
+    for s, ax in pairs:
+        shifts[_norm_axis(int(ax), a.ndim)] += int(s)
+    if all(n == 0 or s % n == 0 for s, n in zip(shifts, a.shape)):
         return a.copy()
-    k = int(shift) % n
-    if k == 0:
-        return a.copy()
-    lead = [slice(None)] * a.ndim
-    tail = [slice(None)] * a.ndim
-    lead[ax] = slice(n - k, None)
-    tail[ax] = slice(None, n - k)
-    return concatenate([a[tuple(lead)], a[tuple(tail)]], axis=ax)
+    return _core.roll(a, shifts)
+
+
+def _width_pairs(x, ndim, name, as_index):
+    """numpy.pad's per-axis (before, after) pairs from its broadcastable
+    forms: one number, one pair, or one pair per axis."""
+    x = np.asarray(x)
+    if as_index:
+        if x.dtype.kind != "i":  # as NumPy: not even unsigned
+            raise TypeError(f"`{name}` must be of integral type.")
+        x = x.astype(np.intp)
+    if x.ndim < 3 and x.size == 1:
+        pairs = [(x.item(), x.item())] * ndim
+    elif x.ndim < 3 and x.size == 2 and x.shape != (2, 1):
+        b, e = x.ravel().tolist()
+        pairs = [(b, e)] * ndim
+    else:
+        pairs = [tuple(p) for p in np.broadcast_to(x, (ndim, 2)).tolist()]
+    if as_index and any(v < 0 for p in pairs for v in p):
+        raise ValueError("index can't contain negative values")
+    return pairs
+
+
+_PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "reflect": {"reflect_type"},
+                 "symmetric": {"reflect_type"}, "empty": set()}
+
+
+@implements(np.pad)
+@_numpy_for_host_dtypes(np.pad)
+def pad(array, pad_width, mode="constant", **kwargs):
+    a = _as_gpu(array)
+    if callable(mode) or mode not in _PAD_KEYWORDS or kwargs.get("reflect_type", "even") != "even":
+        return call_numpy("pad", (a, pad_width, mode), kwargs, reason=f"mode {mode!r} with {kwargs or 'defaults'}")
+    unsupported = set(kwargs) - _PAD_KEYWORDS[mode]
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    widths = _width_pairs(pad_width, a.ndim, "pad_width", as_index=True)
+    before, after = [b for b, _ in widths], [e for _, e in widths]
+    if mode not in ("constant", "empty"):
+        return _core.pad(a, before, after, mode)  # one remapped read of `a`
+    # Constant: the inside is `a` (read clamped, so every position reads
+    # inside it), the pads are the values, set axis by axis as NumPy does
+    # (a later axis's value wins in the corners); one fused expression.
+    values = _width_pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values", as_index=False)
+    shape = tuple(n + b + e for n, b, e in zip(a.shape, before, after))
+    out = function("zeros")(shape, a.dtype) if a.size == 0 else _core.pad(a, before, after, "edge")
+    for axis, (n, b, e) in enumerate(zip(a.shape, before, after)):
+        if b == 0 and e == 0:
+            continue
+        position = function("arange")(shape[axis]).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
+        low, high = (_pad_value(v, a.dtype) for v in values[axis])
+        out = where(position < b, low, where(position >= b + n, high, out))
+    return out
+
+
+def _pad_value(v, dtype):
+    """v as NumPy's pad stores it: assigned into an element of `dtype`."""
+    cell = np.empty((), dtype)
+    cell[()] = v
+    return cell
 
 
 @implements(np.repeat)
@@ -537,6 +589,7 @@ PUBLIC = (
     "fliplr",
     "flipud",
     "roll",
+    "pad",
     "repeat",
     "tile",
     "clip",

@@ -10,6 +10,36 @@ int32_t operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in) {
     return ir.instr[in.arg[k]].dtype;
 }
 
+namespace {
+
+// What a remapped map needs for gpupy_map_coordinate to stay inside the
+// extent its edge mode names.
+std::string remap_error(const gpupy_index_map& m, int ndim) {
+    for (int d = 0; d < ndim; ++d) {
+        const std::string dim = " in dimension " + std::to_string(d);
+        if (m.div[d] < 1) return "div < 1" + dim;
+        if (m.mod[d] < 0) return "mod < 0" + dim;
+        switch (m.edge[d]) {
+        case GPUPY_EDGE_WRAP:
+            if (m.shift[d] < 0) return "negative shift of a wrapped coordinate" + dim;
+            break;
+        case GPUPY_EDGE_CLAMP:
+            if (m.mod[d] < 1) return "clamped coordinate without an extent" + dim;
+            break;
+        case GPUPY_EDGE_REFLECT:
+        case GPUPY_EDGE_SYMMETRIC:
+            if (m.mod[d] < (m.edge[d] == GPUPY_EDGE_REFLECT ? 2 : 1)) return "mirrored extent too small" + dim;
+            if (m.shift[d] < 0) return "negative shift of a mirrored coordinate" + dim;
+            break;
+        default:
+            return "unknown edge " + std::to_string(m.edge[d]) + dim;
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
 std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool require_blocks) {
     if (ir.ninstr < 1 || !ir.instr) return "empty IR";
     if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
@@ -27,6 +57,9 @@ std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool requi
         const int arity = gpupy::op_arity(in.op);
         for (int k = 0; k < arity; ++k) {
             if (in.arg[k] < 0 || in.arg[k] >= i) return where() + "operand " + std::to_string(k) + " is not an earlier instruction";
+        }
+        if ((in.op == GPUPY_OP_LOAD || in.op == GPUPY_OP_INDEX) && (in.flags & GPUPY_INSTR_REMAPPED)) {
+            if (std::string e = remap_error(in.map, ir.ndim); !e.empty()) return where() + e;
         }
         switch (in.op) {
         case GPUPY_OP_LOAD:

@@ -21,14 +21,34 @@ bool has_map(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_LOAD || in.op 
 bool contiguous(const gpupy_ir_instr& in) { return (in.flags & GPUPY_INSTR_CONTIGUOUS) != 0; }
 bool remapped(const gpupy_ir_instr& in) { return !contiguous(in) && (in.flags & GPUPY_INSTR_REMAPPED); }
 
-// Slots one map takes in u_p[]: base; strides (and div, mod) unless
+// Slots one map takes in u_p[]: base; strides (and div, mod, shift) unless
 // contiguous; then block_elems (LOAD) or value div, mod (INDEX), and with
 // 32-bit index arithmetic the magic pairs of div and mod (see gpo_udiv31).
 int map_slots(const gpupy_ir_instr& in, int ndim, bool wide) {
     int n = 1;
-    if (!contiguous(in)) n += ndim * (remapped(in) ? 3 : 1);
+    if (!contiguous(in)) n += ndim * (remapped(in) ? 4 : 1);
     if (in.op == GPUPY_OP_LOAD) return n + 1;
     return n + 2 + (wide ? 0 : 4);
+}
+
+// How one dimension of a remapped map is computed; the program key holds
+// it, as each form is different code. Integer division by a uniform runs a
+// lane at a time on llvmpipe (see gpo_udiv31), and a roll or a pad needs
+// none: its div is 1, and its coordinate stays below twice its period, so
+// one conditional subtraction replaces the remainder.
+enum RemapForm { kDivOne = 16, kOneFold = 32, kNoModulo = 64 };
+
+int remap_form(const gpupy_ir& ir, const gpupy_ir_instr& in, int d) {
+    const gpupy_index_map& m = in.map;
+    const int64_t div = m.div[d] < 1 ? 1 : m.div[d];
+    int form = m.edge[d] & 15;
+    if (div == 1) form |= kDivOne;
+    const int64_t period = m.edge[d] == GPUPY_EDGE_REFLECT ? 2 * m.mod[d] - 2
+                           : m.edge[d] == GPUPY_EDGE_SYMMETRIC ? 2 * m.mod[d] : m.mod[d];
+    const int64_t highest = (ir.shape[d] - 1) / div + m.shift[d];
+    if (m.edge[d] == GPUPY_EDGE_WRAP && m.mod[d] == 0) form |= kNoModulo;
+    else if (m.edge[d] != GPUPY_EDGE_CLAMP && period > 0 && m.shift[d] >= 0 && highest < 2 * period) form |= kOneFold;
+    return form;
 }
 
 // Multiplier and shift that divide 31-bit numerators by d exactly
@@ -109,6 +129,7 @@ private:
     std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
     std::string reg(int i) const { return "t" + std::to_string(i); }
     std::string map_index(int i);
+    std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
     std::string load(int i, int& unit);
     std::string store_value(int dtype, const std::string& v) const;
     std::string read_texel(int dtype, const std::string& sampler, const std::string& coord) const;
@@ -129,12 +150,37 @@ std::string Writer::map_index(int i) {
     std::string e = p(s);
     for (int d = 0; d < ir_.ndim; ++d) {
         std::string n = "n" + std::to_string(d);
-        if (remapped(in)) {
-            n = "((" + n + " / " + p(s + 1 + ir_.ndim + d) + ") % " + p(s + 1 + 2 * ir_.ndim + d) + ")";
-        }
+        if (remapped(in)) n = remapped_coordinate(in, d, n, s);
         e += " + " + n + " * " + p(s + 1 + d);
     }
     return e;
+}
+
+// gpupy_map_coordinate of domain coordinate n in dimension d of a remapped
+// map whose parameters start at slot s, in the form remap_form chose.
+std::string Writer::remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s) {
+    const int form = remap_form(ir_, in, d);
+    const std::string div = p(s + 1 + ir_.ndim + d), mod = p(s + 1 + 2 * ir_.ndim + d);
+    const std::string c = "(" + (form & kDivOne ? n : n + " / " + div) + " + " + p(s + 1 + 3 * ir_.ndim + d) + ")";
+    const std::string width = wide_ ? "_i64" : "_i32", two = wide_ ? "2l" : "2", one = wide_ ? "1l" : "1";
+    const std::string fold = form & kOneFold ? "_once" : "";
+    auto call = [&](const std::string& fn, const std::string& args) {
+        fns_.use(fn + width);
+        return fn + width + "(" + args + ")";
+    };
+    switch (in.map.edge[d]) {
+        case GPUPY_EDGE_CLAMP: return call("gpo_clamp_index", c + ", " + mod);
+        case GPUPY_EDGE_REFLECT:
+        case GPUPY_EDGE_SYMMETRIC: {
+            const bool reflect = in.map.edge[d] == GPUPY_EDGE_REFLECT;
+            const std::string period = two + " * " + mod + (reflect ? " - " + two : "");
+            const std::string top = two + " * " + mod + " - " + (reflect ? two : one);
+            return call("gpo_mirror_index" + fold, c + ", " + period + ", " + top);
+        }
+        default:
+            if (form & kNoModulo) return c;
+            return form & kOneFold ? call("gpo_wrap_index_once", c + ", " + mod) : "(" + c + " % " + mod + ")";
+    }
 }
 
 std::string Writer::read_texel(int dtype, const std::string& sampler, const std::string& coord) const {
@@ -404,8 +450,9 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
                     int64_t m = in.map.mod[d];
                     out[next + ir.ndim + d] = m == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide)
                                                      : clamp_count(m, wide);
+                    out[next + 2 * ir.ndim + d] = in.map.shift[d];
                 }
-                next += 2 * ir.ndim;
+                next += 3 * ir.ndim;
             }
         }
         if (in.op == GPUPY_OP_LOAD) {
@@ -458,7 +505,12 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
         put(in.op);
         put(in.dtype);
         for (int k = 0; k < arity; ++k) put(in.arg[k]);
-        if (has_map(in)) put(in.flags & kFlagMask);
+        if (has_map(in)) {
+            put(in.flags & kFlagMask);
+            if (remapped(in)) {
+                for (int d = 0; d < ir.ndim; ++d) put(remap_form(ir, in, d));
+            }
+        }
         if (in.op == GPUPY_OP_LOAD) {
             put(in.nblocks);
             out.texture_units += in.nblocks;

@@ -23,9 +23,9 @@ void resource_upper_bound(const gpupy_ir_instr& node, gpupy_resources& out) {
     const bool leaf = node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX || node.op == GPUPY_OP_CONST;
     if (node.op == GPUPY_OP_LOAD) out.slot[kTextures] = node.nblocks;
     if (node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX) {
-        // base + stride/div/mod per dim (the most dims) + block size or
-        // value div/mod; 2 components each if 64-bit.
-        out.slot[kUniforms] = 2 * (1 + 3 * GPUPY_MAX_DIMS + 2);
+        // base + stride/div/mod/shift per dim (the most dims) + block size
+        // or value div/mod; 2 components each if 64-bit.
+        out.slot[kUniforms] = 2 * (1 + 4 * GPUPY_MAX_DIMS + 2);
     } else if (node.op == GPUPY_OP_CONST) {
         out.slot[kUniforms] = 2;
     }

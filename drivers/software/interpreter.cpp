@@ -268,8 +268,8 @@ void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64
     if (!remapped && nd_ > 0) {
         // A run along the innermost dimension is an arithmetic sequence:
         // its first index, then a step (a broadcast or an arange read
-        // across rows of 16 spent most of its evaluation in the per-element
-        // form below).
+        // across rows of 16 spent most of its evaluation computing each
+        // index from all its coordinates).
         const int last = nd_ - 1;
         const int64_t step = m.stride[last];
         for (int k = 0; k < n;) {
@@ -286,20 +286,45 @@ void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64
         }
         return;
     }
-    for (int k = 0; k < n; ++k) {
-        int64_t idx = m.base;
-        for (int d = 0; d < nd_; ++d) {
-            int64_t c = pt[d];
-            if (remapped) {
-                c /= m.div[d];
-                if (m.mod[d]) c %= m.mod[d];
+    if (nd_ == 0) {
+        for (int k = 0; k < n; ++k) out[k] = m.base;
+        return;
+    }
+    // Remapped: a run along the innermost dimension shares the outer
+    // dimensions' offset, and its coordinate is stepped rather than divided
+    // per element (a roll's or a pad's read costs an add and a compare).
+    const int last = nd_ - 1;
+    const int64_t div = m.div[last] < 1 ? 1 : m.div[last], mod = m.mod[last], stride = m.stride[last];
+    const int32_t edge = m.edge[last];
+    const int64_t period = edge == GPUPY_EDGE_REFLECT ? 2 * mod - 2 : edge == GPUPY_EDGE_SYMMETRIC ? 2 * mod : mod;
+    const int64_t top = edge == GPUPY_EDGE_SYMMETRIC ? 2 * mod - 1 : period;
+    for (int k = 0; k < n;) {
+        const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
+        int64_t outer = m.base;
+        for (int d = 0; d < last; ++d) outer += gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
+        int64_t r = pt[last] % div;
+        int64_t c = pt[last] / div + m.shift[last];  // before the edge
+        int64_t t = period > 0 && edge != GPUPY_EDGE_CLAMP ? c % period : c;  // periodic edges: c within its period
+        for (int64_t j = 0; j < run; ++j) {
+            int64_t coord;
+            switch (edge) {
+            case GPUPY_EDGE_CLAMP: coord = c < 0 ? 0 : c >= mod ? mod - 1 : c; break;
+            case GPUPY_EDGE_REFLECT:
+            case GPUPY_EDGE_SYMMETRIC: coord = period > 0 ? std::min(t, top - t) : 0; break;
+            default: coord = t;
             }
-            idx += c * m.stride[d];
+            out[k + j] = outer + coord * stride;
+            if (++r == div) {
+                r = 0;
+                ++c;
+                if (++t == period) t = 0;
+            }
         }
-        out[k] = idx;
-        for (int d = nd_ - 1; d >= 0; --d) {  // odometer step
-            if (++pt[d] < shape_[d]) break;
+        k += static_cast<int>(run);
+        pt[last] += run;
+        for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
             pt[d] = 0;
+            ++pt[d - 1];
         }
     }
 }

@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 3
+#define GPUPY_DRIVER_ABI_VERSION 4
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -114,24 +114,62 @@ typedef union gpupy_scalar {
 // Defined by each driver.
 typedef struct gpupy_block gpupy_block;
 
+// How a remapped coordinate outside its operand's extent comes back inside
+// it (numpy.roll and numpy.pad's modes; Accelerator's Rotate and Pad).
+enum gpupy_edge {
+    GPUPY_EDGE_WRAP = 0,       // c % mod (no modulo where mod == 0); c >= 0
+    GPUPY_EDGE_CLAMP = 1,      // the nearest of 0 and mod - 1 outside them
+    GPUPY_EDGE_REFLECT = 2,    // mirrored about the first and last element,
+                               // which are not repeated (period 2 mod - 2,
+                               // mod >= 2); c >= 0
+    GPUPY_EDGE_SYMMETRIC = 3,  // mirrored with the edge element repeated
+                               // (period 2 mod); c >= 0
+};
+
 // Maps a point n of the evaluation domain to an element index:
-//   index(n) = base + sum_d ((n[d] / div[d]) % mod[d]) * stride[d]
-// over d < gpupy_ir.ndim, with integer division, div[d] >= 1, and no modulo
-// where mod[d] == 0. Plain NumPy views have div 1 and mod 0 everywhere;
-// repeat/tile-like reads use the others (flagged GPUPY_INSTR_REMAPPED).
+//   index(n) = base + sum_d coordinate_d(n[d]) * stride[d]
+// over d < gpupy_ir.ndim, where coordinate_d first computes
+//   c = n[d] / div[d] + shift[d]    (integer division, div[d] >= 1)
+// and then brings c inside [0, mod[d]) as edge[d] says (gpupy_edge;
+// gpupy_map_coordinate below is the definition). Plain NumPy views have
+// div 1, shift 0, mod 0 and WRAP everywhere; repeat/tile-like reads, rolls
+// and pads use the others (flagged GPUPY_INSTR_REMAPPED). The core keeps c
+// >= 0 where the edge says so, so drivers may use truncating remainders.
 typedef struct gpupy_index_map {
     int64_t base;
     int64_t stride[GPUPY_MAX_DIMS];
     int64_t div[GPUPY_MAX_DIMS];
     int64_t mod[GPUPY_MAX_DIMS];
+    int64_t shift[GPUPY_MAX_DIMS];
+    int32_t edge[GPUPY_MAX_DIMS];
 } gpupy_index_map;
+
+// One dimension's coordinate of a remapped index map.
+static inline int64_t gpupy_map_coordinate(int64_t n, int64_t div, int64_t shift, int64_t mod, int32_t edge) {
+    int64_t c = n / (div < 1 ? 1 : div) + shift;
+    switch (edge) {
+        case GPUPY_EDGE_CLAMP: return c < 0 ? 0 : c >= mod ? mod - 1 : c;
+        case GPUPY_EDGE_REFLECT: {
+            const int64_t period = 2 * mod - 2;
+            if (period <= 0) return 0;
+            const int64_t t = c % period;
+            return t < period - t ? t : period - t;
+        }
+        case GPUPY_EDGE_SYMMETRIC: {
+            const int64_t t = c % (2 * mod);
+            return t < 2 * mod - 1 - t ? t : 2 * mod - 1 - t;
+        }
+        default: return mod ? c % mod : c;
+    }
+}
 
 // Instruction flags.
 enum gpupy_instr_flags {
     // The map's strides are the C-order strides of the domain, so
     // index(n) = base + (flat position of n). Lets code skip unravelling.
     GPUPY_INSTR_CONTIGUOUS = 1,
-    // Some dimension of the map has div != 1 or mod != 0.
+    // Some dimension of the map has div != 1, mod != 0, shift != 0 or an
+    // edge other than WRAP.
     GPUPY_INSTR_REMAPPED = 2,
 };
 

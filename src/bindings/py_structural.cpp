@@ -135,10 +135,31 @@ void register_structural(py::module_& m) {
         py::arg("arrays"), py::arg("axis"), py::arg("dtype"));
     m.def(
         "remap",
-        [](const GpuArray& a, py::handle shape, std::vector<int64_t> div, std::vector<int64_t> mod) {
-            return remap(a, shape_from_python(shape), Dims(div.begin(), div.end()), Dims(mod.begin(), mod.end()));
+        [](const GpuArray& a, py::handle shape, std::vector<int64_t> div, std::vector<int64_t> mod,
+           std::vector<int64_t> shift, std::vector<int32_t> edge) {
+            return remap(a, shape_from_python(shape),
+                         RemapParams{Dims(div.begin(), div.end()), Dims(mod.begin(), mod.end()),
+                                     Dims(shift.begin(), shift.end()), std::move(edge)});
         },
-        py::arg("array"), py::arg("shape"), py::arg("div"), py::arg("mod"));
+        py::arg("array"), py::arg("shape"), py::arg("div"), py::arg("mod"), py::arg("shift") = std::vector<int64_t>{},
+        py::arg("edge") = std::vector<int32_t>{});
+    m.def(
+        "roll", [](const GpuArray& a, std::vector<int64_t> shifts) { return roll(a, Dims(shifts.begin(), shifts.end())); },
+        py::arg("array"), py::arg("shifts"));
+    m.def(
+        "pad",
+        [](const GpuArray& a, std::vector<int64_t> before, std::vector<int64_t> after, const std::string& mode) {
+            static const std::pair<const char*, int32_t> kModes[] = {{"edge", GPUPY_EDGE_CLAMP},
+                                                                     {"wrap", GPUPY_EDGE_WRAP},
+                                                                     {"reflect", GPUPY_EDGE_REFLECT},
+                                                                     {"symmetric", GPUPY_EDGE_SYMMETRIC}};
+            for (const auto& [name, edge] : kModes) {
+                if (mode == name)
+                    return pad(a, Dims(before.begin(), before.end()), Dims(after.begin(), after.end()), edge);
+            }
+            throw ValueError("mode '" + mode + "' is not supported");
+        },
+        py::arg("array"), py::arg("before"), py::arg("after"), py::arg("mode"));
 }
 
 }  // namespace gpupy

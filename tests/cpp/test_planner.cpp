@@ -98,6 +98,13 @@ TEST(a_deep_chain_is_planned_in_linear_work) {
     CHECK_EQ(fake::record().check_ir_calls, stats().check_ir_calls - checks);
 }
 
+// A wide map's dimensions read plainly with these strides.
+std::vector<MapDim> plain_dims(const Dims& strides) {
+    std::vector<MapDim> dims(strides.size());
+    for (size_t d = 0; d < strides.size(); ++d) dims[d].stride = strides[d];
+    return dims;
+}
+
 TEST(wide_domains_fold_to_the_irs_dimensions) {
     // A (2, 1, 3, 4, 2, 2, 2, 2, 2, 2, 2) domain read by a C-order map and by
     // a map reversing the first axis.
@@ -107,8 +114,7 @@ TEST(wide_domains_fold_to_the_irs_dimensions) {
     rev[0] = -c[0];
     std::vector<gpupy_ir_instr> instrs(2);
     for (auto& in : instrs) in = gpupy_ir_instr{};
-    const Dims ones(shape.size(), 1), zeros(shape.size(), 0);
-    const std::vector<WideMap> maps{{0, 0, c, ones, zeros}, {1, c[0], rev, ones, zeros}};
+    const std::vector<WideMap> maps{{0, 0, plain_dims(c)}, {1, c[0], plain_dims(rev)}};
     const DomainFold f = fold_domain(shape, maps, instrs);
     CHECK(f.active);
     // The size-1 dim goes and the C-order runs merge, except across the
@@ -131,7 +137,7 @@ TEST(too_many_dimensions_take_leading_ones_out_of_the_domain) {
     const int64_t base = 1023 / 2 + 300;  // any base; the offsets add to it
     std::vector<gpupy_ir_instr> instrs(1);
     instrs[0] = gpupy_ir_instr{};
-    const DomainFold f = fold_domain(shape, {{0, base, strides, Dims(10, 1), Dims(10, 0)}}, instrs);
+    const DomainFold f = fold_domain(shape, {{0, base, plain_dims(strides)}}, instrs);
     CHECK_EQ(f.ir_shape.size(), size_t{GPUPY_MAX_DIMS});
     CHECK_EQ(f.lead_shape, (Dims{2, 2}));
     CHECK_EQ(f.tail, int64_t{256});
@@ -140,6 +146,29 @@ TEST(too_many_dimensions_take_leading_ones_out_of_the_domain) {
     const int64_t start = fold_piece(f, piece, 3 * 256 + 5);
     CHECK_EQ(start, int64_t{5});
     CHECK_EQ(piece[0].map.base, base + strides[0] + strides[1]);
+}
+
+TEST(a_leading_dimension_that_is_rolled_moves_the_base_by_its_wrapped_coordinate) {
+    // As above, with the first dim rolled by one (shift 1, mod 2): lead
+    // index (1, 1) reads coordinate (1 + 1) % 2 = 0 of it. The remaining
+    // dims stay plain, so the IR's map is not remapped.
+    Dims shape(10, 2);
+    Dims strides = c_strides(shape);
+    for (size_t d = 0; d < strides.size(); d += 2) strides[d] = -strides[d];
+    std::vector<MapDim> dims = plain_dims(strides);
+    dims[0].mod = 2;
+    dims[0].shift = 1;
+    std::vector<gpupy_ir_instr> instrs(1);
+    instrs[0] = gpupy_ir_instr{};
+    const DomainFold f = fold_domain(shape, {{0, 700, dims}}, instrs);
+    CHECK_EQ(f.lead_shape, (Dims{2, 2}));
+    CHECK(!(instrs[0].flags & GPUPY_INSTR_REMAPPED));
+    std::vector<gpupy_ir_instr> piece = instrs;
+    fold_piece(f, piece, 3 * 256);
+    CHECK_EQ(piece[0].map.base, int64_t{700} + strides[1]);
+    piece = instrs;
+    fold_piece(f, piece, 1 * 256);  // lead index (0, 1): coordinate 1 of the rolled dim
+    CHECK_EQ(piece[0].map.base, int64_t{700} + strides[0] + strides[1]);
 }
 
 TEST(a_reduction_whose_operand_and_fold_do_not_fit_reads_its_staged_operand) {

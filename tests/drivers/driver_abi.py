@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 RESOURCE_SLOTS = 8
@@ -23,6 +23,7 @@ RESOURCE_SLOTS = 8
 OK, ERROR, ERROR_NOMEM = 0, -1, -2
 OPF_COMMUTATIVE, OPF_PREDICATE, OPF_INTERNAL, OPF_MATH = 1, 2, 4, 8
 INSTR_CONTIGUOUS, INSTR_REMAPPED = 1, 2
+EDGE_WRAP, EDGE_CLAMP, EDGE_REFLECT, EDGE_SYMMETRIC = 0, 1, 2, 3
 REDUCE_CHUNKS, REDUCE_PREFIX = 0, 1
 FOLD_NAMES = ("none", "zero", "one", "all_ones", "lowest", "highest", "nan_or_lowest", "nan_or_highest")
 
@@ -33,7 +34,8 @@ class Scalar(ctypes.Union):
 
 class IndexMap(ctypes.Structure):
     _fields_ = [("base", ctypes.c_int64), ("stride", ctypes.c_int64 * MAX_DIMS),
-                ("div", ctypes.c_int64 * MAX_DIMS), ("mod", ctypes.c_int64 * MAX_DIMS)]
+                ("div", ctypes.c_int64 * MAX_DIMS), ("mod", ctypes.c_int64 * MAX_DIMS),
+                ("shift", ctypes.c_int64 * MAX_DIMS), ("edge", ctypes.c_int32 * MAX_DIMS)]
 
 
 class IrInstr(ctypes.Structure):
@@ -302,12 +304,14 @@ class IrBuilder:
         self.instrs.append(ins)
         return len(self.instrs) - 1, ins
 
-    def _set_map(self, ins, base, strides, div=None, mod=None):
+    def _set_map(self, ins, base, strides, div=None, mod=None, shift=None, edge=None):
         ins.map.base = base
         for d in range(len(self.shape)):
             ins.map.stride[d] = strides[d]
             ins.map.div[d] = 1 if div is None else div[d]
             ins.map.mod[d] = 0 if mod is None else mod[d]
+            ins.map.shift[d] = 0 if shift is None else shift[d]
+            ins.map.edge[d] = EDGE_WRAP if edge is None else edge[d]
 
     def c_strides(self):
         strides, acc = [], 1
@@ -316,13 +320,14 @@ class IrBuilder:
             acc *= n
         return strides
 
-    def load(self, blocks, dtype, base=0, strides=None, div=None, mod=None, block_first=0, block_elems=None):
+    def load(self, blocks, dtype, base=0, strides=None, div=None, mod=None, shift=None, edge=None, block_first=0,
+             block_elems=None):
         blocks = blocks if isinstance(blocks, (list, tuple)) else [blocks]
-        contiguous = strides is None and div is None and mod is None
-        remapped = div is not None or mod is not None
+        remapped = any(x is not None for x in (div, mod, shift, edge))
+        contiguous = strides is None and not remapped
         flags = (INSTR_CONTIGUOUS if contiguous else 0) | (INSTR_REMAPPED if remapped else 0)
         idx, ins = self._add(OP_LOAD, dtype, flags=flags)
-        self._set_map(ins, base, strides if strides is not None else self.c_strides(), div, mod)
+        self._set_map(ins, base, strides if strides is not None else self.c_strides(), div, mod, shift, edge)
         ins.nblocks = len(blocks)
         for k, b in enumerate(blocks):
             ins.blocks[k] = b

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from driver_abi import (DTYPE, DTYPES, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_INFO, OP_LOAD, OP_NONE,
+from driver_abi import (DTYPE, DTYPES, EDGE_CLAMP, EDGE_REFLECT, EDGE_SYMMETRIC, EDGE_WRAP, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_INFO, OP_LOAD, OP_NONE,
                         OPF_INTERNAL, OPF_PREDICATE, REDUCE_CHUNKS, REDUCE_PREFIX, IrBuilder)
 
 from float_bounds import GLSL_DIVIDE_ULP, GLSL_SQRT_ULP, MATH_ULP, flush_accepts, same_bits, ulp_error
@@ -332,6 +332,42 @@ def test_remapped_repeat_and_tile(driver):
     ir.op("POSITIVE", dt, x)
     want = np.array([[src[1 + (i // 3) * 5 + (j // 2)] for j in range(8)] for i in range(6)]).ravel()
     assert_exact(run_ir(driver, ir, 48, dt), want.astype(src.dtype), "remapped, no modulo")
+    driver.free(blk)
+
+
+def map_coordinate(n, div, shift, mod, edge):
+    """gpupy_map_coordinate (include/gpupy/driver.hpp), written again."""
+    c = n // div + shift
+    if edge == EDGE_CLAMP:
+        return min(max(c, 0), mod - 1)
+    if edge in (EDGE_REFLECT, EDGE_SYMMETRIC):
+        period = 2 * mod - 2 if edge == EDGE_REFLECT else 2 * mod
+        top = period if edge == EDGE_REFLECT else period - 1
+        t = c % period
+        return min(t, top - t)
+    return c % mod if mod else c
+
+
+@pytest.mark.parametrize("edge", [EDGE_WRAP, EDGE_CLAMP, EDGE_REFLECT, EDGE_SYMMETRIC],
+                         ids=["wrap", "clamp", "reflect", "symmetric"])
+def test_remapped_edges(driver, edge):
+    # A 5 x 7 operand read over a 13 x 30 domain: shifts that go below 0
+    # (clamp) or start within the period, coordinates within one period and
+    # several periods beyond it (the code generator's two forms), div > 1.
+    src = np.arange(35, dtype=np.float32) * 0.5
+    blk = driver.upload(src)
+    cases = [((1, 1), (3, 2), (5, 7)), ((2, 1), (1, 0), (5, 7)), ((1, 3), (4, 5), (5, 7))]
+    for div, shift, mod in cases:
+        if edge == EDGE_CLAMP:
+            shift = (shift[0] - 4, -shift[1])
+        ir = IrBuilder((13, 30))
+        x = ir.load(blk, F32, base=0, strides=[7, 1], div=list(div), mod=list(mod), shift=list(shift), edge=[edge] * 2)
+        ir.op("POSITIVE", F32, x)
+        got = run_ir(driver, ir, 13 * 30, F32)
+        want = np.array([[src[map_coordinate(i, div[0], shift[0], mod[0], edge) * 7
+                              + map_coordinate(j, div[1], shift[1], mod[1], edge)] for j in range(30)]
+                         for i in range(13)], np.float32).ravel()
+        assert_exact(got, want, f"edge {edge}, div {div}, shift {shift}")
     driver.free(blk)
 
 

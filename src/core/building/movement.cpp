@@ -1,5 +1,7 @@
 #include "core/building/movement.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -84,19 +86,118 @@ GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
     return r;
 }
 
-GpuArray remap(const GpuArray& a, const Dims& shape, const Dims& div, const Dims& mod) {
-    const Dims& s = shape;
-    const int nd = static_cast<int>(s.size());
-    if (a.ndim() != nd || static_cast<int>(div.size()) != nd || static_cast<int>(mod.size()) != nd)
-        throw ValueError("remap: operand, shape, div and mod must have the same number of dimensions");
-    for (int d = 0; d < nd; ++d) {
-        if (div[d] < 1 || mod[d] < 0) throw ValueError("remap: div must be >= 1 and mod >= 0");
-        int64_t reach = s[d] > 0 ? (s[d] - 1) / div[d] : 0;
-        if (mod[d]) reach = std::min(reach, mod[d] - 1);
-        if (s[d] > 0 && reach >= a.geom.shape[d]) throw ValueError("remap reads outside its operand");
+namespace {
+
+bool identity_dim(const RemapParams& p, size_t d) {
+    return p.div[d] == 1 && p.mod[d] == 0 && p.shift[d] == 0 && p.edge[d] == GPUPY_EDGE_WRAP;
+}
+
+bool is_roll_dim(const RemapParams& p, size_t d) {
+    return p.div[d] == 1 && p.mod[d] > 0 && p.edge[d] == GPUPY_EDGE_WRAP;
+}
+
+// p applied to the result of q (a REMAP node's parameters) as one remap of
+// q's operand, where each dimension is remapped by at most one of them or
+// both are rolls over the same extent (a torus stencil's roll(roll(x, 1,
+// 0), 1, 1) reads x once). Empty if they do not compose.
+std::optional<RemapParams> composed(const RemapParams& p, const RemapParams& q) {
+    RemapParams r = q;
+    for (size_t d = 0; d < p.div.size(); ++d) {
+        if (identity_dim(p, d)) continue;
+        if (identity_dim(q, d)) {
+            r.div[d] = p.div[d];
+            r.mod[d] = p.mod[d];
+            r.shift[d] = p.shift[d];
+            r.edge[d] = p.edge[d];
+        } else if (is_roll_dim(p, d) && is_roll_dim(q, d) && p.mod[d] == q.mod[d]) {
+            r.shift[d] = (p.shift[d] + q.shift[d]) % p.mod[d];
+        } else {
+            return std::nullopt;
+        }
     }
-    RemapParams p{div, mod};
-    return GpuArray::of(NodeFactory::remap(a.dtype(), s, a.node_view(), p));
+    return r;
+}
+
+// The largest coordinate dimension d of the remap reads (for outputs of
+// extent s > 0), or -1 where one is negative.
+int64_t reach(const RemapParams& p, size_t d, int64_t s) {
+    const int64_t last = (s - 1) / p.div[d] + p.shift[d];
+    switch (p.edge[d]) {
+        case GPUPY_EDGE_CLAMP: return p.mod[d] - 1;
+        case GPUPY_EDGE_REFLECT:
+        case GPUPY_EDGE_SYMMETRIC: return p.shift[d] < 0 ? -1 : p.mod[d] - 1;
+        default:
+            if (p.shift[d] < 0) return -1;
+            return p.mod[d] ? std::min(last, p.mod[d] - 1) : last;
+    }
+}
+
+int64_t floor_mod(int64_t a, int64_t n) { return ((a % n) + n) % n; }
+
+}  // namespace
+
+GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p) {
+    const size_t nd = shape.size();
+    if (p.shift.empty()) p.shift.assign(nd, 0);
+    if (p.edge.empty()) p.edge.assign(nd, GPUPY_EDGE_WRAP);
+    if (a.geom.shape.size() != nd || p.div.size() != nd || p.mod.size() != nd || p.shift.size() != nd ||
+        p.edge.size() != nd)
+        throw ValueError("remap: operand, shape, div, mod, shift and edge must have the same number of dimensions");
+    for (size_t d = 0; d < nd; ++d) {
+        if (p.div[d] < 1 || p.mod[d] < 0) throw ValueError("remap: div must be >= 1 and mod >= 0");
+        const int32_t e = p.edge[d];
+        if (e < GPUPY_EDGE_WRAP || e > GPUPY_EDGE_SYMMETRIC) throw ValueError("remap: unknown edge mode");
+        if (e != GPUPY_EDGE_WRAP && p.mod[d] < (e == GPUPY_EDGE_REFLECT ? 2 : 1))
+            throw ValueError("remap: the edge mode needs a larger mod");
+        if (shape[d] > 0) {
+            const int64_t r = reach(p, d, shape[d]);
+            if (r < 0 || r >= a.geom.shape[d]) throw ValueError("remap reads outside its operand");
+        }
+    }
+    const Node* x = a.node_view().node.get();
+    if (x->op() == CORE_OP_REMAP && is_identity_view(a.geom, x->shape())) {
+        if (std::optional<RemapParams> r = composed(p, x->remap_params()))
+            return GpuArray::of(NodeFactory::remap(a.dtype(), shape, x->children().at(0), *r));
+    }
+    return GpuArray::of(NodeFactory::remap(a.dtype(), shape, a.node_view(), p));
+}
+
+GpuArray roll(const GpuArray& a, const Dims& shifts) {
+    const size_t nd = a.geom.shape.size();
+    if (shifts.size() != nd) throw ValueError("roll: one shift per dimension");
+    RemapParams p = RemapParams::identity(nd);
+    for (size_t d = 0; d < nd; ++d) {
+        const int64_t n = a.geom.shape[d];
+        if (n == 0 || floor_mod(shifts[d], n) == 0) continue;
+        // Element m reads m - shift, wrapped: a non-negative shift of n - s.
+        p.mod[d] = n;
+        p.shift[d] = floor_mod(-shifts[d], n);
+    }
+    return remap(a, a.geom.shape, std::move(p));
+}
+
+GpuArray pad(const GpuArray& a, const Dims& before, const Dims& after, int32_t edge) {
+    const size_t nd = a.geom.shape.size();
+    if (before.size() != nd || after.size() != nd) throw ValueError("pad: one width pair per dimension");
+    Dims shape = a.geom.shape;
+    RemapParams p = RemapParams::identity(nd);
+    for (size_t d = 0; d < nd; ++d) {
+        const int64_t n = a.geom.shape[d];
+        if (before[d] < 0 || after[d] < 0) throw ValueError("index can't contain negative values");
+        shape[d] = n + before[d] + after[d];
+        if (before[d] == 0 && after[d] == 0) continue;
+        if (n == 0) throw ValueError("can't extend empty axis " + std::to_string(d) + " using modes other than 'constant' or 'empty'");
+        int32_t e = edge;
+        if (e == GPUPY_EDGE_REFLECT && n == 1) e = GPUPY_EDGE_CLAMP;  // one element reflects onto itself
+        p.mod[d] = n;
+        p.edge[d] = e;
+        // Element m reads m - before, brought back inside as the edge says;
+        // the periodic edges get a non-negative shift (drivers' remainders
+        // truncate).
+        const int64_t period = e == GPUPY_EDGE_WRAP ? n : e == GPUPY_EDGE_REFLECT ? 2 * n - 2 : 2 * n;
+        p.shift[d] = e == GPUPY_EDGE_CLAMP ? -before[d] : floor_mod(-before[d], period);
+    }
+    return remap(a, shape, std::move(p));
 }
 
 }  // namespace gpupy

@@ -14,9 +14,16 @@ namespace gpupy {
 GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t);
 // The shape numpy.concatenate gives, or its ValueError.
 Dims concatenated_shape(const std::vector<GpuArray>& arrays, int axis);
-// An array of `shape` whose element m reads a's element ((m[d] / div[d]) %
-// mod[d]) per dimension (mod 0: none); ValueError if it would read outside a.
-GpuArray remap(const GpuArray& a, const Dims& shape, const Dims& div, const Dims& mod);
+// An array of `shape` whose element m reads a's element at the coordinates
+// RemapParams gives (node.hpp; empty shift and edge: none); ValueError if it
+// would read outside a. A remap of a whole REMAP result is one remap of its
+// operand where the two compose.
+GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p);
+// numpy.roll with one shift per dimension (any sign), as one remap.
+GpuArray roll(const GpuArray& a, const Dims& shifts);
+// numpy.pad's edge, wrap, reflect and symmetric modes (edge: GPUPY_EDGE_CLAMP,
+// _WRAP, _REFLECT, _SYMMETRIC) with widths per dimension, as one remap.
+GpuArray pad(const GpuArray& a, const Dims& before, const Dims& after, int32_t edge);
 
 // Views (same dtype t after casting; same shape except dim 0) joined along
 // dim 0 as one CONCAT node; empty parts are dropped.

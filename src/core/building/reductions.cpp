@@ -124,9 +124,7 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     NodeView exclusive = concat0({a, b}, t);
     exclusive.geom = swap0(exclusive.geom, last);
     // carry[..., r] = exclusive[..., r / chunk]
-    RemapParams rp;
-    rp.div.assign(nd, 1);
-    rp.mod.assign(nd, 0);
+    RemapParams rp = RemapParams::identity(nd);
     rp.div[last] = chunk;
     NodeView carry{NodeFactory::remap(t, shape, exclusive, rp), identity_view(shape)};
     NodeRef sum = NodeFactory::expression(fold, t, shape, {carry, local});

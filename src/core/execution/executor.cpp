@@ -121,7 +121,7 @@ private:
         } else {
             x = (it.cls == Item::Remapped ? it.source : it.view).node.get();
             geom = identity_view(x->shape());
-            const Span s = leaf_span(part.domain, it, da, db);
+            const Span s = leaf_span(part, it, da, db);
             k0 = s.lo / B_;
             k1 = s.hi / B_;
         }

@@ -65,11 +65,20 @@ enum class NodeKind : uint8_t { Array, Constant, Expression };
 struct IndexParams {
     int32_t axis = 0;  // INDEX: value = the element's index along this axis
 };
-// REMAP: element m reads operand element ((m[d] / div[d]) % mod[d]) per
-// dimension d (mod 0: none); the operand has its own shape.
+// REMAP: element m reads the operand element whose coordinate d is
+// gpupy_map_coordinate(m[d], div[d], shift[d], mod[d], edge[d]) (driver.hpp:
+// m[d] / div[d] + shift[d], then wrapped, clamped or mirrored into the
+// operand's extent); the operand has its own shape.
 struct RemapParams {
     Dims div;
     Dims mod;
+    Dims shift;
+    std::vector<int32_t> edge;  // enum gpupy_edge
+
+    // Reads the operand unchanged (div 1, no shift, no modulo) in nd dims.
+    static RemapParams identity(size_t nd) {
+        return RemapParams{Dims(nd, 1), Dims(nd, 0), Dims(nd, 0), std::vector<int32_t>(nd, GPUPY_EDGE_WRAP)};
+    }
 };
 struct ReduceParams {
     OpCode fold = GPUPY_OP_NONE;  // binary op folding values (ADD, MAXIMUM, ...)

@@ -154,6 +154,8 @@ NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, con
     std::string key = key_header(CORE_OP_REMAP, dtype, shape);
     append_dims(key, p.div);
     append_dims(key, p.mod);
+    append_dims(key, p.shift);
+    append_dims(key, Dims(p.edge.begin(), p.edge.end()));
     append_view_key(key, operand);
     if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new_expression(CORE_OP_REMAP, dtype, shape, std::move(key));

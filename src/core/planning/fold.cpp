@@ -7,13 +7,19 @@ namespace gpupy {
 namespace {
 
 // A run of domain dimensions that every map reads as one: its size and,
-// per map, the stride, div and mod of its innermost dimension.
+// per map, how it reads the run's innermost dimension.
 struct Group {
     int64_t size;
-    std::vector<int64_t> stride, div, mod;  // per map
+    std::vector<MapDim> dims;  // per map
 };
 
-bool plain(const Group& g, size_t m) { return g.div[m] == 1 && g.mod[m] == 0; }
+void write_dim(gpupy_index_map& m, int d, const MapDim& x) {
+    m.stride[d] = x.stride;
+    m.div[d] = x.div;
+    m.mod[d] = x.mod;
+    m.shift[d] = x.shift;
+    m.edge[d] = x.edge;
+}
 
 }  // namespace
 
@@ -22,20 +28,18 @@ DomainFold fold_domain(const Dims& shape, const std::vector<WideMap>& maps, std:
     std::vector<Group> groups;
     for (size_t d = 0; d < shape.size(); ++d) {
         if (shape[d] == 1) continue;  // its coordinate is always 0
-        Group g{shape[d], {}, {}, {}};
-        for (const WideMap& m : maps) {
-            g.stride.push_back(m.stride[d]);
-            g.div.push_back(m.div[d]);
-            g.mod.push_back(m.mod[d]);
-        }
+        Group g{shape[d], {}};
+        for (const WideMap& m : maps) g.dims.push_back(m.dims[d]);
         if (!groups.empty()) {
             Group& outer = groups.back();
             bool merge = true;
-            for (size_t m = 0; m < nmaps && merge; ++m)
-                merge = plain(outer, m) && plain(g, m) && outer.stride[m] == g.stride[m] * g.size;
+            for (size_t m = 0; m < nmaps && merge; ++m) {
+                const MapDim &o = outer.dims[m], &i = g.dims[m];
+                merge = o.plain() && i.plain() && o.stride == i.stride * g.size;
+            }
             if (merge) {
                 outer.size *= g.size;
-                outer.stride = g.stride;  // the merged run steps as its inner part
+                outer.dims = g.dims;  // the merged run steps as its inner part
                 continue;
             }
         }
@@ -52,30 +56,23 @@ DomainFold fold_domain(const Dims& shape, const std::vector<WideMap>& maps, std:
     for (size_t m = 0; m < nmaps; ++m) {
         gpupy_ir_instr& in = instrs[maps[m].instr];
         in.map.base = maps[m].base;
-        bool contiguous = true;
-        int64_t expect = 1;
         for (int d = GPUPY_MAX_DIMS - 1; d >= 0; --d) {
             const size_t g = nlead + static_cast<size_t>(d);
-            const bool used = g < groups.size();
-            in.map.stride[d] = used ? groups[g].stride[m] : 0;
-            in.map.div[d] = used ? groups[g].div[m] : 1;
-            in.map.mod[d] = used ? groups[g].mod[m] : 0;
+            write_dim(in.map, d, g < groups.size() ? groups[g].dims[m] : MapDim{});
         }
+        bool contiguous = true, remapped = false;
+        int64_t expect = 1;
         for (size_t g = groups.size(); g-- > nlead;) {
-            contiguous = contiguous && plain(groups[g], m) && groups[g].stride[m] == expect;
+            const MapDim& x = groups[g].dims[m];
+            contiguous = contiguous && x.plain() && x.stride == expect;
+            remapped = remapped || !x.plain();
             expect *= groups[g].size;
         }
         in.flags &= ~(GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED);
-        bool remapped = false;
-        for (size_t g = nlead; g < groups.size(); ++g) remapped = remapped || !plain(groups[g], m);
         if (remapped) in.flags |= GPUPY_INSTR_REMAPPED;
         else if (contiguous) in.flags |= GPUPY_INSTR_CONTIGUOUS;
-        DomainFold::Lead lead{maps[m].instr, {}, {}, {}};
-        for (size_t g = 0; g < nlead; ++g) {
-            lead.stride.push_back(groups[g].stride[m]);
-            lead.div.push_back(groups[g].div[m]);
-            lead.mod.push_back(groups[g].mod[m]);
-        }
+        DomainFold::Lead lead{maps[m].instr, {}};
+        for (size_t g = 0; g < nlead; ++g) lead.dims.push_back(groups[g].dims[m]);
         f.leads.push_back(std::move(lead));
     }
     return f;
@@ -89,11 +86,7 @@ int64_t fold_piece(const DomainFold& f, std::vector<gpupy_ir_instr>& instrs, int
     unravel(outer, f.lead_shape, coord.data());
     for (const DomainFold::Lead& l : f.leads) {
         int64_t add = 0;
-        for (size_t d = 0; d < coord.size(); ++d) {
-            int64_t c = coord[d] / l.div[d];
-            if (l.mod[d]) c %= l.mod[d];
-            add += c * l.stride[d];
-        }
+        for (size_t d = 0; d < coord.size(); ++d) add += l.dims[d].offset(coord[d]);
         instrs[l.instr].map.base += add;
     }
     return a - outer * f.tail;

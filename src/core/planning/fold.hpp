@@ -15,11 +15,24 @@
 
 namespace gpupy {
 
+// How one index map reads one domain dimension: a stride and the remap's
+// coordinate function (gpupy_index_map).
+struct MapDim {
+    int64_t stride = 0;
+    int64_t div = 1;
+    int64_t mod = 0;
+    int64_t shift = 0;
+    int32_t edge = GPUPY_EDGE_WRAP;
+
+    bool plain() const { return div == 1 && mod == 0 && shift == 0 && edge == GPUPY_EDGE_WRAP; }
+    int64_t offset(int64_t n) const { return gpupy_map_coordinate(n, div, shift, mod, edge) * stride; }
+};
+
 // An index map over the whole domain (any number of dimensions).
 struct WideMap {
     int32_t instr;  // the LOAD or INDEX instruction it belongs to
     int64_t base;
-    Dims stride, div, mod;
+    std::vector<MapDim> dims;
 };
 
 struct DomainFold {
@@ -29,7 +42,7 @@ struct DomainFold {
     int64_t tail = 1;  // domain positions per index of the leading dimensions
     struct Lead {
         int32_t instr;
-        Dims stride, div, mod;  // over lead_shape
+        std::vector<MapDim> dims;  // over lead_shape
     };
     std::vector<Lead> leads;
 };

@@ -48,17 +48,30 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     std::vector<WideMap> maps;
     // Writes instruction `at`'s index map: into the instruction, or, for a
     // domain to fold, into a wide map folded at the end.
-    auto set_map = [&](gpupy_ir_instr& in, int32_t at, int64_t base, const Dims& strides, const Dims* div,
-                       const Dims* mod) {
+    auto set_map = [&](gpupy_ir_instr& in, int32_t at, int64_t base, const Dims& strides, const RemapParams* rp) {
         if (wide) {
-            maps.push_back(WideMap{at, base, strides, div ? *div : Dims(nd, 1), mod ? *mod : Dims(nd, 0)});
+            WideMap w{at, base, std::vector<MapDim>(nd)};
+            for (int d = 0; d < nd; ++d) {
+                w.dims[d].stride = strides[d];
+                if (rp) {
+                    w.dims[d].div = rp->div[d];
+                    w.dims[d].mod = rp->mod[d];
+                    w.dims[d].shift = rp->shift[d];
+                    w.dims[d].edge = rp->edge[d];
+                }
+            }
+            maps.push_back(std::move(w));
             return;
         }
         in.map.base = base;
         for (int d = 0; d < nd; ++d) {
             in.map.stride[d] = strides[d];
-            if (div) in.map.div[d] = (*div)[d];
-            if (mod) in.map.mod[d] = (*mod)[d];
+            if (rp) {
+                in.map.div[d] = rp->div[d];
+                in.map.mod[d] = rp->mod[d];
+                in.map.shift[d] = rp->shift[d];
+                in.map.edge[d] = rp->edge[d];
+            }
         }
     };
     auto is_leaf = [&](int32_t i) {
@@ -95,7 +108,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             in.value = x->value();
             break;
         case Item::Index: {
-            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr, nullptr);
+            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
             const int axis = x->index_params().axis;
             in.div = c_strides(x->shape())[axis];
             in.mod = axis == 0 ? 0 : x->shape()[axis];
@@ -104,14 +117,13 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         }
         case Item::Exact:
             // The view's own blocks, laid out in domain order.
-            set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr, nullptr);
+            set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr);
             in.flags |= GPUPY_INSTR_CONTIGUOUS;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;
         case Item::Remapped: {
-            const RemapParams& rp = x->remap_params();
-            set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp.div,
-                    &rp.mod);
+            const RemapParams& rp = part.remaps.at(item.remap);
+            set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp);
             in.dtype = item.source.node->dtype();
             in.flags |= GPUPY_INSTR_REMAPPED;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
@@ -119,7 +131,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
         }
         case Item::Storage:
         case Item::Pending:
-            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr, nullptr);
+            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
             if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
             leaves->push_back({cur, static_cast<int32_t>(out.size())});
             break;

@@ -65,6 +65,7 @@ struct Item {
     NodeView view;
     Class cls = Interior;
     NodeView source;  // Remapped: the operand whose storage is read
+    int32_t remap = -1;  // Remapped: its parameters, PartPlan::remaps[remap]
     // Interior: operand views composed by the walk; their items are created
     // by the (iterative) walk, never by recursion.
     std::vector<NodeView> kid_views;
@@ -105,6 +106,10 @@ struct PartPlan {
     Domain domain;
     NodeView root;
     std::vector<Item> items;
+    // The parameters of Remapped items: the node's own, or, for a box
+    // inside its result (a stencil's slices of a padded array), the node's
+    // with the box's corner added to the shifts.
+    std::vector<RemapParams> remaps;
     int32_t top = -1;
     std::vector<Pass> passes;
     int64_t dst_base = 0;  // where its outputs start in the destination block

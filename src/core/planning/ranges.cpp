@@ -1,6 +1,7 @@
 #include "core/planning/ranges.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/runtime/errors.hpp"
 
@@ -27,17 +28,36 @@ int64_t blocks_needed(const PlanContext& ctx, const PartPlan& part, const Leaf& 
     if (ctx.host()) return 1;  // host mode reads each node's whole buffer in place
     const Item& it = part.items[l.item];
     if (it.cls == Item::Exact || it.cls == Item::Interior) return (db - 1) / ctx.B - da / ctx.B + 1;
-    const Span s = leaf_span(part.domain, it, da, db);
+    const Span s = leaf_span(part, it, da, db);
     return s.hi / ctx.B - s.lo / ctx.B + 1;
+}
+
+// The least and greatest coordinate dimension d of a remap reads for
+// domain coordinates lo..hi (gpupy_map_coordinate is monotone between wraps
+// and, mirrored, rises to mod - 1 and falls back).
+std::pair<int64_t, int64_t> coordinate_range(int64_t lo, int64_t hi, const RemapParams& rp, int d) {
+    const int64_t mod = rp.mod[d];
+    const int32_t edge = rp.edge[d];
+    const int64_t clo = lo / rp.div[d] + rp.shift[d], chi = hi / rp.div[d] + rp.shift[d];
+    auto at = [&](int64_t c) { return gpupy_map_coordinate(c, 1, 0, mod, edge); };
+    if (edge == GPUPY_EDGE_CLAMP || (edge == GPUPY_EDGE_WRAP && mod == 0)) return {at(clo), at(chi)};
+    const int64_t period = edge == GPUPY_EDGE_WRAP ? mod : edge == GPUPY_EDGE_REFLECT ? 2 * mod - 2 : 2 * mod;
+    if (period <= 0) return {0, 0};
+    const int64_t tlo = clo % period, thi = chi % period;
+    if (chi - clo + 1 >= period || tlo > thi) return {0, mod - 1};  // a whole period, or across its end
+    if (edge == GPUPY_EDGE_WRAP || thi < mod) return {at(tlo), at(thi)};  // rising
+    if (tlo >= mod - 1) return {at(thi), at(tlo)};                        // falling
+    return {std::min(at(tlo), at(thi)), mod - 1};                          // over the turn
 }
 
 }  // namespace
 
-Span leaf_span(const Domain& dom, const Item& it, int64_t da, int64_t db) {
+Span leaf_span(const PartPlan& part, const Item& it, int64_t da, int64_t db) {
+    const Domain& dom = part.domain;
     if (it.cls != Item::Remapped) return view_span(it.view.geom, da, db);
     // A bounding box: the range of each domain coordinate over [da, db),
     // pushed through (n / div) % mod and the operand's strides.
-    const RemapParams& rp = it.view.node->remap_params();
+    const RemapParams& rp = part.remaps.at(it.remap);
     const ViewGeometry& g = it.source.geom;
     const int nd = static_cast<int>(dom.shape.size());
     std::vector<int64_t> first(nd), last(nd);
@@ -53,16 +73,7 @@ Span leaf_span(const Domain& dom, const Item& it, int64_t da, int64_t db) {
         } else if (first[d] != last[d]) {
             full = true;
         }
-        int64_t qlo = lo / rp.div[d], qhi = hi / rp.div[d];
-        if (rp.mod[d]) {
-            if (qhi - qlo + 1 >= rp.mod[d] || qlo % rp.mod[d] > qhi % rp.mod[d]) {
-                qlo = 0;
-                qhi = rp.mod[d] - 1;
-            } else {
-                qlo %= rp.mod[d];
-                qhi %= rp.mod[d];
-            }
-        }
+        const auto [qlo, qhi] = coordinate_range(lo, hi, rp, d);
         const int64_t a = qlo * g.strides[d], b = qhi * g.strides[d];
         r.lo += std::min(a, b);
         r.hi += std::max(a, b);

@@ -14,7 +14,7 @@ namespace gpupy {
 
 // Smallest and largest element of its source a leaf reads at domain
 // positions [da, db) (a bounding box for remapped reads).
-Span leaf_span(const Domain& domain, const Item& it, int64_t da, int64_t db);
+Span leaf_span(const PartPlan& part, const Item& it, int64_t da, int64_t db);
 
 // Cuts `pass` into pieces; false if some leaves must be packed first (their
 // items are appended to *to_pack).

@@ -1,6 +1,7 @@
 #include "core/planning/walk.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -182,9 +183,8 @@ private:
     void classify_remap(int32_t i, const Span& span) {
         Item& it = part_.items[i];
         Node* x = it.view.node.get();
-        const bool whole = it.view.geom.offset == 0 && it.view.geom.shape == x->shape() &&
-                           dom_.contiguous_map(it.view.geom.strides);
-        if (!whole) {
+        std::optional<RemapParams> params = box_params(it.view.geom, *x);
+        if (!params) {
             ctx_.require_storage(NodeView{it.view.node, identity_view(x->shape())}, span);
             it.cls = Item::Pending;
             return;
@@ -193,8 +193,10 @@ private:
         const NodeView& src = x->children().at(0);
         it.source = src;
         it.cls = Item::Remapped;
+        it.remap = static_cast<int32_t>(part_.remaps.size());
+        part_.remaps.push_back(std::move(*params));
         Node* sx = src.node.get();
-        const Span s = leaf_span(dom_, it, dom_.d0, dom_.d1);
+        const Span s = leaf_span(part_, it, dom_.d0, dom_.d1);
         const int64_t k0 = s.lo / ctx_.B, k1 = s.hi / ctx_.B;
         if (sx->kind() == NodeKind::Constant || host_has(*sx, k0 * ctx_.B, std::min((k1 + 1) * ctx_.B, sx->size()) - 1))
             return;
@@ -202,6 +204,37 @@ private:
         if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
         else ctx_.require_storage(NodeView{src.node, identity_view(sx->shape())}, s);
         it.cls = Item::Pending;
+    }
+
+    // The remap that reads view g of REMAP node x's result straight from
+    // x's operand, where g is a box of it over the domain (each domain
+    // dimension steps through the same dimension of x): x's parameters with
+    // the box's corner added to the shifts. Empty otherwise.
+    std::optional<RemapParams> box_params(const ViewGeometry& g, const Node& x) const {
+        const Dims& shape = x.shape();
+        const size_t nd = shape.size();
+        if (dom_.shape.size() != nd) return std::nullopt;
+        const Dims cs = c_strides(shape);
+        for (size_t d = 0; d < nd; ++d) {
+            if (dom_.shape[d] > 1 && g.strides[d] != cs[d]) return std::nullopt;
+        }
+        RemapParams p = x.remap_params();
+        if (g.offset == 0) return p;
+        Dims corner(nd);
+        unravel(g.offset, shape, corner.data());
+        for (size_t d = 0; d < nd; ++d) {
+            if (corner[d] == 0) continue;
+            if (corner[d] % p.div[d] != 0 || corner[d] + dom_.shape[d] > shape[d]) return std::nullopt;
+            const int64_t shift = p.shift[d] + corner[d] / p.div[d];
+            const int64_t mod = p.mod[d];
+            switch (p.edge[d]) {  // periodic edges keep the shift below a period
+            case GPUPY_EDGE_WRAP: p.shift[d] = mod ? shift % mod : shift; break;
+            case GPUPY_EDGE_REFLECT: p.shift[d] = shift % (2 * mod - 2); break;
+            case GPUPY_EDGE_SYMMETRIC: p.shift[d] = shift % (2 * mod); break;
+            default: p.shift[d] = shift;
+            }
+        }
+        return p;
     }
 
     const PlanContext& ctx_;
