@@ -489,7 +489,8 @@ class Program:
         self.step(how, lambda: getattr(np, name)(s.ref, **kwargs), lambda: getattr(gp, name)(s.got, **kwargs), **kw)
 
     def misc(self):
-        kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack"]), "misc kind")
+        kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack", "roll", "pad"]),
+                         "misc kind")
         a = self.pick("misc operand")
         if a is None:
             return
@@ -512,6 +513,17 @@ class Program:
             self.step(f"x{len(self.slots)} = {kind}([x{i}, x{j}], axis={axis})",
                       lambda: getattr(np, kind)([a.ref, b.ref], axis=axis),
                       lambda: getattr(gp, kind)([a.got, b.got], axis=axis))
+        elif kind == "roll":
+            shift = self.draw(st.integers(-7, 7), "roll shift")
+            axis = self.draw(st.one_of(st.none(), st.integers(-2, 1)), "roll axis")
+            self.step(f"x{len(self.slots)} = roll(x{i}, {shift}, axis={axis})",
+                      lambda: np.roll(a.ref, shift, axis=axis), lambda: gp.roll(a.got, shift, axis=axis))
+        elif kind == "pad":
+            mode = self.draw(st.sampled_from(["constant", "edge", "wrap", "reflect", "symmetric"]), "pad mode")
+            width = self.draw(st.one_of(st.integers(0, 5), st.tuples(st.integers(0, 5), st.integers(0, 5))),
+                              "pad width")
+            self.step(f"x{len(self.slots)} = pad(x{i}, {width}, mode={mode!r})",
+                      lambda: np.pad(a.ref, width, mode=mode), lambda: gp.pad(a.got, width, mode=mode))
         else:
             self.step(f"x{len(self.slots)} = x{i}.copy()", lambda: a.ref.copy(), lambda: a.got.copy())
 
