@@ -10,10 +10,23 @@ follow, and their median and minimum are reported.
 import gc
 import os
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+
+def import_gpupy():
+    """gpupy as installed, or this checkout's in-place build
+    (tools/dev_build.sh) when it is not."""
+    try:
+        import gpupy
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import gpupy
+    return gpupy
 
 
 @dataclass

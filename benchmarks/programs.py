@@ -26,11 +26,9 @@ from pathlib import Path
 
 import numpy
 
-try:
-    import gpupy
-except ImportError:  # not installed: this checkout's in-place build (tools/dev_build.sh)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import gpupy
+from common import import_gpupy
+
+gpupy = import_gpupy()
 
 PROGRAMS = {}
 
