@@ -46,7 +46,8 @@ from ._runtime import (
 
 # The sections: importing each registers what it provides (implementations
 # of NumPy functions, ufunc objects, hooks); none imports another.
-from . import _creation, _inplace, _linalg, _logic, _methods, _namespace, _pandas, _reductions, _runtime, _shape, _submodules
+from . import (_creation, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas, _reductions, _runtime,
+               _shape, _submodules)
 from . import _ufuncs  # noqa: F401
 from ._convert import array, asarray
 from ._creation import (

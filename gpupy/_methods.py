@@ -19,7 +19,7 @@ import numpy as np
 from . import _core
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
-from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function, hooks
 
 _NOVALUE = np._NoValue
 
@@ -515,6 +515,9 @@ class ArrayMethods:
 # --- indexing NumPy's way (installed as the core's handlers) -----------------------------------
 
 def _advanced_getitem(self, key):
+    gathered = hooks["gather"](self, key)  # integer-array keys: on the device
+    if gathered is not None:
+        return gathered
     host, host_key = self.__array__(), to_numpy(key)
     note_fallback("__getitem__", "advanced indexing runs in NumPy", lambda: host[host_key])
     return from_numpy(host[host_key])

@@ -25,7 +25,7 @@ namespace = {}
 # What one section provides to another that is not a gpupy function:
 # "ufunc_reduce" and "ufunc_accumulate" (from _reductions, for gpupy's
 # ufunc objects), "make_ufunc" and "ufunc_class" (from _ufuncs, for the
-# namespace).
+# namespace), "gather" (from _indexing, for advanced indexing in _methods).
 hooks = {}
 
 # How many elements one output of a device reduction folds per pass (the

@@ -344,7 +344,9 @@ def test_large_or_lazy_arrays_still_report_the_fallback(eager):
         lazy = lazy * 2  # not in host memory yet
         gp.set_eager_threshold(1024)
         r2 = lazy[np.array([1, 2])]
-    assert gp.stats()["fallbacks_by_function"] == {"__getitem__": 2, "__setitem__": 1}
+    # Integer-array reads are gathers on the device now, not fallbacks; the
+    # advanced assignment still runs in NumPy and says so.
+    assert gp.stats()["fallbacks_by_function"] == {"__setitem__": 1}
     np.testing.assert_array_equal(np.asarray(r), [3.0, 4.0])
     np.testing.assert_array_equal(np.asarray(big)[:3], [-1.0, -1.0, 2.0])
     np.testing.assert_array_equal(np.asarray(r2), [2.0, 4.0])

@@ -62,6 +62,9 @@ std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool requi
             if (std::string e = remap_error(in.map, ir.ndim); !e.empty()) return where() + e;
         }
         switch (in.op) {
+        case GPUPY_OP_GATHER:
+            if (ir.instr[in.arg[0]].dtype != GPUPY_INT64) return where() + "the index is not INT64";
+            [[fallthrough]];
         case GPUPY_OP_LOAD:
             if (in.nblocks < 1 || in.nblocks > GPUPY_MAX_LEAF_BLOCKS) return where() + "nblocks " + std::to_string(in.nblocks);
             if (in.block_elems < 1) return where() + "block_elems < 1";

@@ -24,6 +24,10 @@ std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool requi
 // operands; for CAST, what it converts from).
 int32_t operand_dtype(const gpupy_ir& ir, const gpupy_ir_instr& in);
 
+// Whether the instruction reads device blocks (LOAD, GATHER): the ones whose
+// blocks are bound and checked.
+inline bool reads_blocks(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_LOAD || in.op == GPUPY_OP_GATHER; }
+
 }  // namespace gpupy_driver
 
 #endif

@@ -51,6 +51,10 @@ int remap_form(const gpupy_ir& ir, const gpupy_ir_instr& in, int d) {
     return form;
 }
 
+// Slots of a GATHER in u_p[]: its blocks' first element, the last element
+// it may read (relative to that) and block_elems.
+constexpr int kGatherSlots = 3;
+
 // Multiplier and shift that divide 31-bit numerators by d exactly
 // (Granlund & Montgomery, "Division by invariant integers using
 // multiplication"): floor(n / d) == (n * m) >> (31 + l) for 0 <= n < 2^31.
@@ -77,6 +81,10 @@ ParamLayout make_layout(const gpupy_ir& ir, bool wide) {
     }
     l.leaf.assign(ir.ninstr, -1);
     for (int i = 0; i < ir.ninstr; ++i) {
+        if (ir.instr[i].op == GPUPY_OP_GATHER) {
+            l.leaf[i] = next;
+            next += kGatherSlots;
+        }
         if (!has_map(ir.instr[i])) continue;
         l.leaf[i] = next;
         next += map_slots(ir.instr[i], ir.ndim, wide);
@@ -97,7 +105,7 @@ std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps, 
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
         auto where = [&] { return "instruction " + std::to_string(i) + " (" + op_enum_name(in.op) + "): "; };
-        if (is_leaf(in.op)) {
+        if (is_leaf(in.op) || in.op == GPUPY_OP_GATHER) {
             if (!op_supported(in.op, in.dtype, caps)) return where() + "dtype " + glsl_type(in.dtype).numpy_name + " not supported";
             continue;
         }
@@ -131,6 +139,8 @@ private:
     std::string map_index(int i);
     std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
     std::string load(int i, int& unit);
+    std::string gather(int i, int& unit);
+    std::string fetch(int i, int& unit, const std::string& block_elems);
     std::string store_value(int dtype, const std::string& v) const;
     std::string read_texel(int dtype, const std::string& sampler, const std::string& coord) const;
 
@@ -205,13 +215,31 @@ std::string Writer::store_value(int dtype, const std::string& v) const {
     return glsl_type(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
 }
 
-// A LOAD leaf: its element index, the block that holds it, the texel.
+// A LOAD leaf: its element index, then the texel (fetch).
 std::string Writer::load(int i, int& unit) {
+    const gpupy_ir_instr& in = ir_.instr[i];
+    const std::string l = "    " + idx_ + " l" + std::to_string(i) + " = " + map_index(i) + ";\n";
+    return l + fetch(i, unit, p(layout_.leaf[i] + map_slots(in, ir_.ndim, wide_) - 1));
+}
+
+// A GATHER: its index value relative to the first bound element, kept
+// inside the bound blocks (nothing outside is ever read), then the texel.
+std::string Writer::gather(int i, int& unit) {
+    const gpupy_ir_instr& in = ir_.instr[i];
+    const int s = layout_.leaf[i];
+    // Clamped in 64 bits: an index beyond 32 bits must not wrap inside.
+    const std::string v = "clamp(" + reg(in.arg[0]) + " - int64_t(" + p(s) + "), 0l, int64_t(" + p(s + 1) + "))";
+    const std::string l = "    " + idx_ + " l" + std::to_string(i) + " = " + (wide_ ? v : "int(" + v + ")") + ";\n";
+    return l + fetch(i, unit, p(s + 2));
+}
+
+// The texel of element l<i> (relative to the first bound block) of
+// instruction i's blocks, whose size is the parameter block_elems.
+std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
     const gpupy_ir_instr& in = ir_.instr[i];
     const GlslType& f = glsl_type(in.dtype);
     std::string n = std::to_string(i);
     std::ostringstream s;
-    s << "    " << idx_ << " l" << n << " = " << map_index(i) << ";\n";
     int first_unit = unit;
     for (int b = 0; b < in.nblocks; ++b) {
         decl_ << "layout(binding = " << unit << ") uniform " << f.sampler << " u_t" << unit << ";\n";
@@ -224,7 +252,7 @@ std::string Writer::load(int i, int& unit) {
           << read_texel(in.dtype, "u_t" + std::to_string(first_unit), coord) << ";\n";
         return s.str();
     }
-    std::string e = p(layout_.leaf[i] + map_slots(in, ir_.ndim, wide_) - 1);
+    const std::string& e = block_elems;
     s << "    " << idx_ << " k" << n << " = l" << n << " / " << e << ";\n";
     s << "    int o" << n << " = int(l" << n << " - k" << n << " * " << e << ");\n";
     std::string pick = read_texel(in.dtype, "u_t" + std::to_string(first_unit + in.nblocks - 1), coord);
@@ -256,6 +284,9 @@ std::string Writer::generate(GeneratedShader& out) {
         switch (in.op) {
             case GPUPY_OP_LOAD:
                 body << load(i, unit);
+                break;
+            case GPUPY_OP_GATHER:
+                body << gather(i, unit);
                 break;
             case GPUPY_OP_INDEX: {
                 // value = (index / div) % mod
@@ -435,8 +466,16 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
     (void)outer;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
+        if (in.op != GPUPY_OP_GATHER) continue;
+        const int s = l.leaf[i];
+        out[s] = in.block_first;
+        out[s + 1] = clamp_count(std::max<int64_t>(in.value.i, 1) - 1, wide);  // the last element bound
+        out[s + 2] = in.block_elems;
+    }
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
         int s = l.leaf[i];
-        if (s < 0) continue;
+        if (s < 0 || !has_map(in)) continue;  // (a GATHER's slots are written above)
         // LOAD addresses are relative to the first block; in 32-bit mode
         // they are taken modulo 2^32 (the GL side wraps the same way).
         out[s] = in.op == GPUPY_OP_LOAD ? in.map.base - in.block_first : in.map.base;
@@ -511,7 +550,7 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
                 for (int d = 0; d < ir.ndim; ++d) put(remap_form(ir, in, d));
             }
         }
-        if (in.op == GPUPY_OP_LOAD) {
+        if (gpupy_driver::reads_blocks(in)) {
             put(in.nblocks);
             out.texture_units += in.nblocks;
         }

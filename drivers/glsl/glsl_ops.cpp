@@ -391,6 +391,9 @@ std::string snippet_COPYSIGN(const Snippet& s) {
 }
 std::string snippet_CAST(const Snippet& s) { return cast_expression(s.in, s.out, s.a[0], s.fns); }
 std::string snippet_WHERE(const Snippet& s) { return "(" + s.a[0] + " ? " + s.a[1] + " : " + s.a[2] + ")"; }
+// A texel read, not an expression of registers: the code generator writes
+// it as it writes a LOAD (glsl_codegen.cpp).
+std::string snippet_GATHER(const Snippet&) { return ""; }
 
 // Every row of ops.def must have its snippet: a row without one fails to
 // build (snippet_<NAME> undeclared), never becomes a silent fallback.
@@ -457,6 +460,7 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
 bool op_supported(int op, int dtype, const DeviceCaps& caps) {
     if (!dtype_valid(dtype) || !dtype_offered(dtype, caps)) return false;
     if (op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST) return true;
+    if (op == GPUPY_OP_GATHER) return caps.int64;  // its index is an INT64 value
     ShaderFunctions fns;
     if (op == GPUPY_OP_CAST) {
         for (int out = 0; out < GPUPY_NUM_DTYPES; ++out) {

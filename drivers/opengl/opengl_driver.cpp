@@ -26,6 +26,7 @@
 #include "gl_errors.hpp"
 #include "gl_limits.hpp"
 #include "glsl_codegen.hpp"
+#include "ir_validation.hpp"
 #include "glsl_library.hpp"
 #include "glsl_ops.hpp"
 #include "program_cache.hpp"
@@ -278,7 +279,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
     }
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
-        if (in.op != GPUPY_OP_LOAD) continue;
+        if (!gpupy_driver::reads_blocks(in)) continue;
         for (int b = 0; b < in.nblocks && b < GPUPY_MAX_LEAF_BLOCKS; ++b) {
             gpupy_block* blk = in.blocks[b];
             if (!d->blocks.owns(blk) || blk->dtype != in.dtype) {
@@ -344,7 +345,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
     int unit = 0;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
-        if (in.op != GPUPY_OP_LOAD) continue;
+        if (!gpupy_driver::reads_blocks(in)) continue;
         for (int b = 0; b < in.nblocks; ++b) glBindTextureUnit(unit++, in.blocks[b]->texture);
     }
     glUseProgram(prog->id);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "glsl_ops.hpp"
+#include "ir_validation.hpp"
 
 namespace gpupy_gl {
 
@@ -21,7 +22,7 @@ static int64_t max_op_cost(int op) {
 void resource_upper_bound(const gpupy_ir_instr& node, gpupy_resources& out) {
     for (auto& s : out.slot) s = 0;
     const bool leaf = node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX || node.op == GPUPY_OP_CONST;
-    if (node.op == GPUPY_OP_LOAD) out.slot[kTextures] = node.nblocks;
+    if (gpupy_driver::reads_blocks(node)) out.slot[kTextures] = node.nblocks;
     if (node.op == GPUPY_OP_LOAD || node.op == GPUPY_OP_INDEX) {
         // base + stride/div/mod/shift per dim (the most dims) + block size
         // or value div/mod; 2 components each if 64-bit.

@@ -53,7 +53,7 @@ bool run_kernel(const void* a, const void* b, void* out, int n) {
 
 template <class K, int Arity>
 bool dispatch_kernel(int32_t dtype, const void* a, const void* b, void* out, int n) {
-    if constexpr (Arity == 3 || std::is_same_v<K, K_CAST>) {
+    if constexpr (Arity == 3 || std::is_same_v<K, K_CAST> || std::is_same_v<K, K_GATHER>) {
         return false;  // handled by the interpreter
     } else {
         return with_type(dtype, [&](auto t) { return run_kernel<K, Arity, decltype(t)>(a, b, out, n); });
@@ -474,6 +474,18 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 });
             });
             if (!ok) return fail("bad CAST dtypes");
+            break;
+        }
+        case GPUPY_OP_GATHER: {
+            // The index values, kept inside the bound blocks (the core
+            // checked them; nothing outside is ever read), then a LOAD's read.
+            if (in.nblocks < 1) return fail("GATHER without blocks");
+            const auto* tail = reinterpret_cast<const Block*>(in.blocks[in.nblocks - 1]);
+            const int64_t lo = in.block_first, hi = lo + (in.nblocks - 1) * in.block_elems + tail->nelems - 1;
+            if (hi < lo) return fail("GATHER from empty blocks");
+            const int64_t* where = reinterpret_cast<const int64_t*>(ptr_[in.arg[0]]);
+            for (int k = 0; k < n; ++k) idx_[k] = std::min(std::max(where[k], lo), hi);
+            if (!load(in, idx_.get(), n, out)) return false;
             break;
         }
         case GPUPY_OP_WHERE: {

@@ -497,13 +497,18 @@ struct K_ISFINITE {
 GPUPY_SW_UNARY(SIGNBIT, is_float<T>, static_cast<bool>(std::signbit(a)))
 GPUPY_SW_BINARY(COPYSIGN, is_float<T>, std::copysign(a, b))
 
-// CAST and WHERE are handled by the interpreter itself (their operand and
-// result dtypes differ); these entries only say which dtypes they accept.
+// CAST, WHERE and GATHER are handled by the interpreter itself (their
+// operand and result dtypes differ); these entries only say which dtypes
+// they accept.
 struct K_CAST {
     template <class T>
     static constexpr bool ok = true;
 };
 struct K_WHERE {
+    template <class T>
+    static constexpr bool ok = true;
+};
+struct K_GATHER {
     template <class T>
     static constexpr bool ok = true;
 };

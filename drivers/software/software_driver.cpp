@@ -183,7 +183,7 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
     }
     for (int i = 0; i < ir->ninstr; ++i) {
         const gpupy_ir_instr& in = ir->instr[i];
-        for (int b = 0; b < in.nblocks && in.op == GPUPY_OP_LOAD; ++b) {
+        for (int b = 0; b < in.nblocks && gpupy_driver::reads_blocks(in); ++b) {
             if (in.blocks[b] == dst) {
                 c->error = "destination block is also an operand";
                 return GPUPY_ERROR;

@@ -184,7 +184,8 @@ typedef struct gpupy_ir_instr {
     // LOAD and INDEX: which element of the source this domain point reads.
     gpupy_index_map map;
 
-    // LOAD: element i = map index lives in blocks[(i - block_first) / block_elems]
+    // LOAD (and GATHER, whose index is its operand's value): element i = map
+    // index lives in blocks[(i - block_first) / block_elems]
     // at offset (i - block_first) % block_elems. Only the last block may hold
     // fewer than block_elems elements. The core guarantees every index the
     // evaluation reads falls inside the blocks given.
@@ -198,7 +199,9 @@ typedef struct gpupy_ir_instr {
     int64_t div;
     int64_t mod;
 
-    // CONST: the value, already converted to dtype by the core.
+    // CONST: the value, already converted to dtype by the core. GATHER:
+    // value.i is the number of elements its blocks hold from block_first on
+    // (indices are kept below it).
     gpupy_scalar value;
 } gpupy_ir_instr;
 

@@ -143,6 +143,7 @@ void register_structural(py::module_& m) {
         },
         py::arg("array"), py::arg("shape"), py::arg("div"), py::arg("mod"), py::arg("shift") = std::vector<int64_t>{},
         py::arg("edge") = std::vector<int32_t>{});
+    m.def("gather", &gather, py::arg("array"), py::arg("index"));
     m.def(
         "roll", [](const GpuArray& a, std::vector<int64_t> shifts) { return roll(a, Dims(shifts.begin(), shifts.end())); },
         py::arg("array"), py::arg("shifts"));

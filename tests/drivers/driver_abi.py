@@ -355,6 +355,19 @@ class IrBuilder:
     def op(self, name, dtype, *args):
         return self._add(OP[name], dtype, args)[0]
 
+    def gather(self, blocks, dtype, index, nelems, block_first=0, block_elems=None):
+        """GATHER: element `index` (an INT64 instruction) of the source in
+        `blocks`, which hold `nelems` elements from block_first on."""
+        blocks = blocks if isinstance(blocks, (list, tuple)) else [blocks]
+        idx, ins = self._add(OP["GATHER"], dtype, (index,))
+        ins.nblocks = len(blocks)
+        for k, b in enumerate(blocks):
+            ins.blocks[k] = b
+        ins.block_first = block_first
+        ins.block_elems = block_elems if block_elems is not None else nelems
+        ins.value.i = nelems
+        return idx
+
     def build(self, start=0, count=None, dst_offset=0, reduce_op=OP_NONE, reduce_mode=REDUCE_CHUNKS,
               reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None):
         ir = Ir()

@@ -371,6 +371,26 @@ def test_remapped_edges(driver, edge):
     driver.free(blk)
 
 
+def test_gather_reads_the_element_its_index_names(driver):
+    # A source of 250 elements in blocks of 100, 100, 50 read at int64
+    # positions held by another block; positions outside the source read
+    # the nearest element (the core checks indices; a driver never reads
+    # outside the blocks it was given).
+    if not driver.get_method(OP["GATHER"], F32):
+        pytest.skip("the driver has no GATHER (it needs 64-bit integers)")
+    whole = np.arange(250, dtype=np.float32) * 0.25 - 7
+    parts = [driver.upload(whole[k:k + 100]) for k in (0, 100, 200)]
+    where = np.array([0, 249, 100, 99, 7, 150, 200, -5, 260, 2**40, -2**40, 199], np.int64)
+    index = driver.upload(where)
+    ir = IrBuilder((where.size,))
+    i = ir.load(index, DTYPE["INT64"])
+    ir.gather(parts, F32, i, nelems=250, block_elems=100)
+    got = run_ir(driver, ir, where.size, F32)
+    assert_exact(got, whole[np.clip(where, 0, 249)], "gather")
+    for b in parts + [index]:
+        driver.free(b)
+
+
 def test_multi_block_leaf(driver):
     # One array of 250 elements in blocks of 100, 100, 50; the leaf starts at
     # element 100 of the array (block_first) and reads 230 - 100 elements

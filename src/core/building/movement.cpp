@@ -162,6 +162,18 @@ GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p) {
     return GpuArray::of(NodeFactory::remap(a.dtype(), shape, a.node_view(), p));
 }
 
+GpuArray gather(const GpuArray& a, const GpuArray& index) {
+    if (index.dtype() != GPUPY_INT64) throw ValueError("gather: the index must be int64");
+    const NodeRef& source = a.node_view().node;
+    if (source->kind() == NodeKind::Constant) {  // one value everywhere
+        NodeView c = constant_view(source, index.geom.shape);
+        return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, a.dtype(), index.geom.shape, {c}));
+    }
+    NodeView whole{source, identity_view(source->shape())};
+    return GpuArray::of(
+        NodeFactory::expression(GPUPY_OP_GATHER, a.dtype(), index.geom.shape, {index.node_view(), std::move(whole)}));
+}
+
 GpuArray roll(const GpuArray& a, const Dims& shifts) {
     const size_t nd = a.geom.shape.size();
     if (shifts.size() != nd) throw ValueError("roll: one shift per dimension");

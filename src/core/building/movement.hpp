@@ -19,6 +19,11 @@ Dims concatenated_shape(const std::vector<GpuArray>& arrays, int axis);
 // would read outside a. A remap of a whole REMAP result is one remap of its
 // operand where the two compose.
 GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p);
+// The elements of a's node's storage (its C-ordered elements, whatever a's
+// view) at the positions `index` holds: an INT64 array, checked by the
+// caller (every value inside the storage); the result has index's shape.
+// One GATHER node, fused with the index's expression and its consumers.
+GpuArray gather(const GpuArray& a, const GpuArray& index);
 // numpy.roll with one shift per dimension (any sign), as one remap.
 GpuArray roll(const GpuArray& a, const Dims& shifts);
 // numpy.pad's edge, wrap, reflect and symmetric modes (edge: GPUPY_EDGE_CLAMP,

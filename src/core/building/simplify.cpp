@@ -11,14 +11,15 @@ namespace gpupy {
 namespace {
 
 // The constant a node equals everywhere, in the node's dtype, or null: a
-// constant, or an unevaluated cast of such a node (filled() and folding
-// make constant arrays as the cast of a constant; the loops cast operands
-// to their loop dtype). An evaluated node may have been written to since,
-// so it no longer counts.
+// constant, or a cast of such a node (filled() and folding make constant
+// arrays as the cast of a constant; the loops cast operands to their loop
+// dtype). An evaluated cast still holding its constant counts too (the
+// evaluator keeps a constant operand, and a write in place drops the
+// operands: writes.cpp), so an array keeps folding after it was read.
 NodeRef constant_value(const NodeView& v) {
     const Node* x = v.node.get();
     if (x->kind() == NodeKind::Constant) return v.node;
-    if (x->kind() != NodeKind::Expression || x->op() != GPUPY_OP_CAST || x->complete() || x->children().size() != 1)
+    if (x->kind() != NodeKind::Expression || x->op() != GPUPY_OP_CAST || x->children().size() != 1)
         return NodeRef();
     NodeRef inner = constant_value(x->children()[0]);
     return inner ? cast_constant(inner.get(), x->dtype()) : NodeRef();

@@ -181,7 +181,10 @@ void release_completed_operands() {
     std::vector<NodeRef> list;
     list.swap(v);
     for (NodeRef& n : list) {
-        if (n->complete()) n->drop_children();
+        // A cast of a constant keeps it: it costs nothing and lets the
+        // array's value be folded later (simplify.cpp).
+        const bool of_a_constant = n->children().size() == 1 && n->children()[0].node->kind() == NodeKind::Constant;
+        if (n->complete() && !of_a_constant) n->drop_children();
     }
 }
 

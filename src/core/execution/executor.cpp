@@ -113,7 +113,14 @@ private:
         Node* x;
         ViewGeometry geom;
         int64_t k0, k1;
-        if (reads_view_blocks(it)) {
+        if (is_gather(*in)) {
+            // The whole source: any element may be read.
+            x = it.source.node.get();
+            geom = identity_view(x->shape());
+            k0 = 0;
+            k1 = source_blocks(it, B_) - 1;
+            in->value.i = x->size();
+        } else if (reads_view_blocks(it)) {
             x = it.view.node.get();
             geom = it.view.geom;
             k0 = da / B_;
@@ -211,8 +218,9 @@ private:
             std::vector<gpupy_ir_instr> bound = p.instrs;
             for (const Leaf& l : p.leaves) {
                 const Item& it = part.items[l.item];
-                Node* x = (it.cls == Item::Remapped ? it.source : it.view).node.get();
                 gpupy_ir_instr* in = &bound[l.instr];
+                Node* x = (it.cls == Item::Remapped || is_gather(*in) ? it.source : it.view).node.get();
+                if (is_gather(*in)) in->value.i = x->size();
                 // The node's whole host buffer as one block: element index = offset.
                 in->nblocks = 1;
                 in->block_first = 0;

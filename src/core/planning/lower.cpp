@@ -137,6 +137,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             break;
         case Item::Interior:
             for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
+            if (is_gather(in)) leaves->push_back({cur, static_cast<int32_t>(out.size())});  // binds its source
             break;
         }
         emitted[cur] = static_cast<int32_t>(out.size());

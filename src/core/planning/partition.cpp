@@ -108,9 +108,11 @@ private:
         std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold, top_as_leaf, last_lowered_ + 64);
         last_lowered_ = instrs.size();
         for (const Leaf& l : leaves) {
-            // Blocks are bound only at execution; checking needs the shape.
-            instrs[l.instr].nblocks = 1;
-            instrs[l.instr].block_elems = ctx_.B;
+            // Blocks are bound only at execution; checking needs the shape
+            // (a gather binds all its source's blocks).
+            gpupy_ir_instr& in = instrs[l.instr];
+            in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part_.items[l.item], ctx_.B)) : 1;
+            in.block_elems = ctx_.B;
         }
         const Domain& d = part_.domain;
         // An operand inside a reduction is staged as an elementwise

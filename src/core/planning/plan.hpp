@@ -18,6 +18,7 @@
 // uploads, evaluates and caches results.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -64,7 +65,8 @@ struct Item {
     };
     NodeView view;
     Class cls = Interior;
-    NodeView source;  // Remapped: the operand whose storage is read
+    NodeView source;  // Remapped: the operand whose storage is read; an
+                      // Interior GATHER: the storage it gathers from
     int32_t remap = -1;  // Remapped: its parameters, PartPlan::remaps[remap]
     // Interior: operand views composed by the walk; their items are created
     // by the (iterative) walk, never by recursion.
@@ -75,6 +77,15 @@ struct Item {
     bool staged = false;  // collapsed: an earlier pass evaluates it
     bool packed = false;  // Exact because the ranges phase packs it
 };
+
+// Instruction `in` (a leaf of a pass) reads a GATHER's source: the whole
+// storage of the item's source, not the item's view.
+inline bool is_gather(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_GATHER; }
+
+// The blocks of a gathering item's source, all of which it binds.
+inline int64_t source_blocks(const Item& it, int64_t B) {
+    return (std::max<int64_t>(it.source.node->size(), 1) - 1) / B + 1;
+}
 
 struct Leaf {
     int32_t item;

@@ -24,9 +24,11 @@ void pass_range(const Domain& d, const Pass& pass, int64_t a, int64_t b, int64_t
     }
 }
 
-int64_t blocks_needed(const PlanContext& ctx, const PartPlan& part, const Leaf& l, int64_t da, int64_t db) {
+int64_t blocks_needed(const PlanContext& ctx, const PartPlan& part, const Pass& pass, const Leaf& l, int64_t da,
+                      int64_t db) {
     if (ctx.host()) return 1;  // host mode reads each node's whole buffer in place
     const Item& it = part.items[l.item];
+    if (is_gather(pass.instrs[l.instr])) return source_blocks(it, ctx.B);
     if (it.cls == Item::Exact || it.cls == Item::Interior) return (db - 1) / ctx.B - da / ctx.B + 1;
     const Span s = leaf_span(part, it, da, db);
     return s.hi / ctx.B - s.lo / ctx.B + 1;
@@ -91,7 +93,7 @@ bool split(const PlanContext& ctx, const PartPlan& part, Pass& pass, std::vector
         int64_t da, db;
         pass_range(dom, pass, a, b, &da, &db);
         int64_t worst = 0;
-        for (const Leaf& l : pass.leaves) worst = std::max(worst, blocks_needed(ctx, part, l, da, db));
+        for (const Leaf& l : pass.leaves) worst = std::max(worst, blocks_needed(ctx, part, pass, l, da, db));
         return worst;
     };
     const int64_t o1 = pass.out_end;
@@ -118,7 +120,7 @@ bool split(const PlanContext& ctx, const PartPlan& part, Pass& pass, std::vector
             int64_t da, db;
             pass_range(dom, pass, a, cut, &da, &db);
             for (const Leaf& l : pass.leaves) {
-                if (blocks_needed(ctx, part, l, da, db) > GPUPY_MAX_LEAF_BLOCKS) {
+                if (blocks_needed(ctx, part, pass, l, da, db) > GPUPY_MAX_LEAF_BLOCKS) {
                     if (part.items[l.item].cls == Item::Remapped)
                         throw InternalError("a remapped read spans more blocks than one evaluation can bind");
                     to_pack->push_back(l.item);

@@ -166,6 +166,7 @@ private:
             return set(Item::Pending);
         }
         if (x->op() == CORE_OP_REMAP) return classify_remap(i, span);
+        if (x->op() == GPUPY_OP_GATHER) return classify_gather(i, span);
         std::vector<NodeView> kids;
         kids.reserve(x->children().size());
         for (const NodeView& c : x->children()) {
@@ -204,6 +205,42 @@ private:
         if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
         else ctx_.require_storage(NodeView{src.node, identity_view(sx->shape())}, s);
         it.cls = Item::Pending;
+    }
+
+    // A GATHER fuses its index expression (an operand composed with the
+    // item's view, as any operation's) and reads its source's whole storage,
+    // which must be in place first and, on a device, within the blocks one
+    // evaluation can bind (else the host engine gathers).
+    void classify_gather(int32_t i, const Span& span) {
+        Item& it = part_.items[i];
+        Node* x = it.view.node.get();
+        const NodeView& index = x->children().at(0);
+        const NodeView& src = x->children().at(1);
+        Node* sx = src.node.get();
+        const int64_t last = std::max<int64_t>(sx->size(), 1) - 1;
+        if (!ctx_.host() && last / ctx_.B >= GPUPY_MAX_LEAF_BLOCKS) {
+            ctx_.require(Task{Task::HostEval, it.view, 0});
+            it.cls = Item::Pending;
+            return;
+        }
+        NodeView k{index.node, {}};
+        if (!compose_views(x->shape(), it.view.geom, index.geom, &k.geom)) {
+            ctx_.require_storage(NodeView{it.view.node, identity_view(x->shape())}, span);
+            it.cls = Item::Pending;
+            return;
+        }
+        const bool ready = sx->kind() == NodeKind::Constant || host_has(*sx, 0, last) ||
+                           (!ctx_.host() && ctx_.storage_on_device(sx, 0, last / ctx_.B));
+        if (!ready) {
+            if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
+            else ctx_.require_storage(src, Span{0, last});
+            it.cls = Item::Pending;
+            return;
+        }
+        it.cls = Item::Interior;
+        it.source = src;
+        it.kid_views.clear();
+        it.kid_views.push_back(std::move(k));
     }
 
     // The remap that reads view g of REMAP node x's result straight from

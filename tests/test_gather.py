@@ -1,0 +1,148 @@
+"""Gather on the device (gpupy/_indexing.py, the GATHER op): integer-array
+indexing in NumPy's forms and numpy.take read the array's storage at
+positions computed from the index arrays, fused with the index expression
+and with what uses the result; NumPy is the oracle for values, shapes,
+dtypes and IndexError messages, on both drivers, over views, empty and
+multi-block arrays."""
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((6, 7, 5))
+I = RNG.integers(-6, 6, (3, 4))
+J = RNG.integers(-7, 7, (4,))
+K = RNG.integers(0, 5, (3, 1))
+
+KEYS = {
+    "one array": (I,),
+    "two arrays broadcast": (I, J),
+    "three arrays": (I, J, K),
+    "after a slice": (slice(None), J),
+    "separated by a slice": (I, slice(None), K),
+    "with a partial slice": (slice(1, 5), J),
+    "after an ellipsis": (Ellipsis, K),
+    "a list": ([1, 2, -1],),
+    "an int and an array": (2, J),
+    "an array and an int": (I, 3),
+    "reversed and strided slices": (slice(None, None, -1), J, slice(None, None, 2)),
+    "empty index": (np.zeros((0,), np.int64),),
+}
+
+
+def on_device(key):
+    return tuple(gp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_integer_array_keys_match_numpy(gpu, name):
+    key = KEYS[name]
+    gpu.assert_same(gp.asarray(A)[on_device(key)], A[key])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("index_dtype", ["int8", "uint8", "int32", "uint64", "int64"])
+def test_every_dtype_and_index_dtype(gpu, dtype, index_dtype):
+    a = (RNG.integers(-100, 100, (9, 4)) > 0) if dtype == "bool" else RNG.integers(-100, 100, (9, 4)).astype(dtype)
+    i = RNG.integers(0, 9, (5,)).astype(index_dtype)
+    gpu.assert_same(gp.asarray(a)[gp.asarray(i)], a[i])
+    gpu.assert_same(gp.asarray(a)[gp.asarray(i), gp.asarray(i % 4)], a[i, i % 4])
+
+
+@pytest.mark.parametrize("view", [
+    lambda x: x[::-1, 1:, ::2],
+    lambda x: x.transpose(2, 0, 1),
+    lambda x: np.broadcast_to(x[:1], (4,) + x.shape[1:]) if isinstance(x, np.ndarray) else
+    gp.broadcast_to(x[:1], (4,) + x.shape[1:]),
+], ids=["strided", "transposed", "broadcast"])
+def test_keys_into_views(gpu, view):
+    av, gv = view(A), view(gp.asarray(A))
+    i = RNG.integers(-av.shape[0], av.shape[0], (2, 3))
+    gpu.assert_same(gv[gp.asarray(i), :2], av[i, :2])
+    gpu.assert_same(gv[:, gp.asarray(i % av.shape[1])], av[:, i % av.shape[1]])
+
+
+def test_a_source_over_several_blocks(gpu):
+    gp.set_block_size(64)  # 210 elements: four blocks, all bound to one evaluation
+    a = RNG.standard_normal((30, 7))
+    i = RNG.integers(-30, 30, (40,))
+    gp.reset_stats()
+    gpu.assert_same(gp.asarray(a)[gp.asarray(i)], a[i])
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_a_source_beyond_what_one_evaluation_binds_is_gathered_on_the_host(gpu, silent_fallback):
+    gp.set_block_size(7)
+    a = RNG.standard_normal((30, 7))
+    i = RNG.integers(-30, 30, (40,))
+    gpu.assert_same(gp.asarray(a)[gp.asarray(i)], a[i])
+
+
+@pytest.mark.parametrize("key", [(np.array([6]),), (I, np.array([7])), (slice(None), np.array([-8])),
+                                 (np.array([[0], [-7]]), slice(None), K)], ids=str)
+def test_out_of_range_indices_raise_numpys_index_error(gpu, key):
+    with pytest.raises(IndexError) as want:
+        A[key]
+    with pytest.raises(IndexError) as got:
+        gp.asarray(A)[on_device(key)]
+    assert str(got.value) == str(want.value)
+
+
+def test_an_index_into_an_empty_axis_raises(gpu):
+    e = np.zeros((0, 3))
+    with pytest.raises(IndexError):
+        gp.asarray(e)[gp.asarray(np.array([0]))]
+    gpu.assert_same(gp.asarray(e)[gp.asarray(np.zeros(0, np.int64))], e[np.zeros(0, np.int64)])
+
+
+def test_the_gather_fuses_with_its_index_and_its_consumer(gpu):
+    img = RNG.random((20, 30)).astype(np.float32)
+    iy, ix = RNG.integers(0, 19, (20, 30)), RNG.integers(0, 29, (20, 30))
+    g, giy, gix = gp.asarray(img), gp.asarray(iy), gp.asarray(ix)
+    r = 0.5 * g[giy + 1, gix] + 0.25
+    ops = [i["op"] for i in gp._core._ir(r, 0)]
+    assert "take" in ops and "multiply" in ops and "add" in ops  # index, gather and arithmetic: one IR
+    assert "load" in ops
+    gpu.assert_same(r, 0.5 * img[iy + 1, ix] + np.float32(0.25))
+
+
+def test_a_gather_is_a_copy(gpu):
+    a = RNG.standard_normal((5, 4))
+    g = gp.asarray(a)
+    i = gp.asarray(np.array([0, 2]))
+    r = g[i]
+    g[0, 0] = 100.0  # the gather keeps the values it was taken from
+    r[1, 1] = -1.0   # and writing it leaves its source alone
+    want = a[[0, 2]].copy()
+    want[1, 1] = -1.0
+    a[0, 0] = 100.0
+    gpu.assert_same(r, want)
+    gpu.assert_same(g, a)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_take(gpu, axis):
+    idx = RNG.integers(-5, 5, (2, 3))
+    gpu.assert_same(gp.take(gp.asarray(A), gp.asarray(idx), axis=axis), np.take(A, idx, axis=axis))
+    gpu.assert_same(gp.asarray(A).take(gp.asarray(idx), axis=axis), A.take(idx, axis=axis))
+
+
+def test_take_errors_and_other_modes(gpu, silent_fallback):
+    g = gp.asarray(A)
+    with pytest.raises(np.exceptions.AxisError):
+        gp.take(g, gp.asarray(np.array([0])), axis=3)
+    with pytest.raises(IndexError):
+        gp.take(g, gp.asarray(np.array([500])))
+    idx = np.array([-9, 3, 40])
+    for mode in ["clip", "wrap"]:
+        gpu.assert_same(gp.take(g, gp.asarray(idx), mode=mode), np.take(A, idx, mode=mode))
+
+
+def test_forms_left_to_numpy_are_counted(gpu, silent_fallback):
+    g = gp.asarray(A)
+    mask = A[:, 0, 0] > 0
+    gp.reset_stats()
+    gpu.assert_same(g[gp.asarray(mask)], A[mask])
+    gpu.assert_same(g[None, gp.asarray(I)], A[None, I])
+    assert gp.stats()["fallbacks"] == 2
