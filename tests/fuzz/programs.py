@@ -229,7 +229,8 @@ def draw_index(data, shape):
 
 
 def draw_fancy_index(data, shape):
-    """An index with one integer array (maybe out of range) and slices."""
+    """An index with one or two integer arrays (maybe out of range, the
+    second broadcasting against the first) and slices."""
     if not shape:
         return None
     axis = data.draw(st.integers(0, len(shape) - 1), label="fancy axis")
@@ -237,6 +238,13 @@ def draw_fancy_index(data, shape):
     idx = data.draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=5), label="fancy indices")
     key = [slice(None)] * len(shape)
     key[axis] = np.array(idx, dtype=np.intp)
+    if len(shape) > 1 and data.draw(st.booleans(), label="second index array"):
+        other = data.draw(st.sampled_from([d for d in range(len(shape)) if d != axis]), label="second axis")
+        m = shape[other]
+        column = data.draw(st.booleans(), label="as a column")  # (k, 1) against (len,): a 2-d result
+        count = data.draw(st.integers(1, 3), label="second count") if column else max(len(idx), 1)
+        second = data.draw(st.lists(st.integers(-m - 1, m), min_size=count, max_size=count), label="second indices")
+        key[other] = np.array(second, dtype=np.int32).reshape((-1, 1) if column else (-1,))
     return tuple(key)
 
 
