@@ -343,10 +343,15 @@ bool Interpreter::load(const gpupy_ir_instr& in, const int64_t* idx, int n, void
             std::memcpy(o, b0->data + off * item, static_cast<size_t>(n) * item);
             return true;
         }
-        for (int k = 0; k < n; ++k) {
+        // Runs of consecutive indices (a roll's or a pad's rows between
+        // their wraps) are one memcpy each.
+        for (int k = 0; k < n;) {
             const int64_t off = idx[k] - first;
-            if (off < 0 || off >= b0->nelems) return fail("LOAD index outside its block");
-            std::memcpy(o + k * item, b0->data + off * item, item);
+            int j = 1;
+            while (k + j < n && idx[k + j] == idx[k] + j) ++j;
+            if (off < 0 || off + j > b0->nelems) return fail("LOAD index outside its block");
+            std::memcpy(o + k * item, b0->data + off * item, static_cast<size_t>(j) * item);
+            k += j;
         }
         return true;
     }
