@@ -136,6 +136,26 @@ class GlslDistanceMap:
         self._check(self.lib.hg_ew_run(_float_ptr(out), self._err, len(self._err)), "ew_run")
         return out
 
+    STENCILS = {"life": (0, np.uint8), "gauss5x5": (1, np.float32)}
+
+    def stencil_prepare(self, kind, n, steps=1):
+        """Compiles the hand-written stencil `kind` ("life", "gauss5x5")
+        for n x n images (Life: `steps` generations)."""
+        code, dtype = self.STENCILS[kind]
+        self.lib.hg_stencil_prepare.argtypes = [ctypes.c_int] * 3 + [ctypes.c_char_p, ctypes.c_int]
+        self.lib.hg_stencil_run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        self._stencil = (n, dtype)
+        self._check(self.lib.hg_stencil_prepare(code, n, steps, self._err, len(self._err)), "stencil_prepare")
+
+    def stencil_run(self, image):
+        """Uploads `image`, runs the passes, returns the result read back."""
+        n, dtype = self._stencil
+        src = np.ascontiguousarray(image, dtype=dtype)
+        out = np.empty((n, n), dtype=dtype)
+        self._check(self.lib.hg_stencil_run(src.ctypes.data, out.ctypes.data, self._err, len(self._err)),
+                    "stencil_run")
+        return out
+
     def run(self, n, points):
         px, py = _points32(points)
         out = np.empty((n, n), dtype=np.float32)

@@ -52,6 +52,7 @@ product on the device, ~25 s a run).
     python benchmarks/seeds.py --placement device      # every evaluation forced onto the device
     python benchmarks/seeds.py --placement device --eager-threshold 0   # small results too
     python benchmarks/seeds.py --only life,matmul --reps 7 --json seeds.json
+    python benchmarks/seeds.py --only life,gauss5x5 --placement device --native   # against hand-written GLSL
 """
 
 import argparse
@@ -484,6 +485,33 @@ def measure(name, n, reps):
     return row
 
 
+# Workloads with a hand-written GLSL version in native/distmap_glsl.cpp (the
+# comparison Accelerator made): its kind there, and its parameters.
+HAND_WRITTEN = {"life": ("life", lambda spec: 10), "gauss5x5": ("gauss5x5", lambda spec: 1)}
+
+
+def measure_hand_written(row, reps):
+    """Adds the hand-written shader's median (upload, passes, read back, as
+    gpupy's runs are timed) to a row of a workload that has one."""
+    import native  # builds with g++ and the EGL/GL development files at first use
+
+    spec = SEEDS[row["workload"]]
+    kind, steps = HAND_WRITTEN[row["workload"]]
+    (image,) = spec.inputs(row["n"])
+    shader = native.GlslDistanceMap()
+    shader.stencil_prepare(kind, row["n"], steps(spec))
+    got = shader.stencil_run(image)  # the first run JITs
+    valid, _, problem = compare((got,), as_numpy(spec.fn(numpy, image)), *spec.tolerance(row["n"]))
+    if not valid:
+        raise RuntimeError(f"the hand-written {kind} differs from NumPy: {problem}")
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        shader.stencil_run(image)
+        times.append(time.perf_counter() - start)
+    row["hand_written_median"] = statistics.median(times)
+
+
 def ratio_text(x):
     # the device's matrix products are hundreds of times slower: keep a digit
     return fmt_ratio(x) if x >= 0.01 else f"{x:.1g}x"
@@ -522,6 +550,12 @@ def print_report(rows, args, foreign_load):
         print(f"  {r['workload']} {r['size']}: {calls}")
     if not fell_back:
         print("  none")
+    native_rows = [r for r in rows if "hand_written_median" in r]
+    if native_rows:
+        print("\n| workload | size | hand-written GLSL | gpupy | gpupy / hand-written |\n|---|---|---:|---:|---:|")
+        for r in native_rows:
+            print(f"| {r['workload']} | {r['size']} | {fmt_time(r['hand_written_median'])} | "
+                  f"{fmt_time(r['gpupy_median'])} | {r['gpupy_median'] / r['hand_written_median']:.2f} |")
     placed = [r for r in rows if r["host_placements_by_function"]]
     if placed:
         print("\nplaced on the host (NumPy's BLAS/LAPACK by gpupy's choice, not fallbacks):")
@@ -546,6 +580,9 @@ def main(argv=None):
     parser.add_argument("--eager-threshold", type=int,
                         help="gpupy.set_eager_threshold(N): results of at most N elements computed from host values "
                              "run in NumPy at once, not as evaluations (0: never; default: gpupy's calibrated value)")
+    parser.add_argument("--native", action="store_true",
+                        help="also time the hand-written GLSL shaders of " + ", ".join(HAND_WRITTEN) +
+                        " (benchmarks/native; needs g++ and the EGL/GL development files)")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(SEEDS)
@@ -561,6 +598,8 @@ def main(argv=None):
         for name in names:
             for n in SEEDS[name].sizes.chosen(args.quick, args.large):
                 row = measure(name, n, args.reps)
+                if args.native and name in HAND_WRITTEN and row.get("valid"):
+                    measure_hand_written(row, args.reps)
                 rows.append(row)
                 state = "FAILED" if "failed" in row else f"{row['ratio']:.2f} {'ok' if row['valid'] else 'MISMATCH'}"
                 print(f"{name} {row['size']}: {state}", file=sys.stderr, flush=True)

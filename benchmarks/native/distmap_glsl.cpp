@@ -26,7 +26,9 @@
 // Each call makes the context current and restores the caller's binding
 // afterwards (gpupy's OpenGL driver, in the same process, does the same).
 //
-// Also here, as a floor for memory-bound elementwise work: `2*a + 3*b` over
+// Also here: Accelerator's Life and separable 5x5 Gaussian written by hand
+// (hg_stencil_*), for benchmarks/seeds.py. And, as a floor for memory-bound
+// elementwise work: `2*a + 3*b` over
 // n float32 with a and b resident on the device, one dispatch and the
 // readback of the result, in two layouts: "ssbo" (linear buffers) and
 // "texture" (R32F textures 4096 wide read with texelFetch, written with
@@ -437,11 +439,150 @@ int hg_ew_run(float* out, char* err, int len) {
     return 0;
 }
 
+namespace {
+
+// Accelerator's stencils written by hand, for the seed workloads
+// (benchmarks/seeds.py): n x n images as textures, one dispatch per pass,
+// 8x8 work groups, neighbours read with texelFetch at wrapped (Life) or
+// clamped (Gaussian) coordinates, ping-ponging between two textures.
+//   kind 0 "life": uint8 cells (R8UI), `steps` generations on a torus
+//   kind 1 "gauss5x5": float32 (R32F), the separable 5x5 binomial filter
+//          (1 4 6 4 1)/16 with edge-clamped borders: a row pass, then a
+//          column pass, summed in the seed's order with `precise`
+struct Stencil {
+    int kind = -1, n = 0, steps = 0;
+    GLuint program[2] = {0, 0};
+    GLuint textures[2] = {0, 0};
+};
+Stencil st;
+
+void stencil_release() {
+    for (GLuint p : st.program) {
+        if (p) glDeleteProgram(p);
+    }
+    glDeleteTextures(2, st.textures);
+    st = Stencil{};
+}
+
+std::string stencil_source(int kind, int pass) {
+    std::string s = "#version 450\nlayout(local_size_x = 8, local_size_y = 8) in;\n";
+    s += "uniform int u_n;\n";
+    if (kind == 0) {
+        s += "layout(binding = 0) uniform usampler2D u_in;\n"
+             "layout(r8ui, binding = 0) writeonly restrict uniform uimage2D u_out;\n"
+             "void main() {\n"
+             "  ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+             "  if (p.x >= u_n || p.y >= u_n) return;\n"
+             "  uint count = 0u;\n"
+             "  for (int dy = -1; dy <= 1; ++dy)\n"
+             "    for (int dx = -1; dx <= 1; ++dx)\n"
+             "      if (dx != 0 || dy != 0) count += texelFetch(u_in, (p + ivec2(dx, dy) + u_n) % u_n, 0).r;\n"
+             "  uint alive = texelFetch(u_in, p, 0).r;\n"
+             "  uint next = (count == 3u || (alive == 1u && count == 2u)) ? 1u : 0u;\n"
+             "  imageStore(u_out, p, uvec4(next));\n"
+             "}\n";
+        return s;
+    }
+    const std::string axis = pass == 0 ? "ivec2(k - 2, 0)" : "ivec2(0, k - 2)";
+    s += "layout(binding = 0) uniform sampler2D u_in;\n"
+         "layout(r32f, binding = 0) writeonly restrict uniform image2D u_out;\n"
+         "const float w[5] = float[5](1.0 / 16.0, 4.0 / 16.0, 6.0 / 16.0, 4.0 / 16.0, 1.0 / 16.0);\n"
+         "void main() {\n"
+         "  ivec2 p = ivec2(gl_GlobalInvocationID.xy);\n"
+         "  if (p.x >= u_n || p.y >= u_n) return;\n"
+         "  precise float sum = 0.0;\n"
+         "  for (int k = 0; k < 5; ++k) {\n"
+         "    precise float term = w[k] * texelFetch(u_in, clamp(p + " + axis + ", 0, u_n - 1), 0).r;\n"
+         "    sum += term;\n"
+         "  }\n"
+         "  imageStore(u_out, p, vec4(sum));\n"
+         "}\n";
+    return s;
+}
+
+void stencil_dispatch(GLuint program, GLuint from, GLuint to, GLenum format) {
+    glUseProgram(program);
+    glUniform1i(glGetUniformLocation(program, "u_n"), st.n);
+    glBindTextureUnit(0, from);
+    glBindImageTexture(0, to, 0, GL_FALSE, 0, GL_WRITE_ONLY, format);
+    const GLuint groups = static_cast<GLuint>((st.n + 7) / 8);
+    glDispatchCompute(groups, groups, 1);
+    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
+}
+
+}  // namespace
+
+// Compiles the stencil `kind` for n x n images and allocates its textures.
+int hg_stencil_prepare(int kind, int n, int steps, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    stencil_release();
+    st.kind = kind;
+    st.n = n;
+    st.steps = steps;
+    std::string error;
+    for (int pass = 0; pass < (kind == 0 ? 1 : 2); ++pass) {
+        st.program[pass] = build_compute_program(stencil_source(kind, pass), error);
+        if (!st.program[pass]) {
+            set_error(err, len, error);
+            return 1;
+        }
+    }
+    glCreateTextures(GL_TEXTURE_2D, 2, st.textures);
+    for (GLuint t : st.textures) {
+        glTextureStorage2D(t, 1, kind == 0 ? GL_R8UI : GL_R32F, n, n);
+        // (an integer texture with the default linear filter is incomplete:
+        // texelFetch would read zeros)
+        glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in stencil_prepare");
+        return 1;
+    }
+    return 0;
+}
+
+// One run as gpupy's is timed: upload `in` (n x n uint8 or float32), the
+// passes, read the result back into `out`.
+int hg_stencil_run(const void* in, void* out, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    const bool life = st.kind == 0;
+    const GLenum format = life ? GL_R8UI : GL_R32F, channel = life ? GL_RED_INTEGER : GL_RED;
+    const GLenum type = life ? GL_UNSIGNED_BYTE : GL_FLOAT;
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glTextureSubImage2D(st.textures[0], 0, 0, 0, st.n, st.n, channel, type, in);
+    int at = 0;
+    const int passes = life ? st.steps : 2;
+    for (int k = 0; k < passes; ++k) {
+        stencil_dispatch(st.program[life ? 0 : k], st.textures[at], st.textures[1 - at], format);
+        at = 1 - at;
+    }
+    const GLsizei bytes = static_cast<GLsizei>(st.n) * st.n * (life ? 1 : 4);
+    glGetTextureImage(st.textures[at], 0, channel, type, bytes, out);
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in stencil_run");
+        return 1;
+    }
+    return 0;
+}
+
 void hg_shutdown() {
     if (g.context == EGL_NO_CONTEXT) return;
     {
         Bind bind;
         ew_release();
+        stencil_release();
         if (g.texture) glDeleteTextures(1, &g.texture);
         if (g.program) glDeleteProgram(g.program);
         g.texture = g.program = 0;
