@@ -1,12 +1,26 @@
-"""Advanced indexing on the device: integer-array keys (`a[I, J]`,
-`a[I, :]`, `a[2:, [0, 3]]`, ...) and numpy.take become one GATHER node
-of the array's storage, whose index -- the storage position of each result
-element -- is an int64 expression of the index arrays, fused with them and
-with what uses the result. Out-of-range indices raise NumPy's IndexError at
-the call, as in NumPy: the indices are checked on the device first (one
-small reduction), never read outside the array. Keys of other forms
-(boolean masks, None, an index array with non-integer values) return None
-here and NumPy indexes them."""
+"""Advanced indexing on the device.
+
+Integer-array keys (`a[I, J]`, `a[I, :]`, `a[2:, [0, 3]]`, ...),
+numpy.take and take_along_axis become one GATHER node of the array's
+storage, whose index -- the storage position of each result element -- is
+an int64 expression of the index arrays, fused with them and with what uses
+the result. Out-of-range indices raise NumPy's IndexError at the call, as
+in NumPy: the indices are checked on the device first (one small
+reduction), never read outside the array.
+
+Data-dependent shapes -- boolean masks (`a[mask]`), nonzero, flatnonzero,
+argwhere, one-argument where, compress, extract -- and searchsorted are a
+prefix sum and a binary search: the count of true elements is the prefix
+sum's last value (read back: the result's shape depends on it), and the
+k-th true element is where the prefix sum first reaches k + 1, found by
+log2(n) fused gathers per result element. Where that placement loses
+(_placement.data_dependent_shapes_on_host: a CPU renderer) they run in
+NumPy as a host placement.
+
+Keys of other forms (None in a key, masks mixed with other entries, index
+arrays of other dtypes) return None here and NumPy indexes them."""
+
+import operator
 
 import numpy as np
 
@@ -14,6 +28,7 @@ from . import _core
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
+from ._placement import data_dependent_shapes_on_host, run_on_host
 from ._registry import function, hooks, implements
 
 _FULL = slice(None)
@@ -45,7 +60,13 @@ def _index_array(k):
 
 
 def gather(a, key):
-    """a[key] for integer-array keys as a GATHER on the device, or None."""
+    """a[key] for integer-array keys and boolean masks on the device (or,
+    for masks where that placement loses, in NumPy), or None."""
+    mask = _mask_key(a, key)
+    if mask is not None:
+        if data_dependent_shapes_on_host():
+            return run_on_host("__getitem__", operator.getitem, (a, mask), {})
+        return _masked(a, mask)
     key = _expanded(key, a.ndim)
     if key is None:
         return None
@@ -120,6 +141,169 @@ def _raise_numpys_error(shape, dtype, key):
     host_key = tuple(np.asarray(k) if isinstance(k, GpuArray) else k for k in key)
     np.broadcast_to(np.empty((), dtype), shape)[host_key]
     raise IndexError(f"index out of bounds for an array of shape {shape}")  # (NumPy raised first)
+
+
+# --- data-dependent shapes: a prefix sum and a binary search --------------------------------------
+
+def _mask_key(a, key):
+    """The key as a boolean GpuArray if it is one mask over a's leading
+    dimensions, else None."""
+    if isinstance(key, tuple):
+        if len(key) != 1:
+            return None
+        key = key[0]
+    if isinstance(key, (bool, np.bool_)) or key is None:
+        return None
+    if isinstance(key, GpuArray):
+        m = key
+    elif isinstance(key, np.ndarray) or isinstance(key, list):
+        m = np.asarray(key)
+        if m.dtype != np.bool_:
+            return None
+        m = _as_gpu(m)
+    else:
+        return None
+    if m.dtype != np.bool_ or m.ndim == 0 or m.ndim > a.ndim or m.shape != a.shape[:m.ndim]:
+        return None
+    return m
+
+
+def _read_at(x, positions):
+    """The elements of 1-D x at `positions` (int64, all inside x)."""
+    offset, _, (stride,) = x._view
+    return _core.gather(x, positions * stride + offset if (stride, offset) != (1, 0) else positions)
+
+
+def _before(x, y):
+    """x < y in NumPy's sort order (NaN after everything)."""
+    if np.result_type(x.dtype, y.dtype).kind in "fc":
+        return (x < y) | (function("isnan")(y) & ~function("isnan")(x))
+    return x < y
+
+
+def _binary_search(ordered, values, side):
+    """numpy.searchsorted(ordered, values, side) for 1-D `ordered` (a
+    GpuArray): log2(n) + 1 steps of one fused expression, each a gather."""
+    n = ordered.shape[0]
+    lo = function("zeros")(values.shape, np.int64)
+    hi = function("full")(values.shape, n, np.int64)
+    if n == 0:
+        return lo
+    for _ in range(n.bit_length()):
+        active = lo < hi
+        mid = (lo + hi) >> 1
+        x = _read_at(ordered, function("minimum")(mid, n - 1))
+        right = _before(x, values) if side == "left" else ~_before(values, x)
+        lo = function("where")(active & right, mid + 1, lo)
+        hi = function("where")(active & ~right, mid, hi)
+    return lo
+
+
+def _true_positions(mask):
+    """The flat positions of mask's true elements (int64, in order)."""
+    flat = mask.reshape(-1)
+    if flat.size == 0:
+        return function("zeros")(0, np.int64)
+    counts = function("cumsum")(flat, dtype=np.int64)
+    count = int(counts[-1])  # the result's shape: read back
+    return _binary_search(counts, function("arange")(1, count + 1, dtype=np.int64), "left")
+
+
+def _masked(a, mask):
+    """a[mask], mask a boolean GpuArray over a's leading dimensions."""
+    rows = a.reshape((int(np.prod(mask.shape, dtype=np.int64)),) + a.shape[mask.ndim:])
+    return gather(rows, (_true_positions(mask),))
+
+
+def _nonzero_on_device(a):
+    positions = _true_positions(a.astype(bool) if a.dtype != np.bool_ else a)
+    coords, rest = [], positions
+    for d in reversed(range(a.ndim)):
+        n = a.shape[d]
+        coords.append(rest % n if d else rest)
+        rest = rest // n
+    return tuple(reversed(coords))
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    g = _as_gpu(a)
+    if not isinstance(g, GpuArray) or g.ndim == 0:
+        return call_numpy("nonzero", (a,), {}, reason="nonzero of a 0-d array or of a dtype gpupy cannot hold")
+    if data_dependent_shapes_on_host():
+        return run_on_host("nonzero", np.nonzero, (g,), {})
+    return _nonzero_on_device(g)
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    return nonzero(_as_gpu(a).reshape(-1))[0]
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    g = _as_gpu(a)
+    if not isinstance(g, GpuArray) or g.ndim == 0:
+        return call_numpy("argwhere", (a,), {}, reason="argwhere of a 0-d array or of a dtype gpupy cannot hold")
+    return function("stack")(nonzero(g), axis=1)
+
+
+@implements(np.compress)
+def compress(condition, a, axis=None, out=None):
+    cond = _as_gpu(np.asarray(condition) if isinstance(condition, list) else condition)
+    g = _as_gpu(a)
+    if out is not None or not isinstance(g, GpuArray) or not isinstance(cond, GpuArray) or cond.ndim != 1:
+        return call_numpy("compress", (condition, a), dict(axis=axis, out=out),
+                          reason="compress with out= or a condition that is not 1-D")
+    positions = nonzero(cond)[0]
+    return take(g, positions, axis=axis)
+
+
+@implements(np.extract)
+def extract(condition, arr):
+    return take(_as_gpu(arr).reshape(-1), nonzero(_as_gpu(condition).reshape(-1))[0])
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    g = _as_gpu(a)
+    if sorter is not None or not isinstance(g, GpuArray) or g.ndim != 1:
+        return call_numpy("searchsorted", (a, v), dict(side=side, sorter=sorter),
+                          reason="searchsorted with a sorter or of an array that is not 1-D")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    if data_dependent_shapes_on_host():
+        return run_on_host("searchsorted", np.searchsorted, (g, v), dict(side=side))
+    values = _as_gpu(v)
+    if not isinstance(values, GpuArray):
+        return call_numpy("searchsorted", (a, v), dict(side=side), reason="values of a dtype gpupy cannot hold")
+    found = _binary_search(g, values, side)
+    return found if np.ndim(v) else found[()]
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    g, idx = _as_gpu(arr), _as_gpu(indices)
+    if axis is None:
+        g, axis = g.reshape(-1), 0
+    if not isinstance(g, GpuArray) or not isinstance(idx, GpuArray) or idx.dtype.kind not in "iu":
+        return call_numpy("take_along_axis", (arr, indices), dict(axis=axis),
+                          reason="take_along_axis of indices that are not integers")
+    if idx.ndim != g.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    ax = int(axis)
+    if not -g.ndim <= ax < g.ndim:
+        raise np.exceptions.AxisError(ax, g.ndim)
+    ax %= g.ndim
+    # NumPy's own construction: an arange on every other axis, shaped to
+    # broadcast against the indices.
+    key = []
+    for d in range(g.ndim):
+        if d == ax:
+            key.append(idx)
+        else:
+            key.append(function("arange")(g.shape[d]).reshape([-1 if e == d else 1 for e in range(g.ndim)]))
+    return gather(g, tuple(key))
 
 
 @implements(np.take)

@@ -67,6 +67,18 @@ def linear_algebra_on_host():
     return _core.products_on_host()
 
 
+def data_dependent_shapes_on_host():
+    """Whether boolean masks, nonzero and searchsorted run in NumPy. On the
+    device they are a prefix sum and a binary search per result element
+    (log2 n gathers each, gpupy/_indexing.py): a GPU's parallel work, which
+    a CPU renderer does many times slower than NumPy's one pass. They follow
+    the placement setting, and in "auto" the products' judgement of the
+    device (a CPU renderer: NumPy, counted as a host placement)."""
+    if _mode != "auto":
+        return _mode == "host"
+    return _core.products_on_host()
+
+
 def run_on_host(name, func, args, kwargs):
     """NumPy's `func` on the host values of the arguments (lazy ones are
     evaluated first), counted as a host placement under `name`; array

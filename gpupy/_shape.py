@@ -541,7 +541,7 @@ def array_split(ary, indices_or_sections, axis=0):
 @implements(np.where)
 def where(condition, x=None, y=None):
     if x is None and y is None:
-        return call_numpy("where", (condition,), {}, reason="one-argument where (nonzero) runs in NumPy")
+        return function("nonzero")(condition)  # NumPy's definition of one-argument where
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     return _core.where(condition, x, y)

@@ -75,7 +75,7 @@ def _paths():
 
     def getitem():
         a = vec()
-        return a[a > 0]
+        return a[a > 0, ...]  # (a mask alone is gathered: gpupy/_indexing.py)
 
     def setitem():
         a = vec()

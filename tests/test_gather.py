@@ -1,9 +1,10 @@
 """Gather on the device (gpupy/_indexing.py, the GATHER op): integer-array
-indexing in NumPy's forms and numpy.take read the array's storage at
-positions computed from the index arrays, fused with the index expression
-and with what uses the result; NumPy is the oracle for values, shapes,
-dtypes and IndexError messages, on both drivers, over views, empty and
-multi-block arrays."""
+indexing in NumPy's forms, numpy.take and take_along_axis read the array's
+storage at positions computed from the index arrays, fused with the index
+expression and with what uses the result; boolean masks, nonzero and its
+relatives and searchsorted are a prefix sum and a binary search of gathers.
+NumPy is the oracle for values, shapes, dtypes and IndexError messages, on
+both drivers, over views, empty and multi-block arrays."""
 import numpy as np
 import pytest
 
@@ -143,6 +144,95 @@ def test_forms_left_to_numpy_are_counted(gpu, silent_fallback):
     g = gp.asarray(A)
     mask = A[:, 0, 0] > 0
     gp.reset_stats()
-    gpu.assert_same(g[gp.asarray(mask)], A[mask])
+    gpu.assert_same(g[gp.asarray(mask), 1:], A[mask, 1:])
     gpu.assert_same(g[None, gp.asarray(I)], A[None, I])
     assert gp.stats()["fallbacks"] == 2
+
+
+# --- data-dependent shapes: a prefix sum and a binary search -------------------------------------
+
+@pytest.fixture(params=["device", "auto"])
+def placement(request):
+    """With the device forced, and as placed by cost (on a CPU renderer:
+    NumPy, as a host placement)."""
+    previous = gp.set_placement(request.param)
+    yield request.param
+    gp.set_placement(previous)
+
+
+def with_zeros(shape, seed=1):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    a[a > 0.4] = 0
+    return a
+
+
+@pytest.mark.parametrize("shape", [(1,), (17,), (6, 7), (3, 4, 5), (0,), (4, 0)], ids=str)
+def test_masks_and_nonzero(gpu, placement, shape):
+    a = with_zeros(shape)
+    g = gp.asarray(a)
+    gp.reset_stats()
+    gpu.assert_same(g[gp.asarray(a > 0)], a[a > 0])
+    gpu.assert_same(g[a < 0], a[a < 0])  # a NumPy mask
+    if len(shape) > 1:
+        rows = a.sum(axis=tuple(range(1, len(shape)))) > 0
+        gpu.assert_same(g[gp.asarray(rows)], a[rows])
+    for got, want in zip(gp.nonzero(g), np.nonzero(a)):
+        gpu.assert_same(got, want)
+    for got, want in zip(gp.where(g), np.where(a)):
+        gpu.assert_same(got, want)
+    gpu.assert_same(gp.argwhere(g), np.argwhere(a))
+    gpu.assert_same(gp.flatnonzero(g), np.flatnonzero(a))
+    gpu.assert_same(gp.extract(g > 0, g), np.extract(a > 0, a))
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_a_mask_is_counted_on_the_device_when_forced(gpu):
+    previous = gp.set_placement("device")
+    try:
+        a = with_zeros((40, 30))
+        gp.reset_stats()
+        gpu.assert_same(gp.asarray(a)[gp.asarray(a != 0)], a[a != 0])
+        assert gp.stats()["host_placements"] == 0 and gp.stats()["fallbacks"] == 0
+        assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] > 0
+    finally:
+        gp.set_placement(previous)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 64, 1000])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_with_nans_last(gpu, placement, n, side):
+    s = np.sort(RNG.integers(0, 20, n)).astype(np.float64)
+    if n > 3:
+        s[-2:] = np.nan
+    v = np.array([[-1, 0, 3], [3.5, 19, np.nan]])
+    gpu.assert_same(gp.searchsorted(gp.asarray(s), gp.asarray(v), side=side), np.searchsorted(s, v, side=side))
+    got = gp.searchsorted(gp.asarray(s), 3.0, side=side)
+    assert got == np.searchsorted(s, 3.0, side=side)
+    ints = np.sort(RNG.integers(-50, 50, n)).astype(np.int32)
+    q = RNG.integers(-60, 60, 9)
+    gpu.assert_same(gp.searchsorted(gp.asarray(ints), gp.asarray(q), side=side), np.searchsorted(ints, q, side=side))
+
+
+def test_searchsorted_errors(gpu):
+    with pytest.raises(ValueError):
+        gp.searchsorted(gp.asarray(np.arange(4.0)), 2.0, side="middle")
+
+
+def test_compress(gpu, placement):
+    a = RNG.standard_normal((5, 6)).astype(np.float32)
+    c = np.array([True, False, True, True, False])
+    gpu.assert_same(gp.compress(gp.asarray(c), gp.asarray(a), axis=0), np.compress(c, a, axis=0))
+    gpu.assert_same(gp.compress(gp.asarray(c[:3]), gp.asarray(a), axis=1), np.compress(c[:3], a, axis=1))
+    gpu.assert_same(gp.compress(gp.asarray(c), gp.asarray(a)), np.compress(c, a))
+    gpu.assert_same(gp.asarray(a).compress(gp.asarray(c), axis=0), a.compress(c, axis=0))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_take_along_axis(gpu, axis):
+    a = RNG.standard_normal((5, 6)).astype(np.float32)
+    shape = {0: (3, 6), 1: (5, 4), -1: (5, 2), None: (7,)}[axis]
+    n = a.size if axis is None else a.shape[axis]
+    idx = RNG.integers(-n, n, shape)
+    gpu.assert_same(gp.take_along_axis(gp.asarray(a), gp.asarray(idx), axis=axis), np.take_along_axis(a, idx, axis=axis))
+    with pytest.raises(IndexError):
+        gp.take_along_axis(gp.asarray(a), gp.asarray(idx + 3 * n), axis=axis)

@@ -183,7 +183,8 @@ class TestMasks:
             same(g[g > 0], a[a > 0])
             same(g[a > 0], a[a > 0])
             same(g[[True, False, True, False]], a[[True, False, True, False]])
-        assert fallbacks() == {"__getitem__": 3}
+        # Gathered on the device, or placed in NumPy by cost: never a fallback.
+        assert fallbacks() == {}
 
     def test_boolean_mask_write(self, gpu):
         a = f32([-2, 3, -1, 4])

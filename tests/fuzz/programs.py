@@ -229,10 +229,16 @@ def draw_index(data, shape):
 
 
 def draw_fancy_index(data, shape):
-    """An index with one or two integer arrays (maybe out of range, the
-    second broadcasting against the first) and slices."""
+    """A boolean mask over the leading dimensions, or an index with one or
+    two integer arrays (maybe out of range, the second broadcasting against
+    the first) and slices."""
     if not shape:
         return None
+    if data.draw(st.integers(0, 3), label="fancy kind") == 0:  # a boolean mask over the leading dims
+        lead = data.draw(st.integers(1, len(shape)), label="mask dims")
+        size = int(np.prod(shape[:lead]))
+        bits = data.draw(st.lists(st.booleans(), min_size=size, max_size=size), label="mask")
+        return (np.array(bits, dtype=bool).reshape(shape[:lead]),)
     axis = data.draw(st.integers(0, len(shape) - 1), label="fancy axis")
     n = shape[axis]
     idx = data.draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=5), label="fancy indices")

@@ -36,6 +36,9 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
     const ItemInstr k = item_instr(it, as_leaf);
     gpupy_ir_instr in = blank_instr(k.op, k.dtype);
     if (k.load) in.nblocks = 1;
+    // A gather binds all its source's blocks: bounded by the most it may
+    // (the exact check counts the real number).
+    if (k.op == GPUPY_OP_GATHER) in.nblocks = GPUPY_MAX_LEAF_BLOCKS;
     return in;
 }
 
