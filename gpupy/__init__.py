@@ -47,7 +47,7 @@ from ._runtime import (
 # The sections: importing each registers what it provides (implementations
 # of NumPy functions, ufunc objects, hooks); none imports another.
 from . import (_creation, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas, _reductions, _runtime,
-               _shape, _submodules)
+               _shape, _sorting, _submodules)
 from . import _ufuncs  # noqa: F401
 from ._convert import array, asarray
 from ._creation import (

@@ -326,3 +326,4 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 hooks["gather"] = gather
+hooks["read_at"] = _read_at

@@ -195,7 +195,7 @@ _NAMESPACE_METHODS = ("argpartition", "argsort", "choose", "clip", "conj", "conj
 
 # ndarray methods run by NumPy on the values read back (in-place ones are
 # written back; see _fallback._WRITES).
-_HOST_METHODS = ("sort", "partition", "getfield", "setfield", "byteswap")
+_HOST_METHODS = ("partition", "getfield", "setfield", "byteswap")
 
 # Methods that only read the values to store or encode them (not counted).
 _READ_METHODS = ("tobytes", "tofile", "dump", "dumps")
@@ -501,6 +501,10 @@ class ArrayMethods:
 
     def dot(self, b, out=None):
         return function("dot")(self, b, out)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """In place, as ndarray.sort: the sorted copy (gpupy/_sorting.py) written back."""
+        hooks["sort_in_place"](self, axis=axis, kind=kind, order=order, stable=stable)
 
     def compress(self, condition, axis=None, out=None):
         return function("compress")(condition, self, axis, out)

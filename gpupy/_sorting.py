@@ -1,0 +1,149 @@
+"""Sorting on the device: numpy.sort, numpy.argsort and ndarray.sort as a
+bitonic sorting network (Batcher), one fused evaluation per compare-and-
+exchange stage.
+
+Each row (the sorted axis, moved last) is padded to a power of two with
+values that sort after everything; a stage pairs element i with i ^ j and
+keeps the smaller or the larger by the network's direction. The comparison
+is NumPy's order -- NaN after every number -- with ties broken by the
+original position, so the result is what a stable sort gives: argsort with
+kind="stable" is NumPy's, and so are the signs of equal zeros. An element's
+partner is a gather (the GATHER op) of the previous stage's stored values:
+a row of n values takes log2(n) (log2(n) + 1) / 2 stages, each one
+evaluation per array carried (values, and positions where they matter).
+
+That is a GPU's way to sort. A CPU renderer runs it tens of times slower
+than NumPy's one-thread sort, so in the "auto" placement these follow the
+products' placement (`_placement.data_dependent_shapes_on_host`): NumPy on
+a CPU renderer, counted as a host placement; the device on a GPU and when
+forced. Structured dtypes (`order=`) go to NumPy."""
+
+import numpy as np
+
+from . import _core
+from ._convert import asarray as _as_gpu
+from ._core import GpuArray
+from ._fallback import call_numpy
+from ._placement import data_dependent_shapes_on_host, run_on_host
+from ._registry import function, hooks, implements
+
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _after_everything(dtype):
+    """A padding value that sorts at the end (ties with real values broken
+    by position, which puts padding last)."""
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).max
+
+
+def _before(a, b, ia, ib):
+    """Whether (a, ia) sorts before (b, ib): NumPy's order (NaN last), then
+    the position."""
+    if a.dtype.kind == "f":
+        a_nan, b_nan = function("isnan")(a), function("isnan")(b)
+        less = (a < b) | (b_nan & ~a_nan)
+        tie = (a == b) | (a_nan & b_nan)
+    else:
+        less, tie = a < b, a == b
+    return less | (tie & (ia < ib))
+
+
+def _bitonic(rows, carry_positions):
+    """Sorts each row of the 2-D GpuArray `rows` (width a power of two);
+    returns the sorted values and, if carried, their original positions
+    (without them, equal values keep no particular order)."""
+    count, width = rows.shape
+    read_at = hooks["read_at"]
+    values = rows.reshape(-1)
+    flat = function("arange")(count * width, dtype=np.int64)
+    local = flat & (width - 1)  # rows start at multiples of the width: partners stay in the row
+    positions = local
+    k = 2
+    while k <= width:
+        j = k // 2
+        while j >= 1:
+            partner = flat ^ j
+            theirs = read_at(values, partner)
+            if carry_positions:
+                their_position = read_at(positions, partner)
+                mine_first = _before(values, theirs, positions, their_position)
+            else:
+                mine_first = _before(values, theirs, flat, partner)
+            lower = (local & j) == 0
+            ascending = (local & k) == 0
+            keep = (lower == ascending) == mine_first
+            values = function("where")(keep, values, theirs)
+            if carry_positions:
+                positions = function("where")(keep, positions, their_position)
+            j //= 2
+        k *= 2
+    return values.reshape(count, width), positions.reshape(count, width) if carry_positions else None
+
+
+def _sorted_along(a, axis, want_values, want_positions):
+    """(values, positions) of `a` sorted along `axis` on the device."""
+    a = _as_gpu(a)
+    moved = function("moveaxis")(a, axis, -1)
+    shape = moved.shape
+    n = shape[-1]
+    rows = moved.reshape(-1, n) if moved.ndim else moved.reshape(1, 1)
+    width = 1 << max(n - 1, 0).bit_length()
+    if width != n:
+        pad = function("full")((rows.shape[0], width - n), _after_everything(a.dtype), a.dtype)
+        rows = function("concatenate")([rows, pad], axis=1)
+    # Positions break ties: wanted, or for floats (the order of equal zeros
+    # of both signs is a stable sort's).
+    values, positions = _bitonic(rows, want_positions or a.dtype.kind == "f")
+    out = []
+    for x, wanted in ((values, want_values), (positions, want_positions)):
+        out.append(function("moveaxis")(x[:, :n].reshape(shape), -1, axis) if wanted else None)
+    return out
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    g = _as_gpu(a)
+    kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
+    if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
+        return call_numpy("sort", (a,), kwargs, reason="sort of a structured or 0-d array, or of another kind")
+    if data_dependent_shapes_on_host():
+        return run_on_host("sort", np.sort, (g,), kwargs)
+    if axis is None:
+        g, axis = g.reshape(-1), 0
+    _check_axis(axis, g.ndim)
+    if g.size == 0:
+        return g.copy()
+    return _sorted_along(g, axis, True, False)[0]
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    g = _as_gpu(a)
+    kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
+    if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
+        return call_numpy("argsort", (a,), kwargs, reason="argsort of a structured or 0-d array, or of another kind")
+    if data_dependent_shapes_on_host():
+        return run_on_host("argsort", np.argsort, (g,), kwargs)
+    if axis is None:
+        g, axis = g.reshape(-1), 0
+    _check_axis(axis, g.ndim)
+    if g.size == 0:
+        return function("zeros")(g.shape, np.int64)
+    return _sorted_along(g, axis, False, True)[1]
+
+
+def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
+    """ndarray.sort: the array's values replaced by their sorted copy."""
+    a[...] = sort(a, axis=axis, kind=kind, order=order, stable=stable)
+
+
+def _check_axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+
+
+hooks["sort_in_place"] = sort_in_place

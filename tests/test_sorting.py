@@ -1,0 +1,96 @@
+"""Sorting on the device (gpupy/_sorting.py): numpy.sort, numpy.argsort and
+ndarray.sort as a bitonic network of fused compare-and-exchange stages.
+NumPy's stable sort is the oracle -- values, positions, NaN last, the order
+of equal zeros of both signs -- on both drivers, with the device forced and
+as placed by cost (on a CPU renderer: NumPy, as a host placement)."""
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+RNG = np.random.default_rng(11)
+SHAPES = [(1,), (2,), (5,), (16,), (37,), (4, 7), (3, 4, 5), (0,), (2, 0)]
+DTYPES = ["bool", "uint8", "int16", "int32", "int64", "float32", "float64"]
+
+
+@pytest.fixture(params=["device", "auto"])
+def placement(request):
+    previous = gp.set_placement(request.param)
+    yield request.param
+    gp.set_placement(previous)
+
+
+def with_ties(shape, dtype):
+    """Few distinct values; floats with NaNs and zeros of both signs."""
+    a = RNG.integers(-4, 4, shape).astype(dtype)
+    if np.dtype(dtype).kind == "f" and a.size:
+        flat = a.reshape(-1)
+        flat[::3] = np.nan
+        flat[1::4] = -0.0
+        flat[2::5] = 0.0
+    return a
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_sort_and_argsort_are_numpys_stable_sort(gpu, placement, shape, dtype):
+    a = with_ties(shape, dtype)
+    g = gp.asarray(a)
+    gp.reset_stats()
+    for axis in (-1, 0, None):
+        gpu.assert_same(gp.sort(g, axis=axis, kind="stable"), np.sort(a, axis=axis, kind="stable"))
+        gpu.assert_same(gp.argsort(g, axis=axis, kind="stable"), np.argsort(a, axis=axis, kind="stable"))
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_the_default_kind_on_distinct_values(gpu, placement):
+    a = RNG.standard_normal((3, 50)).astype(np.float32)
+    gpu.assert_same(gp.sort(gp.asarray(a)), np.sort(a))
+    gpu.assert_same(gp.argsort(gp.asarray(a), axis=0), np.argsort(a, axis=0))
+
+
+def test_views(gpu):
+    a = with_ties((6, 9), np.float64)
+    for view in (lambda x: x[::-1, 1::2], lambda x: x.T, lambda x: x[2:4]):
+        gpu.assert_same(gp.sort(view(gp.asarray(a)), kind="stable"), np.sort(view(a), kind="stable"))
+        gpu.assert_same(gp.argsort(view(gp.asarray(a)), axis=0, kind="stable"),
+                        np.argsort(view(a), axis=0, kind="stable"))
+
+
+def test_the_method_sorts_in_place(gpu, placement):
+    a = with_ties((5, 6), np.float32)
+    g = gp.asarray(a)
+    v = g[1:4]  # a view sees the sorted values
+    g.sort(axis=0, kind="stable")
+    a.sort(axis=0, kind="stable")
+    gpu.assert_same(g, a)
+    gpu.assert_same(v, a[1:4])
+    gpu.assert_same(gp.asarray(a).argsort(kind="stable"), a.argsort(kind="stable"))
+
+
+def test_with_the_device_forced_every_stage_is_an_evaluation(gpu):
+    previous = gp.set_placement("device")
+    try:
+        x = RNG.standard_normal(1000).astype(np.float32)
+        gp.reset_stats()
+        gpu.assert_same(gp.sort(gp.asarray(x)), np.sort(x))
+        stats = gp.stats()
+        stages = 10 * 11 // 2  # 1000 values padded to 2**10
+        # values and positions (floats carry them: equal zeros keep their order)
+        assert stats["evaluations"] + stats["host_engine_evaluations"] >= 2 * stages
+        assert stats["fallbacks"] == 0 and stats["host_placements"] == 0
+    finally:
+        gp.set_placement(previous)
+
+
+def test_errors_are_numpys(gpu, silent_fallback):
+    g, a = gp.asarray(np.arange(6.0).reshape(2, 3)), np.arange(6.0).reshape(2, 3)
+    for xp, x in ((np, a), (gp, g)):
+        with pytest.raises(np.exceptions.AxisError):
+            xp.sort(x, axis=2)
+        with pytest.raises(np.exceptions.AxisError):
+            xp.argsort(x, axis=-3)
+        with pytest.raises(ValueError):
+            xp.sort(x, kind="bogus")
+        with pytest.raises(np.exceptions.AxisError):
+            xp.sort(x[0, 0] if xp is np else gp.asarray(np.float64(1.0)))
