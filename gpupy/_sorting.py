@@ -1,4 +1,5 @@
-"""Sorting on the device: numpy.sort, numpy.argsort and ndarray.sort as a
+"""Sorting on the device: numpy.sort, numpy.argsort, ndarray.sort and
+numpy.median (the middle of the sorted slices) as a
 bitonic sorting network (Batcher), one fused evaluation per compare-and-
 exchange stage.
 
@@ -134,6 +135,34 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     if g.size == 0:
         return function("zeros")(g.shape, np.int64)
     return _sorted_along(g, axis, False, True)[1]
+
+
+@implements(np.median)
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The middle of each sorted slice (the mean of the two middles for an
+    even length, in NumPy's dtype and formula), NaN where a slice holds one
+    (NaN sorts last)."""
+    g = _as_gpu(a)
+    kwargs = dict(axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
+    one_axis = axis is None or isinstance(axis, (int, np.integer))
+    if not isinstance(g, GpuArray) or out is not None or not one_axis or g.dtype.kind not in "biuf" or g.size == 0:
+        return call_numpy("median", (a,), kwargs, reason="median with out=, several axes, or of an empty array")
+    if data_dependent_shapes_on_host():
+        return run_on_host("median", np.median, (g,), dict(axis=axis, keepdims=keepdims))
+    x, ax = (g.reshape(-1), 0) if axis is None else (g, int(axis))
+    _check_axis(ax, x.ndim)
+    n = x.shape[ax]
+    ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
+    low, high = ordered[..., (n - 1) // 2], ordered[..., n // 2]
+    if g.dtype.kind != "f":  # NumPy's mean of integers and booleans is float64
+        low, high = low.astype(np.float64), high.astype(np.float64)
+    middle = low if n % 2 else (low + high) / 2
+    if g.dtype.kind == "f":
+        middle = function("where")(function("isnan")(ordered[..., -1]), ordered[..., -1], middle)
+    if keepdims:
+        middle = middle.reshape((1,) * g.ndim if axis is None else
+                                tuple(1 if d == ax % g.ndim else s for d, s in enumerate(g.shape)))
+    return middle
 
 
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):

@@ -50,10 +50,10 @@ def _paths():
         return vec() + 1j
 
     def wrapper():
-        return gp.median(vec())
+        return gp.nanmedian(vec())
 
     def array_function():
-        return np.median(vec())
+        return np.nanmedian(vec())
 
     def array_function_unlisted():
         # a NumPy function gpupy's namespace does not wrap by name
@@ -103,7 +103,7 @@ def _paths():
 
     return [
         ("gcd", host_ufunc), ("gcd", numpy_host_ufunc), ("add.reduceat", ufunc_method), ("add.at", ufunc_at),
-        ("add", complex_operand), ("median", wrapper), ("median", array_function),
+        ("add", complex_operand), ("nanmedian", wrapper), ("nanmedian", array_function),
         ("lib.stride_tricks.sliding_window_view", array_function_unlisted), ("fft.fft", submodule),
         ("random.rand", random_function), ("random.Generator.random", random_method), ("ndarray.partition", method),
         ("__getitem__", getitem), ("__setitem__", setitem), ("put", mutating), ("r_", index_helper),
@@ -135,7 +135,7 @@ class TestMode:
         with pytest.raises(ZeroDivisionError):
             with gp.fallback_mode("silent"):
                 assert gp.get_fallback() == "silent"
-                gp.median(vec())
+                gp.nanmedian(vec())
                 1 / 0
         assert gp.get_fallback() == "raise"
 
@@ -165,18 +165,18 @@ class TestEnvironment:
             "try:\n"
             "    with warnings.catch_warnings(record=True) as w:\n"
             "        warnings.simplefilter('always')\n"
-            "        gp.median(gp.arange(5.0))\n"
+            "        gp.nanmedian(gp.arange(5.0))\n"
             "    print(len(w), w[0].category.__name__ if w else '-')\n"
             "except gp.FallbackError:\n"
             "    print('FallbackError')\n"
             "print(gp.stats()['fallbacks_by_function'])\n")
 
     @pytest.mark.parametrize("value, lines", [
-        ("silent", ["silent", "0 -", "{'median': 1}"]),
-        ("warn", ["warn", "1 GpupyFallbackWarning", "{'median': 1}"]),
+        ("silent", ["silent", "0 -", "{'nanmedian': 1}"]),
+        ("warn", ["warn", "1 GpupyFallbackWarning", "{'nanmedian': 1}"]),
         ("raise", ["raise", "FallbackError", "{}"]),
         (" Raise ", ["raise", "FallbackError", "{}"]),
-        ("", ["silent", "0 -", "{'median': 1}"]),
+        ("", ["silent", "0 -", "{'nanmedian': 1}"]),
     ])
     def test_gpupy_fallback_variable(self, value, lines):
         proc = _run_with_env(self.CODE, value)
@@ -221,10 +221,10 @@ class TestEveryPath:
         with gp.fallback_mode("silent"):
             gp.reset_stats()
             for _ in range(3):
-                gp.median(vec())
-            np.median(vec())
+                gp.nanmedian(vec())
+            np.nanmedian(vec())
             gp.fft.fft(vec())
-            assert fallbacks() == {"median": 4, "fft.fft": 1}
+            assert fallbacks() == {"nanmedian": 4, "fft.fft": 1}
             assert gp.stats()["fallbacks"] == 5
             gp.reset_stats()
             assert fallbacks() == {} and gp.stats()["fallbacks"] == 0

@@ -1,5 +1,6 @@
-"""Sorting on the device (gpupy/_sorting.py): numpy.sort, numpy.argsort and
-ndarray.sort as a bitonic network of fused compare-and-exchange stages.
+"""Sorting on the device (gpupy/_sorting.py): numpy.sort, numpy.argsort,
+ndarray.sort and numpy.median as a bitonic network of fused
+compare-and-exchange stages.
 NumPy's stable sort is the oracle -- values, positions, NaN last, the order
 of equal zeros of both signs -- on both drivers, with the device forced and
 as placed by cost (on a CPU renderer: NumPy, as a host placement)."""
@@ -94,3 +95,24 @@ def test_errors_are_numpys(gpu, silent_fallback):
             xp.sort(x, kind="bogus")
         with pytest.raises(np.exceptions.AxisError):
             xp.sort(x[0, 0] if xp is np else gp.asarray(np.float64(1.0)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(1,), (2,), (7,), (8,), (4, 5), (3, 4, 6)], ids=str)
+def test_median(gpu, placement, shape, dtype):
+    a = (RNG.standard_normal(shape) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f" and a.size > 3:
+        a.reshape(-1)[3] = np.nan  # its slice's median is NaN
+    gp.reset_stats()
+    for axis in (None, 0, -1):
+        for keepdims in (False, True):
+            # A 0-d median is NumPy's scalar; placed on the host, so is
+            # gpupy's (on the device, a 0-d array, as its other reductions).
+            want = np.median(a, axis=axis, keepdims=keepdims)
+            gpu.assert_same(gp.median(gp.asarray(a), axis=axis, keepdims=keepdims), want, gpu_array=np.ndim(want) > 0)
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_median_of_an_even_length_does_not_overflow_an_odd_one(gpu, placement):
+    big = np.array([3e38, 3e38, 3e38], np.float32)  # (a + a) / 2 would be inf
+    gpu.assert_same(gp.median(gp.asarray(big)), np.median(big), gpu_array=False)
