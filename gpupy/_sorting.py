@@ -1,5 +1,6 @@
-"""Sorting on the device: numpy.sort, numpy.argsort, ndarray.sort and
-numpy.median (the middle of the sorted slices) as a
+"""Sorting on the device: numpy.sort, numpy.argsort, ndarray.sort,
+numpy.median (the middle of the sorted slices) and numpy.unique (the starts
+of the sorted runs, compacted as a mask is) on a
 bitonic sorting network (Batcher), one fused evaluation per compare-and-
 exchange stage.
 
@@ -163,6 +164,53 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         middle = middle.reshape((1,) * g.ndim if axis is None else
                                 tuple(1 if d == ax % g.ndim else s for d, s in enumerate(g.shape)))
     return middle
+
+
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+           sorted=True):
+    """The sorted array's first element of each run of equal values (NaNs
+    one run with equal_nan), found as for a mask; first positions from the
+    stable sort's, counts from the runs' starts, the inverse by sorting the
+    sort's positions back."""
+    g = _as_gpu(ar)
+    kwargs = dict(return_index=return_index, return_inverse=return_inverse, return_counts=return_counts, axis=axis,
+                  equal_nan=equal_nan, sorted=sorted)
+    if not isinstance(g, GpuArray) or axis is not None or g.size == 0 or not sorted:
+        return call_numpy("unique", (ar,), kwargs, reason="unique along an axis, unsorted, or of an empty array")
+    if data_dependent_shapes_on_host():
+        return run_on_host("unique", np.unique, (g,), kwargs)
+    flat = g.reshape(-1)
+    values, positions = _sorted_along(flat, 0, True, True)
+    differs = values[1:] != values[:-1]
+    if equal_nan and values.dtype.kind == "f":
+        differs = differs & ~(function("isnan")(values[1:]) & function("isnan")(values[:-1]))
+    starts_run = function("concatenate")([function("ones")(1, bool), differs])
+    starts = function("flatnonzero")(starts_run)
+    read_at = hooks["read_at"]
+    out = [read_at(values, starts)]
+    if return_index:
+        out.append(read_at(positions, starts))
+    if return_inverse:
+        run_of_sorted = function("cumsum")(starts_run, dtype=np.int64) - 1
+        inverse = read_at(run_of_sorted, argsort(positions, kind="stable"))
+        out.append(inverse.reshape(g.shape) if _inverse_keeps_the_shape() else inverse)
+    if return_counts:
+        ends = function("concatenate")([starts[1:], function("full")(1, flat.size, np.int64)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _inverse_keeps_the_shape():
+    """Whether this NumPy's unique gives the inverse the input's shape (2.x
+    releases differ)."""
+    if _inverse_keeps_the_shape.answer is None:
+        probe = np.unique(np.zeros((1, 1)), return_inverse=True)[1]
+        _inverse_keeps_the_shape.answer = probe.ndim == 2
+    return _inverse_keeps_the_shape.answer
+
+
+_inverse_keeps_the_shape.answer = None
 
 
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):

@@ -325,11 +325,11 @@ class TestProtocols:
     def test_numpy_functions_gpupy_lacks_fall_back(self, gpu):
         g = gp.asarray(f32([1, 2, 3, 4]))
         with gp.fallback_mode("silent"):
-            assert np.array_equal(np.unique(gp.asarray([3, 1, 3])), [1, 3])
+            assert np.array_equal(np.union1d(gp.asarray([3, 1, 3]), gp.asarray([1])), [1, 3])
             assert isinstance(np.gcd(gp.arange(4), 2), gp.GpuArray)
             assert isinstance(np.add.reduceat(g, [0, 2]), gp.GpuArray)
             assert np.nanmedian(g) == 2.5
-        assert set(fallbacks()) == {"unique", "gcd", "add.reduceat", "nanmedian"}
+        assert set(fallbacks()) == {"union1d", "gcd", "add.reduceat", "nanmedian"}
 
     def test_foreign_array_likes_are_deferred_to(self, gpu):
         g = gp.asarray(f32([1, 2]))

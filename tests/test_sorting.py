@@ -1,5 +1,5 @@
 """Sorting on the device (gpupy/_sorting.py): numpy.sort, numpy.argsort,
-ndarray.sort and numpy.median as a bitonic network of fused
+ndarray.sort, numpy.median and numpy.unique on a bitonic network of fused
 compare-and-exchange stages.
 NumPy's stable sort is the oracle -- values, positions, NaN last, the order
 of equal zeros of both signs -- on both drivers, with the device forced and
@@ -116,3 +116,19 @@ def test_median(gpu, placement, shape, dtype):
 def test_median_of_an_even_length_does_not_overflow_an_odd_one(gpu, placement):
     big = np.array([3e38, 3e38, 3e38], np.float32)  # (a + a) / 2 would be inf
     gpu.assert_same(gp.median(gp.asarray(big)), np.median(big), gpu_array=False)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(1,), (7,), (4, 5), (3, 4, 6)], ids=str)
+def test_unique(gpu, placement, shape, dtype):
+    a = with_ties(shape, dtype)
+    g = gp.asarray(a)
+    gp.reset_stats()
+    for kwargs in ({}, dict(return_index=True, return_inverse=True, return_counts=True),
+                   dict(return_counts=True, equal_nan=False)):
+        got, want = gp.unique(g, **kwargs), np.unique(a, **kwargs)
+        for x, y in zip(got if kwargs else (got,), want if kwargs else (want,)):
+            # Which zero stands for a run of -0.0 and 0.0 follows the sort:
+            # NumPy's default kind does not promise it.
+            gpu.assert_same(x, y, zero_sign=bool(kwargs.get("return_index")))
+    assert gp.stats()["fallbacks"] == 0
