@@ -306,6 +306,48 @@ def take_along_axis(arr, indices, axis=-1):
     return gather(g, tuple(key))
 
 
+# --- writes through a boolean mask: a select ---------------------------------------------------------
+
+def scatter(a, key, value):
+    """a[key] = value for a boolean mask over a's leading dimensions, as
+    NumPy writes it, on the device: the array becomes where(mask, the value
+    for each masked element, itself) -- one fused select for a single value,
+    and for an array of values a gather at each element's rank among the
+    masked ones (a prefix sum). True if done; False leaves it to NumPy."""
+    mask = _mask_key(a, key)
+    if mask is None or not a.flags.writeable:
+        return False
+    tail = a.shape[mask.ndim:]
+    spread = mask.reshape(mask.shape + (1,) * len(tail))
+    if np.ndim(value) == 0 and not isinstance(value, GpuArray):
+        cell = np.empty((), a.dtype)
+        cell[()] = value  # NumPy's conversion (and its OverflowError, ValueError)
+        a[...] = function("where")(spread, cell, a)
+        return True
+    v = _as_gpu(value)
+    if not isinstance(v, GpuArray):
+        return False
+    ranks = function("cumsum")(mask.reshape(-1), dtype=np.int64)
+    count = int(ranks[-1]) if ranks.size else 0
+    target = (count,) + tail
+    while v.ndim > len(target) and v.shape[0] == 1:  # NumPy drops a value's leading unit dimensions
+        v = v.reshape(v.shape[1:])
+    try:
+        if v.ndim > len(target):
+            raise ValueError
+        np.broadcast_shapes(v.shape, target)
+    except ValueError:
+        # NumPy's message, from the same assignment on stand-ins of the sizes
+        np.empty(target, np.uint8)[np.ones(count, bool)] = np.broadcast_to(np.zeros((), np.uint8), v.shape)
+        raise
+    if count == 0:
+        return True
+    values = function("broadcast_to")(v.astype(a.dtype), target)
+    rank = function("maximum")(ranks - 1, 0).reshape(mask.shape)
+    a[...] = function("where")(spread, gather(values, (rank,)), a)
+    return True
+
+
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     g = _as_gpu(a)
@@ -326,4 +368,5 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 hooks["gather"] = gather
+hooks["scatter"] = scatter
 hooks["read_at"] = _read_at

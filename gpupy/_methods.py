@@ -528,6 +528,8 @@ def _advanced_getitem(self, key):
 
 
 def _advanced_setitem(self, key, value):
+    if hooks["scatter"](self, key, value):  # a boolean mask: a select on the device
+        return
     host_key, host_value = to_numpy(key), to_numpy(value)
 
     def attempt():

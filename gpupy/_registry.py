@@ -25,7 +25,7 @@ namespace = {}
 # What one section provides to another that is not a gpupy function:
 # "ufunc_reduce" and "ufunc_accumulate" (from _reductions, for gpupy's
 # ufunc objects), "make_ufunc" and "ufunc_class" (from _ufuncs, for the
-# namespace), "gather" and "read_at" (from _indexing, for advanced indexing
+# namespace), "gather", "scatter" and "read_at" (from _indexing, for advanced indexing
 # in _methods and the sorting network in _sorting), "sort_in_place" (from
 # _sorting, for ndarray.sort).
 hooks = {}

@@ -2,7 +2,8 @@
 indexing in NumPy's forms, numpy.take and take_along_axis read the array's
 storage at positions computed from the index arrays, fused with the index
 expression and with what uses the result; boolean masks, nonzero and its
-relatives and searchsorted are a prefix sum and a binary search of gathers.
+relatives and searchsorted are a prefix sum and a binary search of gathers; an
+assignment through a boolean mask is a select.
 NumPy is the oracle for values, shapes, dtypes and IndexError messages, on
 both drivers, over views, empty and multi-block arrays."""
 import numpy as np
@@ -236,3 +237,53 @@ def test_take_along_axis(gpu, axis):
     gpu.assert_same(gp.take_along_axis(gp.asarray(a), gp.asarray(idx), axis=axis), np.take_along_axis(a, idx, axis=axis))
     with pytest.raises(IndexError):
         gp.take_along_axis(gp.asarray(a), gp.asarray(idx + 3 * n), axis=axis)
+
+
+# --- assignment through a boolean mask: a select --------------------------------------------------
+
+def outcome(action):
+    try:
+        action()
+        return None
+    except Exception as e:  # noqa: BLE001 - compared with NumPy's
+        return type(e)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 4)], ids=str)
+def test_mask_assignment(gpu, shape, dtype):
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 9, shape).astype(dtype)
+    gp.reset_stats()
+    for lead in range(1, len(shape) + 1):
+        mask = rng.random(shape[:lead]) < 0.5
+        count, tail = int(mask.sum()), shape[lead:]
+        for value in (3, 2.7, np.float32(1.5), rng.integers(0, 5, (count,) + tail).astype(np.float64),
+                      np.array([7]), rng.integers(0, 5, (1,) + tail), np.ones(count + 1), 300, -1):
+            want, got = a.copy(), gp.asarray(a)
+            on_device = gp.asarray(value) if isinstance(value, np.ndarray) else value
+            error = outcome(lambda: want.__setitem__(mask, value))
+            assert outcome(lambda: got.__setitem__(gp.asarray(mask), on_device)) is error
+            if error is None:
+                gpu.assert_same(got, want)
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_mask_assignment_through_a_view_keeps_lazy_dependents(gpu):
+    a = np.arange(20.0).reshape(4, 5)
+    g = gp.asarray(a)
+    before = g * 1  # still lazy: must see the old values
+    v = g[1:3]
+    v[v > 7] = 0
+    want = a.copy()
+    w = want[1:3]
+    w[w > 7] = 0
+    gpu.assert_same(g, want)
+    gpu.assert_same(before, a)
+
+
+def test_mask_assignment_into_a_read_only_array(gpu, silent_fallback):
+    g = gp.asarray(np.arange(4.0))
+    g.flags.writeable = False
+    with pytest.raises(ValueError):
+        g[g > 1] = 0
