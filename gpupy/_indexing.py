@@ -28,7 +28,7 @@ from . import _core
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._placement import data_dependent_shapes_on_host, run_on_host
+from ._placement import data_dependent_shapes_on_host, run_on_host, write_on_host
 from ._registry import function, hooks, implements
 
 _FULL = slice(None)
@@ -67,59 +67,87 @@ def gather(a, key):
         if data_dependent_shapes_on_host():
             return run_on_host("__getitem__", operator.getitem, (a, mask), {})
         return _masked(a, mask)
-    key = _expanded(key, a.ndim)
-    if key is None:
+    target = _IntegerKey.parse(a, key)
+    if target is None:
         return None
-    arrays, basic = {}, []
-    for d, k in enumerate(key):
-        if isinstance(k, slice):
-            basic.append(k)
-            continue
-        g = _index_array(k)
-        if g is None:
+    target.check_bounds()
+    if 0 in target.shape:
+        return function("empty")(target.shape, target.view.dtype)
+    offset, _, strides = target.view._view
+    return _core.gather(target.view, target.positions(strides, offset))
+
+
+class _IntegerKey:
+    """An integer-array key applied to an array: its slices taken as a view
+    (`view`), the index arrays broadcast, and NumPy's result shape."""
+
+    @classmethod
+    def parse(cls, a, key):
+        """The parsed key, or None for forms NumPy handles."""
+        key = _expanded(key, a.ndim)
+        if key is None:
             return None
-        arrays[d] = g
-        basic.append(_FULL)
-    if not arrays:
-        return None
-    # Slices first, as a view (they keep their places in the result).
-    v = a[tuple(basic)] if any(s != _FULL for s in basic) else a
-    axes = sorted(arrays)
-    index = [arrays[d] for d in axes]
-    try:
-        shape = np.broadcast_shapes(*[g.shape for g in index])
-    except ValueError:
-        _raise_numpys_error(a.shape, v.dtype, key)
-    _check_bounds(a.shape, v, axes, index, key)
-    # NumPy's rule: adjacent index arrays put their broadcast shape where
-    # they stand; separated ones put it first.
-    rest = [d for d in range(v.ndim) if d not in arrays]
-    adjacent = axes == list(range(axes[0], axes[-1] + 1))
-    lead = [d for d in rest if d < axes[0]] if adjacent else []
-    trail = [d for d in rest if d not in lead]
-    result_shape = tuple(v.shape[d] for d in lead) + shape + tuple(v.shape[d] for d in trail)
-    if 0 in result_shape:
-        return function("empty")(result_shape, v.dtype)
-    offset, _, strides = v._view
-    nd = len(result_shape)
-    at = len(lead)  # where the broadcast shape starts in the result
+        arrays, basic = {}, []
+        for d, k in enumerate(key):
+            if isinstance(k, slice):
+                basic.append(k)
+                continue
+            g = _index_array(k)
+            if g is None:
+                return None
+            arrays[d] = g
+            basic.append(_FULL)
+        if not arrays:
+            return None
+        return cls(a, key, arrays, basic)
 
-    def placed(x, first, count):
-        """x (of `count` dims) as dims first..first+count-1 of the result."""
-        return x.reshape((1,) * first + x.shape + (1,) * (nd - first - count))
+    def __init__(self, a, key, arrays, basic):
+        # Slices first, as a view (they keep their places in the result).
+        self.view = v = a[tuple(basic)] if any(s != _FULL for s in basic) else a
+        self.axes = sorted(arrays)
+        self.index = [arrays[d] for d in self.axes]
+        try:
+            self.broadcast = np.broadcast_shapes(*[g.shape for g in self.index])
+        except ValueError:
+            _raise_numpys_error(a.shape, v.dtype, key)
+        self._checked_against = (a.shape, key)
+        # NumPy's rule: adjacent index arrays put their broadcast shape where
+        # they stand; separated ones put it first.
+        rest = [d for d in range(v.ndim) if d not in arrays]
+        adjacent = self.axes == list(range(self.axes[0], self.axes[-1] + 1))
+        self.lead = [d for d in rest if d < self.axes[0]] if adjacent else []
+        self.trail = [d for d in rest if d not in self.lead]
+        self.shape = (tuple(v.shape[d] for d in self.lead) + self.broadcast +
+                      tuple(v.shape[d] for d in self.trail))
 
-    position = None
-    for d, g in zip(axes, index):
-        n = v.shape[d]
-        i = g.astype(np.int64)
-        term = function("where")(i < 0, i + n, i) * strides[d]
-        term = placed(function("broadcast_to")(term, shape), at, len(shape))
-        position = term if position is None else position + term
-    for r, d in enumerate(lead + trail):
-        spot = r if r < at else r + len(shape)
-        term = placed(function("arange")(v.shape[d], dtype=np.int64) * strides[d], spot, 1)
-        position = position + term
-    return _core.gather(v, function("broadcast_to")(position + offset, result_shape))
+    def check_bounds(self):
+        """NumPy's IndexError if an index is outside its axis."""
+        shape, key = self._checked_against
+        _check_bounds(shape, self.view, self.axes, self.index, key)
+
+    def positions(self, strides, offset):
+        """Where each result element lies (int64, the result's shape): offset
+        + the sum of its coordinates in the view times `strides` (the
+        storage's to read, C-order ones to write)."""
+        v, shape, nd = self.view, self.broadcast, len(self.shape)
+        at = len(self.lead)  # where the broadcast shape starts in the result
+
+        def placed(x, first, count):
+            """x (of `count` dims) as dims first..first+count-1 of the result."""
+            return x.reshape((1,) * first + x.shape + (1,) * (nd - first - count))
+
+        position = None
+        for d, g in zip(self.axes, self.index):
+            n = v.shape[d]
+            i = g.astype(np.int64)
+            term = function("where")(i < 0, i + n, i) * strides[d]
+            term = placed(function("broadcast_to")(term, shape), at, len(shape))
+            position = term if position is None else position + term
+        for r, d in enumerate(self.lead + self.trail):
+            spot = r if r < at else r + len(shape)
+            term = placed(function("arange")(v.shape[d], dtype=np.int64) * strides[d], spot, 1)
+            position = position + term
+        return function("broadcast_to")(position + offset, self.shape)
 
 
 def _check_bounds(shape, v, axes, index, key):
@@ -306,17 +334,26 @@ def take_along_axis(arr, indices, axis=-1):
     return gather(g, tuple(key))
 
 
-# --- writes through a boolean mask: a select ---------------------------------------------------------
+# --- writes: a select -------------------------------------------------------------------------------
 
 def scatter(a, key, value):
-    """a[key] = value for a boolean mask over a's leading dimensions, as
-    NumPy writes it, on the device: the array becomes where(mask, the value
-    for each masked element, itself) -- one fused select for a single value,
-    and for an array of values a gather at each element's rank among the
-    masked ones (a prefix sum). True if done; False leaves it to NumPy."""
-    mask = _mask_key(a, key)
-    if mask is None or not a.flags.writeable:
+    """a[key] = value for a boolean mask over a's leading dimensions or an
+    integer-array key, as NumPy writes it: the array (or the key's slices of
+    it) becomes a select of the new values and its own. True if done; False
+    leaves it to NumPy.
+
+    Through a mask, on the device: one fused select for a single value, and
+    for an array of values a gather at each element's rank among the masked
+    ones (a prefix sum). Through integer arrays, where several writes may
+    land on one element and the last one wins: the written positions sorted
+    stably, and for each element of the array a binary search for the last
+    write to it -- placed like the other data-dependent work (NumPy on a CPU
+    renderer, as a host placement)."""
+    if not a.flags.writeable:
         return False
+    mask = _mask_key(a, key)
+    if mask is None:
+        return _scatter_through_integers(a, key, value)
     tail = a.shape[mask.ndim:]
     spread = mask.reshape(mask.shape + (1,) * len(tail))
     if np.ndim(value) == 0 and not isinstance(value, GpuArray):
@@ -345,6 +382,54 @@ def scatter(a, key, value):
     values = function("broadcast_to")(v.astype(a.dtype), target)
     rank = function("maximum")(ranks - 1, 0).reshape(mask.shape)
     a[...] = function("where")(spread, gather(values, (rank,)), a)
+    return True
+
+
+def _assigned_values(target, dtype, value):
+    """The value NumPy assigns, converted as its setitem converts: a single
+    value as one element of `dtype` (NumPy's errors), an array cast."""
+    if np.ndim(value) == 0 and not isinstance(value, GpuArray):
+        cell = np.empty((), dtype)
+        cell[()] = value
+        return cell
+    v = _as_gpu(value)
+    return v.astype(dtype) if isinstance(v, GpuArray) else None
+
+
+def _scatter_through_integers(a, key, value):
+    target = _IntegerKey.parse(a, key)
+    if target is None:
+        return False
+    if data_dependent_shapes_on_host():
+        write_on_host("__setitem__", a, key, value)
+        return True
+    v = target.view
+    values = _assigned_values(target, v.dtype, value)
+    if values is None:
+        return False
+    shape = values.shape
+    while len(shape) > len(target.shape) and shape[0] == 1:  # NumPy drops a value's leading unit dimensions
+        shape = shape[1:]
+    try:
+        if len(shape) > len(target.shape):
+            raise ValueError
+        np.broadcast_shapes(shape, target.shape)
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {values.shape} could not be broadcast to indexing "
+                         f"result of shape {target.shape}") from None
+    target.check_bounds()  # (after the shape, as NumPy)
+    if 0 in target.shape:
+        return True
+    c_strides = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.ndim)]
+    written = target.positions(c_strides, 0).reshape(-1)  # positions in v, C order
+    new = function("broadcast_to")(values.reshape(shape), target.shape).reshape(-1)
+    order = function("argsort")(written, kind="stable")
+    ordered = _read_at(written, order)
+    element = function("arange")(v.size, dtype=np.int64)
+    last = _binary_search(ordered, element, "right") - 1  # the last write at or before each element
+    at = function("maximum")(last, 0)
+    hit = (last >= 0) & (_read_at(ordered, at) == element)
+    v[...] = function("where")(hit, _read_at(new, _read_at(order, at)), v.reshape(-1)).reshape(v.shape)
     return True
 
 

@@ -79,6 +79,16 @@ def data_dependent_shapes_on_host():
     return _core.products_on_host()
 
 
+def write_on_host(name, target, key, value):
+    """target[key] = value by NumPy into the target's host memory (copied
+    first only if something still needs the old values), counted as a host
+    placement under `name`."""
+    _counts[name] += 1
+    host_key = tuple(np.asarray(k) if isinstance(k, GpuArray) else k for k in key) if isinstance(key, tuple) else (
+        np.asarray(key) if isinstance(key, GpuArray) else key)
+    _core.write_on_host(target, host_key, np.asarray(value) if isinstance(value, GpuArray) else value)
+
+
 def run_on_host(name, func, args, kwargs):
     """NumPy's `func` on the host values of the arguments (lazy ones are
     evaluated first), counted as a host placement under `name`; array

@@ -79,7 +79,7 @@ def _paths():
 
     def setitem():
         a = vec()
-        a[[0, 2]] = 0  # (a boolean mask is a select on the device: gpupy/_indexing.py)
+        a[None, [0, 2]] = 0  # (masks and integer arrays alone are selects: gpupy/_indexing.py)
         return a
 
     def mutating():
@@ -237,7 +237,7 @@ class TestEveryPath:
         with pytest.raises(gp.FallbackError):
             gp.random.shuffle(a)
         with pytest.raises(gp.FallbackError):
-            a[[0, 1]] = -1
+            a[None, [0, 1]] = -1
         np.testing.assert_array_equal(np.asarray(a), before)
 
     @pytest.mark.parametrize("bad", [

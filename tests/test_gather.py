@@ -287,3 +287,50 @@ def test_mask_assignment_into_a_read_only_array(gpu, silent_fallback):
     g.flags.writeable = False
     with pytest.raises(ValueError):
         g[g > 1] = 0
+
+
+# --- assignment through integer arrays: sorted writes, a search per element -----------------------
+
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_integer_array_assignment(gpu, placement, name):
+    key = KEYS[name]
+    rng = np.random.default_rng(5)
+    try:
+        shape = A[key].shape
+    except IndexError:
+        shape = (1,)
+    gp.reset_stats()
+    for value in (3, 2.5, rng.standard_normal(shape), rng.standard_normal(shape[-1:]), np.ones((1,) + shape),
+                  np.ones(shape[:-1] + (shape[-1] + 1,)) if shape else np.ones(2)):
+        want, got = A.copy(), gp.asarray(A)
+        error = outcome(lambda: want.__setitem__(key, value))
+        on_device = gp.asarray(value) if isinstance(value, np.ndarray) else value
+        assert outcome(lambda: got.__setitem__(on_device_key(key), on_device)) is error
+        if error is None:
+            gpu.assert_same(got, want)
+    assert gp.stats()["fallbacks"] == 0
+
+
+def on_device_key(key):
+    return tuple(gp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def test_repeated_indices_keep_the_last_write(gpu, placement):
+    idx = np.array([1, 1, 2, -5, 5, 2, 1])
+    vals = np.arange(7.0)
+    want, got = np.zeros(6), gp.zeros(6)
+    want[idx] = vals
+    got[gp.asarray(idx)] = gp.asarray(vals)
+    gpu.assert_same(got, want)
+    grid, g = np.zeros((3, 4), np.int32), gp.zeros((3, 4), np.int32)
+    rows, cols = np.array([0, 2, 0, 0]), np.array([1, 3, 1, 1])
+    grid[rows, cols] = [7, 8, 9, 10]
+    g[gp.asarray(rows), gp.asarray(cols)] = gp.asarray(np.array([7, 8, 9, 10]))
+    gpu.assert_same(g, grid)
+
+
+def test_integer_assignment_out_of_range_raises_and_writes_nothing(gpu, placement):
+    g = gp.asarray(np.arange(5.0))
+    with pytest.raises(IndexError):
+        g[gp.asarray(np.array([0, 5]))] = 1.0
+    gpu.assert_same(g, np.arange(5.0))
