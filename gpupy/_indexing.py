@@ -433,6 +433,68 @@ def _scatter_through_integers(a, key, value):
     return True
 
 
+def _segment_totals(written, addends, length):
+    """For each position 0..length-1, the sum (int64, wrapping) of the
+    addends written there: the writes sorted, their prefix sums, and a
+    binary search for each position's run of writes."""
+    order = function("argsort")(written, kind="stable")
+    ordered = _read_at(written, order)
+    sums = function("cumsum")(_read_at(addends, order), dtype=np.int64)
+    element = function("arange")(length, dtype=np.int64)
+    first = _binary_search(ordered, element, "left")
+    end = _binary_search(ordered, element, "right")
+    upto = _read_at(sums, function("maximum")(end - 1, 0))
+    before = function("where")(first > 0, _read_at(sums, function("maximum")(first - 1, 0)), 0)
+    return function("where")(end > first, upto - before, 0)
+
+
+def add_at(a, indices, b):
+    """numpy.add.at(a, indices, b) for integer and boolean arrays: each
+    element's total of the values added to it (sums of integers wrap as
+    NumPy's repeated additions do; for booleans, whether any was true).
+    True if done; False for what NumPy does (floats add in the order
+    written, which sums of a prefix sum cannot reproduce)."""
+    if not isinstance(a, GpuArray) or a.dtype.kind not in "biu" or not a.flags.writeable:
+        return False
+    addends = _as_gpu(b)
+    if not isinstance(addends, GpuArray) or addends.dtype.kind not in "biu":
+        return False
+    target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
+    if target is None:
+        return False
+    target.check_bounds()
+    if data_dependent_shapes_on_host():
+        run_on_host("add.at", np.add.at, (a, indices, b), {})
+        return True
+    v = target.view
+    np.broadcast_shapes(addends.shape, target.shape)  # (NumPy's ValueError)
+    if 0 in target.shape:
+        return True
+    c_strides = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.ndim)]
+    written = target.positions(c_strides, 0).reshape(-1)
+    values = function("broadcast_to")(addends, target.shape).reshape(-1).astype(np.int64)
+    totals = _segment_totals(written, values, v.size).reshape(v.shape)
+    if a.dtype == np.bool_:
+        v[...] = v | (totals != 0)
+    else:
+        v[...] = (v.astype(np.int64) + totals).astype(a.dtype)
+    return True
+
+
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    g = _as_gpu(x)
+    if weights is not None or not isinstance(g, GpuArray) or g.ndim != 1 or g.dtype.kind not in "iub" or g.size == 0:
+        return call_numpy("bincount", (x,), dict(weights=weights, minlength=minlength),
+                          reason="bincount with weights, or of an empty or non-integer array")
+    if data_dependent_shapes_on_host():
+        return run_on_host("bincount", np.bincount, (g,), dict(minlength=minlength))
+    if g.dtype.kind == "i" and bool(g.min() < 0):
+        raise ValueError("'list' argument must have no negative elements")
+    length = max(int(g.max()) + 1, int(minlength))
+    return _segment_totals(g.astype(np.int64), function("ones")(g.size, np.int64), length)
+
+
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     g = _as_gpu(a)
@@ -453,5 +515,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 hooks["gather"] = gather
+hooks["add_at"] = add_at
 hooks["scatter"] = scatter
 hooks["read_at"] = _read_at

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _core
 from ._core import GpuArray
-from ._fallback import _Call, from_numpy, mode_from_environment
+from ._fallback import _Call, _written, from_numpy, mode_from_environment
 
 _MODES = ("auto", "host", "device")
 _mode = mode_from_environment("GPUPY_PLACEMENT", _MODES)
@@ -95,7 +95,7 @@ def run_on_host(name, func, args, kwargs):
     results become gpupy arrays, arguments NumPy writes into are written
     back."""
     _counts[name] += 1
-    if not kwargs:
+    if not kwargs and not _written(name, func, args, kwargs)[0]:
         # The common call (a @ b, dot(a, b) in a loop): only gpupy arrays
         # read, nothing written: NumPy on their host values, called from
         # the core without the write-back bookkeeping (in a loop over small

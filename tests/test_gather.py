@@ -334,3 +334,41 @@ def test_integer_assignment_out_of_range_raises_and_writes_nothing(gpu, placemen
     with pytest.raises(IndexError):
         g[gp.asarray(np.array([0, 5]))] = 1.0
     gpu.assert_same(g, np.arange(5.0))
+
+
+# --- add.at and bincount: sums of integers by sorted writes ----------------------------------------
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "int64"])
+def test_add_at_of_integers(gpu, placement, dtype):
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 5, (6, 4)).astype(dtype)
+    cases = [((rng.integers(-6, 6, 20),), 1),
+             ((rng.integers(0, 6, 9), rng.integers(0, 4, 9)), rng.integers(0, 200, 9)),  # int8 sums wrap
+             (rng.integers(0, 6, 7), rng.integers(0, 3, (7, 4)).astype(np.int8))]
+    gp.reset_stats()
+    for indices, values in cases:
+        want, got = a.copy(), gp.asarray(a)
+        np.add.at(want, indices, values)
+        on_device = tuple(gp.asarray(i) for i in indices) if isinstance(indices, tuple) else gp.asarray(indices)
+        assert np.add.at(got, on_device, gp.asarray(values) if isinstance(values, np.ndarray) else values) is None
+        gpu.assert_same(got, want)
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_add_at_of_floats_stays_numpys(gpu, silent_fallback):
+    # NumPy adds in the order written; a prefix sum would round differently.
+    want, got = np.zeros(3), gp.zeros(3)
+    np.add.at(want, [0, 0, 2], [0.1, 0.2, 0.3])
+    gp.reset_stats()
+    np.add.at(got, gp.asarray(np.array([0, 0, 2])), gp.asarray(np.array([0.1, 0.2, 0.3])))
+    gpu.assert_same(got, want)
+    assert gp.stats()["fallbacks_by_function"] == {"add.at": 1}
+
+
+@pytest.mark.parametrize("n", [1, 10, 1000])
+def test_bincount(gpu, placement, n):
+    x = np.random.default_rng(n).integers(0, 17, n)
+    for minlength in (0, 30):
+        gpu.assert_same(gp.bincount(gp.asarray(x), minlength=minlength), np.bincount(x, minlength=minlength))
+    with pytest.raises(ValueError, match="negative"):
+        gp.bincount(gp.asarray(np.array([1, -1])))
