@@ -191,6 +191,20 @@ def box_sum(a, width):
     return sum(rows[k:n - width + 1 + k, :] for k in range(width))
 
 
+def least(xp, costs):
+    """Per element, the number of the first of `costs` (arrays of one
+    shape) that is smallest there: a running minimum, as a search over
+    candidates is written."""
+    for k, cost in enumerate(costs):
+        if k == 0:
+            best_cost, best = cost, xp.zeros(cost.shape, dtype=xp.int32)
+        else:
+            better = cost < best_cost
+            best_cost = xp.where(better, cost, best_cost)
+            best = xp.where(better, k, best)
+    return best
+
+
 def correlate(padded, kernel, n, m):
     """The n x m result of a 5x5 kernel over an image padded by 2: a
     weighted sum of shifted slices, zero taps left out."""
@@ -292,16 +306,13 @@ def klt(xp, picture, window=5):
 def stereo_ssd(xp, left_view, right_view, disparities=16, window=7):
     """7x7 SSD stereo over 16 disparities: the disparity of least cost"""
     left, right = xp.asarray(left_view), xp.asarray(right_view)
-    for d in range(disparities):
-        diff = left - xp.roll(right, d, axis=1)
-        cost = box_sum(diff * diff, window)
-        if d == 0:
-            best_cost, best = cost, xp.zeros(cost.shape, dtype=xp.int32)
-        else:
-            better = cost < best_cost
-            best_cost = xp.where(better, cost, best_cost)
-            best = xp.where(better, d, best)
-    return best
+
+    def costs():
+        for d in range(disparities):
+            diff = left - xp.roll(right, d, axis=1)
+            yield box_sum(diff * diff, window)
+
+    return least(xp, costs())
 
 
 @seed("Accelerator", IMAGES, frame_pair)
@@ -311,16 +322,14 @@ def motion(xp, previous_frame, current_frame, block=8, radius=4):
     n, m = current.shape
     padded = xp.pad(previous, radius, mode="edge")
     side = 2 * radius + 1
-    for k in range(side * side):
-        dy, dx = k // side - radius, k % side - radius
-        candidate = padded[radius + dy:radius + dy + n, radius + dx:radius + dx + m]
-        sad = xp.abs(current - candidate).reshape(n // block, block, m // block, block).sum(axis=(1, 3))
-        if k == 0:
-            best_sad, best = sad, xp.zeros(sad.shape, dtype=xp.int32)
-        else:
-            better = sad < best_sad
-            best_sad = xp.where(better, sad, best_sad)
-            best = xp.where(better, k, best)
+
+    def sads():
+        for k in range(side * side):
+            dy, dx = k // side - radius, k % side - radius
+            candidate = padded[radius + dy:radius + dy + n, radius + dx:radius + dx + m]
+            yield xp.abs(current - candidate).reshape(n // block, block, m // block, block).sum(axis=(1, 3))
+
+    best = least(xp, sads())
     return best // side - radius, best % side - radius
 
 

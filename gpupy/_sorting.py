@@ -106,36 +106,31 @@ def _sorted_along(a, axis, want_values, want_positions):
     return out
 
 
-@implements(np.sort)
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+def _sort_call(name, a, axis, kind, order, stable, values):
+    """numpy.sort (values) or numpy.argsort (positions): the same arguments,
+    placement and edge cases."""
     g = _as_gpu(a)
     kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
     if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
-        return call_numpy("sort", (a,), kwargs, reason="sort of a structured or 0-d array, or of another kind")
+        return call_numpy(name, (a,), kwargs, reason=f"{name} of a structured or 0-d array, or of another kind")
     if data_dependent_shapes_on_host():
-        return run_on_host("sort", np.sort, (g,), kwargs)
+        return run_on_host(name, getattr(np, name), (g,), kwargs)
     if axis is None:
         g, axis = g.reshape(-1), 0
     _check_axis(axis, g.ndim)
     if g.size == 0:
-        return g.copy()
-    return _sorted_along(g, axis, True, False)[0]
+        return g.copy() if values else function("zeros")(g.shape, np.int64)
+    return _sorted_along(g, axis, values, not values)[0 if values else 1]
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    return _sort_call("sort", a, axis, kind, order, stable, values=True)
 
 
 @implements(np.argsort)
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    g = _as_gpu(a)
-    kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
-    if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
-        return call_numpy("argsort", (a,), kwargs, reason="argsort of a structured or 0-d array, or of another kind")
-    if data_dependent_shapes_on_host():
-        return run_on_host("argsort", np.argsort, (g,), kwargs)
-    if axis is None:
-        g, axis = g.reshape(-1), 0
-    _check_axis(axis, g.ndim)
-    if g.size == 0:
-        return function("zeros")(g.shape, np.int64)
-    return _sorted_along(g, axis, False, True)[1]
+    return _sort_call("argsort", a, axis, kind, order, stable, values=False)
 
 
 @implements(np.median)
