@@ -17,6 +17,14 @@ log2(n) fused gathers per result element. Where that placement loses
 (_placement.data_dependent_shapes_on_host: a CPU renderer) they run in
 NumPy as a host placement.
 
+Writes are selects: the array (or the key's slices of it) becomes
+where(written, new value, old value) through the ordinary write path. A
+mask's values are gathered by rank (the prefix sum); through integer arrays,
+where the last of several writes to an element wins, the written positions
+are sorted stably (gpupy/_sorting.py) and each element searches for its last
+write. numpy.add.at of integers and bincount sum the sorted writes with a
+prefix sum.
+
 Keys of other forms (None in a key, masks mixed with other entries, index
 arrays of other dtypes) return None here and NumPy indexes them."""
 
