@@ -374,23 +374,29 @@ def scatter(a, key, value):
         return False
     ranks = function("cumsum")(mask.reshape(-1), dtype=np.int64)
     count = int(ranks[-1]) if ranks.size else 0
+    _numpy_accepts_mask_assignment(a.shape, mask.shape, count, v.shape)
+    if count == 0:
+        return True
     target = (count,) + tail
     while v.ndim > len(target) and v.shape[0] == 1:  # NumPy drops a value's leading unit dimensions
         v = v.reshape(v.shape[1:])
-    try:
-        if v.ndim > len(target):
-            raise ValueError
-        np.broadcast_shapes(v.shape, target)
-    except ValueError:
-        # NumPy's message, from the same assignment on stand-ins of the sizes
-        np.empty(target, np.uint8)[np.ones(count, bool)] = np.broadcast_to(np.zeros((), np.uint8), v.shape)
-        raise
-    if count == 0:
-        return True
     values = function("broadcast_to")(v.astype(a.dtype), target)
     rank = function("maximum")(ranks - 1, 0).reshape(mask.shape)
     a[...] = function("where")(spread, gather(values, (rank,)), a)
     return True
+
+
+def _numpy_accepts_mask_assignment(shape, mask_shape, count, value_shape):
+    """Raises what NumPy raises for assigning a value of `value_shape`
+    through a mask of `mask_shape` with `count` true elements into an array
+    of `shape`: the same assignment on stand-ins of those shapes (a
+    writable one-byte array seen with zero strides, a mask true at its first
+    `count` elements, a broadcast value), which NumPy checks by shapes and
+    count alone."""
+    stand_in = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape, (0,) * len(shape), writeable=True)
+    marks = np.zeros(mask_shape, bool)
+    marks.reshape(-1)[:count] = True
+    stand_in[marks] = np.broadcast_to(np.zeros((), np.uint8), value_shape)
 
 
 def _assigned_values(target, dtype, value):

@@ -269,6 +269,24 @@ def test_mask_assignment(gpu, shape, dtype):
     assert gp.stats()["fallbacks"] == 0
 
 
+@pytest.mark.parametrize("shapes", [((0, 0, 0), (0, 0), (0, 0, 0)), ((1, 0), (1, 0), (1, 0)), ((3, 4), (3, 4), (2, 2)),
+                                    ((3, 4), (3,), (2, 4)), ((3, 4), (3, 4), (1, 2)), ((3, 4), (3,), (1, 1, 4))],
+                         ids=str)
+def test_mask_assignment_value_shapes_as_numpy(gpu, shapes):
+    # NumPy's own rules (found by the fuzz campaign): a mask over every
+    # dimension takes a value of at most one dimension (TypeError), an
+    # empty selection takes any empty value.
+    shape, mask_shape, value_shape = shapes
+    a = np.zeros(shape, np.int32)
+    mask = np.zeros(mask_shape, bool)
+    mask.reshape(-1)[:2] = True
+    value = np.arange(int(np.prod(value_shape)), dtype=np.int32).reshape(value_shape)
+    got = gp.asarray(a)
+    error = outcome(lambda: a.__setitem__(mask, value))
+    assert outcome(lambda: got.__setitem__(gp.asarray(mask), gp.asarray(value))) is error
+    gpu.assert_same(got, a)
+
+
 def test_mask_assignment_through_a_view_keeps_lazy_dependents(gpu):
     a = np.arange(20.0).reshape(4, 5)
     g = gp.asarray(a)
