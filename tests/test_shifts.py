@@ -170,6 +170,21 @@ def test_a_torus_step_is_one_evaluation(gpu, step, make):
     gpu.assert_same(g, want)
 
 
+def test_a_roll_written_in_place_is_read_as_it_is_now(gpu):
+    # Found by the fuzz campaign: a remap of a remap whose values were
+    # evaluated and then written in place (which drops its operand).
+    a = np.array([[True, False], [False, True]])
+    g = gp.asarray(a)
+    r = gp.roll(g, 1, axis=0)
+    r.__array__()  # evaluated
+    r[:, ::2] = False  # then written in place
+    want = np.roll(a, 1, axis=0)
+    want[:, ::2] = False
+    for pad_width in (0, 1):
+        gpu.assert_same(gp.pad(r, pad_width, mode="edge"), np.pad(want, pad_width, mode="edge"))
+    gpu.assert_same(gp.roll(r, 1, axis=1), np.roll(want, 1, axis=1))
+
+
 def test_nested_rolls_read_the_operand_once(gpu):
     g = gp.asarray(values((5, 6), np.float32))
     twice = gp.roll(gp.roll(g, 1, 0), 2, 1)

@@ -155,7 +155,9 @@ GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p) {
         }
     }
     const Node* x = a.node_view().node.get();
-    if (x->op() == CORE_OP_REMAP && is_identity_view(a.geom, x->shape())) {
+    // (A remap written in place has dropped its operand: its values are
+    // its own storage now, read as any array's.)
+    if (x->op() == CORE_OP_REMAP && x->children().size() == 1 && is_identity_view(a.geom, x->shape())) {
         if (std::optional<RemapParams> r = composed(p, x->remap_params()))
             return GpuArray::of(NodeFactory::remap(a.dtype(), shape, x->children().at(0), *r));
     }
