@@ -13,14 +13,6 @@ struct Group {
     std::vector<MapDim> dims;  // per map
 };
 
-void write_dim(gpupy_index_map& m, int d, const MapDim& x) {
-    m.stride[d] = x.stride;
-    m.div[d] = x.div;
-    m.mod[d] = x.mod;
-    m.shift[d] = x.shift;
-    m.edge[d] = x.edge;
-}
-
 }  // namespace
 
 DomainFold fold_domain(const Dims& shape, const std::vector<WideMap>& maps, std::vector<gpupy_ir_instr>& instrs) {
@@ -58,7 +50,7 @@ DomainFold fold_domain(const Dims& shape, const std::vector<WideMap>& maps, std:
         in.map.base = maps[m].base;
         for (int d = GPUPY_MAX_DIMS - 1; d >= 0; --d) {
             const size_t g = nlead + static_cast<size_t>(d);
-            write_dim(in.map, d, g < groups.size() ? groups[g].dims[m] : MapDim{});
+            (g < groups.size() ? groups[g].dims[m] : MapDim{}).write(in.map, d);
         }
         bool contiguous = true, remapped = false;
         int64_t expect = 1;

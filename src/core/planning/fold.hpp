@@ -25,6 +25,14 @@ struct MapDim {
     int32_t edge = GPUPY_EDGE_WRAP;
 
     bool plain() const { return div == 1 && mod == 0 && shift == 0 && edge == GPUPY_EDGE_WRAP; }
+    // Writes this as dimension d of an IR index map.
+    void write(gpupy_index_map& m, int d) const {
+        m.stride[d] = stride;
+        m.div[d] = div;
+        m.mod[d] = mod;
+        m.shift[d] = shift;
+        m.edge[d] = edge;
+    }
     int64_t offset(int64_t n) const { return gpupy_map_coordinate(n, div, shift, mod, edge) * stride; }
 };
 

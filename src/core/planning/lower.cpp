@@ -52,30 +52,17 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     // Writes instruction `at`'s index map: into the instruction, or, for a
     // domain to fold, into a wide map folded at the end.
     auto set_map = [&](gpupy_ir_instr& in, int32_t at, int64_t base, const Dims& strides, const RemapParams* rp) {
+        auto dim = [&](int d) {
+            return rp ? MapDim{strides[d], rp->div[d], rp->mod[d], rp->shift[d], rp->edge[d]} : MapDim{strides[d]};
+        };
         if (wide) {
-            WideMap w{at, base, std::vector<MapDim>(nd)};
-            for (int d = 0; d < nd; ++d) {
-                w.dims[d].stride = strides[d];
-                if (rp) {
-                    w.dims[d].div = rp->div[d];
-                    w.dims[d].mod = rp->mod[d];
-                    w.dims[d].shift = rp->shift[d];
-                    w.dims[d].edge = rp->edge[d];
-                }
-            }
+            WideMap w{at, base, {}};
+            for (int d = 0; d < nd; ++d) w.dims.push_back(dim(d));
             maps.push_back(std::move(w));
             return;
         }
-        in.map.base = base;
-        for (int d = 0; d < nd; ++d) {
-            in.map.stride[d] = strides[d];
-            if (rp) {
-                in.map.div[d] = rp->div[d];
-                in.map.mod[d] = rp->mod[d];
-                in.map.shift[d] = rp->shift[d];
-                in.map.edge[d] = rp->edge[d];
-            }
-        }
+        in.map.base = base;  // (no allocation here: a plan lowers its leaves many times)
+        for (int d = 0; d < nd; ++d) dim(d).write(in.map, d);
     };
     auto is_leaf = [&](int32_t i) {
         const Item& it = part.items[i];

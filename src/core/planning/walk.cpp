@@ -196,15 +196,22 @@ private:
         it.cls = Item::Remapped;
         it.remap = static_cast<int32_t>(part_.remaps.size());
         part_.remaps.push_back(std::move(*params));
+        if (!operand_in_place(src, leaf_span(part_, it, dom_.d0, dom_.d1))) it.cls = Item::Pending;
+    }
+
+    // Whether elements s of the storage of operand src (a whole-node view)
+    // are where this plan reads them -- host memory, or in device mode the
+    // device -- else asks for them first (a prerequisite). For the reads
+    // that bypass the operand's own item: remaps and gathers.
+    bool operand_in_place(const NodeView& src, const Span& s) {
         Node* sx = src.node.get();
-        const Span s = leaf_span(part_, it, dom_.d0, dom_.d1);
         const int64_t k0 = s.lo / ctx_.B, k1 = s.hi / ctx_.B;
         if (sx->kind() == NodeKind::Constant || host_has(*sx, k0 * ctx_.B, std::min((k1 + 1) * ctx_.B, sx->size()) - 1))
-            return;
-        if (!ctx_.host() && ctx_.storage_on_device(sx, k0, k1)) return;
+            return true;
+        if (!ctx_.host() && ctx_.storage_on_device(sx, k0, k1)) return true;
         if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
         else ctx_.require_storage(NodeView{src.node, identity_view(sx->shape())}, s);
-        it.cls = Item::Pending;
+        return false;
     }
 
     // A GATHER fuses its index expression (an operand composed with the
@@ -229,11 +236,7 @@ private:
             it.cls = Item::Pending;
             return;
         }
-        const bool ready = sx->kind() == NodeKind::Constant || host_has(*sx, 0, last) ||
-                           (!ctx_.host() && ctx_.storage_on_device(sx, 0, last / ctx_.B));
-        if (!ready) {
-            if (needs_host_evaluation(*sx, ctx_.driver)) ctx_.require(Task{Task::HostEval, src, 0});
-            else ctx_.require_storage(src, Span{0, last});
+        if (!operand_in_place(src, Span{0, last})) {
             it.cls = Item::Pending;
             return;
         }
