@@ -42,6 +42,15 @@ def asarray(a, dtype=None, order=None, *, copy=None, like=None):
     return array(a, dtype=dtype, copy=True if copy is None else copy)
 
 
+def stored_as(value, dtype):
+    """One value as NumPy stores it in an element of `dtype` (pad's fill,
+    an item assignment): a 0-d ndarray, with NumPy's conversion and its
+    errors (OverflowError, ValueError)."""
+    cell = np.empty((), dtype)
+    cell[()] = value
+    return cell
+
+
 def as_gpu(a):
     """`a` as a GpuArray where the device can hold it (a NumPy array of
     another dtype otherwise)."""

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _core
 from ._convert import asarray as _as_gpu
+from ._convert import stored_as
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._placement import data_dependent_shapes_on_host, run_on_host, write_on_host
@@ -79,10 +80,13 @@ def gather(a, key):
     if target is None:
         return None
     target.check_bounds()
-    if 0 in target.shape:
-        return function("empty")(target.shape, target.view.dtype)
-    offset, _, strides = target.view._view
-    return _core.gather(target.view, target.positions(strides, offset))
+    return target.gathered()
+
+
+def _rows_at(a, rows):
+    """a[rows] for int64 `rows` inside a's first axis by construction (a
+    mask's positions, ranks): the gather without the check."""
+    return _IntegerKey.parse(a, (rows,)).gathered()
 
 
 class _IntegerKey:
@@ -132,6 +136,19 @@ class _IntegerKey:
         """NumPy's IndexError if an index is outside its axis."""
         shape, key = self._checked_against
         _check_bounds(shape, self.view, self.axes, self.index, key)
+
+    def gathered(self):
+        """The elements the key reads: a GATHER of the view's storage."""
+        if 0 in self.shape:
+            return function("empty")(self.shape, self.view.dtype)
+        offset, _, strides = self.view._view
+        return _core.gather(self.view, self.positions(strides, offset))
+
+    def written_positions(self):
+        """The positions the key writes, flat in the view's C order."""
+        v = self.view
+        c_strides = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.ndim)]
+        return self.positions(c_strides, 0).reshape(-1)
 
     def positions(self, strides, offset):
         """Where each result element lies (int64, the result's shape): offset
@@ -192,7 +209,7 @@ def _mask_key(a, key):
         return None
     if isinstance(key, GpuArray):
         m = key
-    elif isinstance(key, np.ndarray) or isinstance(key, list):
+    elif isinstance(key, (np.ndarray, list)):
         m = np.asarray(key)
         if m.dtype != np.bool_:
             return None
@@ -248,7 +265,7 @@ def _true_positions(mask):
 def _masked(a, mask):
     """a[mask], mask a boolean GpuArray over a's leading dimensions."""
     rows = a.reshape((int(np.prod(mask.shape, dtype=np.int64)),) + a.shape[mask.ndim:])
-    return gather(rows, (_true_positions(mask),))
+    return _rows_at(rows, _true_positions(mask))
 
 
 def _nonzero_on_device(a):
@@ -364,26 +381,30 @@ def scatter(a, key, value):
         return _scatter_through_integers(a, key, value)
     tail = a.shape[mask.ndim:]
     spread = mask.reshape(mask.shape + (1,) * len(tail))
-    if np.ndim(value) == 0 and not isinstance(value, GpuArray):
-        cell = np.empty((), a.dtype)
-        cell[()] = value  # NumPy's conversion (and its OverflowError, ValueError)
-        a[...] = function("where")(spread, cell, a)
-        return True
-    v = _as_gpu(value)
-    if not isinstance(v, GpuArray):
+    v = _assigned_values(a.dtype, value)
+    if v is None:
         return False
+    if not isinstance(v, GpuArray):  # one value
+        a[...] = function("where")(spread, v, a)
+        return True
     ranks = function("cumsum")(mask.reshape(-1), dtype=np.int64)
     count = int(ranks[-1]) if ranks.size else 0
     _numpy_accepts_mask_assignment(a.shape, mask.shape, count, v.shape)
     if count == 0:
         return True
     target = (count,) + tail
-    while v.ndim > len(target) and v.shape[0] == 1:  # NumPy drops a value's leading unit dimensions
-        v = v.reshape(v.shape[1:])
-    values = function("broadcast_to")(v.astype(a.dtype), target)
+    values = function("broadcast_to")(v.reshape(_without_leading_units(v.shape, len(target))), target)
     rank = function("maximum")(ranks - 1, 0).reshape(mask.shape)
-    a[...] = function("where")(spread, gather(values, (rank,)), a)
+    a[...] = function("where")(spread, _rows_at(values, rank), a)
     return True
+
+
+def _without_leading_units(shape, ndim):
+    """A value's shape with the leading unit dimensions beyond `ndim`
+    dropped, as NumPy's assignment drops them."""
+    while len(shape) > ndim and shape[0] == 1:
+        shape = shape[1:]
+    return shape
 
 
 def _numpy_accepts_mask_assignment(shape, mask_shape, count, value_shape):
@@ -399,13 +420,12 @@ def _numpy_accepts_mask_assignment(shape, mask_shape, count, value_shape):
     stand_in[marks] = np.broadcast_to(np.zeros((), np.uint8), value_shape)
 
 
-def _assigned_values(target, dtype, value):
+def _assigned_values(dtype, value):
     """The value NumPy assigns, converted as its setitem converts: a single
-    value as one element of `dtype` (NumPy's errors), an array cast."""
+    value as one element of `dtype` (a 0-d ndarray; NumPy's errors), an
+    array cast (a GpuArray); None for what gpupy cannot hold."""
     if np.ndim(value) == 0 and not isinstance(value, GpuArray):
-        cell = np.empty((), dtype)
-        cell[()] = value
-        return cell
+        return stored_as(value, dtype)
     v = _as_gpu(value)
     return v.astype(dtype) if isinstance(v, GpuArray) else None
 
@@ -418,12 +438,10 @@ def _scatter_through_integers(a, key, value):
         write_on_host("__setitem__", a, key, value)
         return True
     v = target.view
-    values = _assigned_values(target, v.dtype, value)
+    values = _assigned_values(v.dtype, value)
     if values is None:
         return False
-    shape = values.shape
-    while len(shape) > len(target.shape) and shape[0] == 1:  # NumPy drops a value's leading unit dimensions
-        shape = shape[1:]
+    shape = _without_leading_units(values.shape, len(target.shape))
     try:
         if len(shape) > len(target.shape):
             raise ValueError
@@ -434,8 +452,7 @@ def _scatter_through_integers(a, key, value):
     target.check_bounds()  # (after the shape, as NumPy)
     if 0 in target.shape:
         return True
-    c_strides = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.ndim)]
-    written = target.positions(c_strides, 0).reshape(-1)  # positions in v, C order
+    written = target.written_positions()
     new = function("broadcast_to")(values.reshape(shape), target.shape).reshape(-1)
     order = function("argsort")(written, kind="stable")
     ordered = _read_at(written, order)
@@ -484,8 +501,7 @@ def add_at(a, indices, b):
     np.broadcast_shapes(addends.shape, target.shape)  # (NumPy's ValueError)
     if 0 in target.shape:
         return True
-    c_strides = [int(np.prod(v.shape[d + 1:], dtype=np.int64)) for d in range(v.ndim)]
-    written = target.positions(c_strides, 0).reshape(-1)
+    written = target.written_positions()
     values = function("broadcast_to")(addends, target.shape).reshape(-1).astype(np.int64)
     totals = _segment_totals(written, values, v.size).reshape(v.shape)
     if a.dtype == np.bool_:

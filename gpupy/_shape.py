@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core
 from ._convert import asarray as _as_gpu
+from ._convert import stored_as
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._registry import function, implements
@@ -331,16 +332,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if b == 0 and e == 0:
             continue
         position = function("arange")(shape[axis]).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
-        low, high = (_pad_value(v, a.dtype) for v in values[axis])
+        low, high = (stored_as(v, a.dtype) for v in values[axis])
         out = where(position < b, low, where(position >= b + n, high, out))
     return out
-
-
-def _pad_value(v, dtype):
-    """v as NumPy's pad stores it: assigned into an element of `dtype`."""
-    cell = np.empty((), dtype)
-    cell[()] = v
-    return cell
 
 
 @implements(np.repeat)
