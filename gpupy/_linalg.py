@@ -29,10 +29,26 @@ def _product_dtype(a, b):
     return np.dtype(np.matmul.resolve_dtypes((a.dtype, b.dtype, None))[2])
 
 
+# Outputs per work group of the device's tiled product (its 64 x 64 tile),
+# and how many work groups keep a device busy: a product with fewer tiles
+# splits k into chunks (folded by a second pass) to have that many.
+_TILE_OUTPUTS = 64 * 64
+_BUSY_GROUPS = 128
+
+
+def _product_chunk(batch, n, m, k):
+    """The length of the runs of k summed in one pass: all of k where the
+    outputs alone keep the device busy, else runs of at least CHUNK."""
+    tiles = max(1, int(np.prod(batch, dtype=np.int64)) * -(-n * m // _TILE_OUTPUTS))
+    chunks = min(-(-_BUSY_GROUPS // tiles), -(-k // CHUNK))
+    return max(CHUNK, -(-k // max(chunks, 1)))
+
+
 def _contract_last(a, b_t, dtype):
     """sum_k a[..., i, k] * b_t[..., j, k] over broadcast batch dims."""
     n, m, k = a.shape[-2], b_t.shape[-2], a.shape[-1]
     batch = np.broadcast_shapes(a.shape[:-2], b_t.shape[:-2])
+    chunk = _product_chunk(batch, n, m, k)
     av = a.reshape(a.shape[:-2] + (n, 1, k))._broadcast_to(batch + (n, m, k))
     bv = b_t.reshape(b_t.shape[:-2] + (1, m, k))._broadcast_to(batch + (n, m, k))
     if av.dtype != dtype:
@@ -40,8 +56,8 @@ def _contract_last(a, b_t, dtype):
     if bv.dtype != dtype:
         bv = bv.astype(dtype)
     if dtype == np.bool_:
-        return _core.reduce(_core.ufunc("logical_and", av, bv), "logical_or", [len(batch) + 2], dtype, CHUNK)
-    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [len(batch) + 2], dtype, CHUNK)
+        return _core.reduce(_core.ufunc("logical_and", av, bv), "logical_or", [len(batch) + 2], dtype, chunk)
+    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [len(batch) + 2], dtype, chunk)
 
 
 @implements(np.matmul)

@@ -107,6 +107,51 @@ def test_errors_are_numpys(gpu, placement, call):
         call(gp, gp.asarray(a), gp.asarray(b))
 
 
+DEVICE_PRODUCT_SHAPES = [((70, 33), (33, 130)), ((3, 65, 20), (20, 64)), ((2, 1, 9, 300), (5, 300, 7)),
+                         ((130, 1000), (1000, 3)), ((1, 17), (17, 200))]
+
+
+@pytest.mark.parametrize("sa, sb", DEVICE_PRODUCT_SHAPES)
+@pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.float64, np.float64), (np.float32, np.float64)],
+                         ids=["f32", "f64", "mixed"])
+def test_device_products_across_tiles_and_chunks(gpu, sa, sb, dtypes):
+    """Products on the device whose sizes cut the tiled form's 64 x 64 tiles
+    and 16-wide k steps, with batches broadcast and k summed in chunks (a
+    product of few outputs splits k: 130 x 3 outputs over k = 1000), against
+    the exact product: within (k + 2) u of sum |a_ik b_kj| (gamma_k; any
+    fusing of multiply-adds)."""
+    previous = gp.set_placement("device")
+    try:
+        a, b = host(sa, dtypes[0], 1), host(sb, dtypes[1], 2)
+        gp.reset_stats()
+        got = gp.asarray(a) @ gp.asarray(b)
+        want = a @ b
+        assert got.shape == want.shape and got.dtype == want.dtype
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        magnitude = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+        u = np.finfo(want.dtype).eps / 2
+        err = np.abs(np.asarray(got).astype(np.float64) - exact)
+        assert (err <= (sa[-1] + 2) * u * magnitude * 1.01).all(), err.max()
+        assert gp.stats()["fallbacks"] == 0 and gp.stats()["host_placements"] == 0
+    finally:
+        gp.set_placement(previous)
+
+
+def test_device_product_of_two_arrays_is_one_evaluation(gpu):
+    """A product whose outputs alone keep a device busy (137 tiles of 64 x 64)
+    sums all of k in one pass; one with few outputs (30 tiles) sums k in two
+    chunks, then folds them."""
+    previous = gp.set_placement("device")
+    try:
+        for rows, passes in ((800, 1), (175, 2)):
+            a, b = gp.asarray(host((rows, 300), np.float32, 3)), gp.asarray(host((300, 700), np.float32, 4))
+            gp.reset_stats()
+            np.asarray(a @ b)
+            assert gp.stats()["evaluations"] == passes, rows
+    finally:
+        gp.set_placement(previous)
+
+
 def test_einsum_and_linalg_run_lapack_on_the_host(gpu):
     a = host((5, 5), seed=11) + 5 * np.eye(5)
     b = host((5, 2), seed=12)

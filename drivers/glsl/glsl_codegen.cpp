@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "glsl_contraction.hpp"
 #include "glsl_types.hpp"
 #include "ir_validation.hpp"
 #include "value_facts.hpp"
@@ -141,8 +142,6 @@ private:
     std::string load(int i, int& unit);
     std::string gather(int i, int& unit);
     std::string fetch(int i, int& unit, const std::string& block_elems);
-    std::string store_value(int dtype, const std::string& v) const;
-    std::string read_texel(int dtype, const std::string& sampler, const std::string& coord) const;
 
     const gpupy_ir& ir_;
     const ParamLayout& layout_;
@@ -193,28 +192,6 @@ std::string Writer::remapped_coordinate(const gpupy_ir_instr& in, int d, const s
     }
 }
 
-std::string Writer::read_texel(int dtype, const std::string& sampler, const std::string& coord) const {
-    std::string t = "texelFetch(" + sampler + ", " + coord + ", 0)";
-    switch (dtype) {
-        case GPUPY_BOOL: return "(" + t + ".r != 0u)";
-        case GPUPY_INT64: return "packInt2x32(" + t + ".rg)";
-        case GPUPY_UINT64: return "packUint2x32(" + t + ".rg)";
-        case GPUPY_FLOAT64: return "packDouble2x32(" + t + ".rg)";
-        default: return t + ".r";
-    }
-}
-
-std::string Writer::store_value(int dtype, const std::string& v) const {
-    switch (dtype) {
-        case GPUPY_BOOL: return "uvec4(" + v + " ? 1u : 0u, 0u, 0u, 0u)";
-        case GPUPY_INT64: return "ivec4(unpackInt2x32(" + v + "), 0, 0)";
-        case GPUPY_UINT64: return "uvec4(unpackUint2x32(" + v + "), 0u, 0u)";
-        case GPUPY_FLOAT64: return "uvec4(unpackDouble2x32(" + v + "), 0u, 0u)";
-        case GPUPY_FLOAT32: return "vec4(" + v + ", 0.0, 0.0, 0.0)";
-    }
-    return glsl_type(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
-}
-
 // A LOAD leaf: its element index, then the texel (fetch).
 std::string Writer::load(int i, int& unit) {
     const gpupy_ir_instr& in = ir_.instr[i];
@@ -249,16 +226,16 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
     if (in.nblocks == 1) {
         s << "    int o" << n << " = int(l" << n << ");\n";
         s << "    " << f.glsl_type << " " << reg(i) << " = "
-          << read_texel(in.dtype, "u_t" + std::to_string(first_unit), coord) << ";\n";
+          << texel_read(in.dtype, "u_t" + std::to_string(first_unit), coord) << ";\n";
         return s.str();
     }
     const std::string& e = block_elems;
     s << "    " << idx_ << " k" << n << " = l" << n << " / " << e << ";\n";
     s << "    int o" << n << " = int(l" << n << " - k" << n << " * " << e << ");\n";
-    std::string pick = read_texel(in.dtype, "u_t" + std::to_string(first_unit + in.nblocks - 1), coord);
+    std::string pick = texel_read(in.dtype, "u_t" + std::to_string(first_unit + in.nblocks - 1), coord);
     for (int b = in.nblocks - 2; b >= 0; --b) {
         pick = "(k" + n + " == " + std::to_string(b) + (wide_ ? "l" : "") + " ? " +
-               read_texel(in.dtype, "u_t" + std::to_string(first_unit + b), coord) + " : " + pick + ")";
+               texel_read(in.dtype, "u_t" + std::to_string(first_unit + b), coord) + " : " + pick + ")";
     }
     s << "    " << f.glsl_type << " " << reg(i) << " = " << pick << ";\n";
     return s.str();
@@ -407,7 +384,7 @@ std::string Writer::generate(GeneratedShader& out) {
     }
     src << "        if (inside) {\n";
     src << "            " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
-    src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << store_value(result, "result") << ");\n";
+    src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << image_texel(result, "result") << ");\n";
     if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
     src << "        }\n";
     src << "    }\n}\n";
@@ -464,6 +441,11 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
         out[l.reduce + 2] = clamp_count(ir.reduce_chunk, wide);
     }
     (void)outer;
+    if (l.tile >= 0) {
+        const ContractionGrid g = contraction_grid(ir);
+        out[l.tile] = g.first_row;
+        out[l.tile + 1] = g.first_batch;
+    }
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
         if (in.op != GPUPY_OP_GATHER) continue;
@@ -512,12 +494,18 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
     std::string err = validate(ir, dst_dtype, opt.caps, opt.require_blocks);
     if (!err.empty()) return err;
     out = GeneratedShader{};
-    out.wide_index = needs_wide_index(ir);
+    ContractionForm form;
+    out.tiled = opt.tiled_products && match_contraction(ir, &form);
+    out.wide_index = !out.tiled && needs_wide_index(ir);
     if (out.wide_index && !opt.caps.int64) {
         return "index arithmetic needs 64 bits (domain or INDEX values beyond int32) and the device lacks "
                "GL_ARB_gpu_shader_int64";
     }
     out.layout = make_layout(ir, out.wide_index);
+    if (out.tiled) {
+        out.layout.tile = out.layout.total;
+        out.layout.total += 2;
+    }
 
     // The key: the IR's structure as fixed-width binary fields (each field's
     // meaning follows from the ones before it, so keys cannot alias); built
@@ -537,6 +525,8 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
         put(ir.reduce_ndim);
     }
     put(ir.ninstr);
+    // The tiled form, and which operand is A, follow from stride values.
+    put(out.tiled ? 1 + form.a_load * GPUPY_MAX_DIMS + form.b_load : 0);
     int cost = 0, const_comps = 0;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
@@ -567,6 +557,11 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
     int first_leaf_slot = out.layout.shape + ir.ndim + (ir.reduce_op != GPUPY_OP_NONE ? 3 : 0);
     out.uniform_components = (out.layout.total - first_leaf_slot) * (out.wide_index ? 2 : 1) + const_comps;
     if (!want_source) return "";
+    if (out.tiled) {
+        ShaderFunctions fns;
+        out.source = contraction_source(ir, form, out.layout, opt, fns);
+        return fns.missing ? "a GLSL library function is missing" : "";
+    }
     Writer w(ir, out.layout, out.wide_index, opt);
     return w.generate(out);
 }

@@ -27,6 +27,7 @@ struct ParamLayout {
     int start = 0, count = 1, dst_offset = 2, shape = 3;  // shape[d] at shape + d
     int reduce = -1;                 // I, nchunks, chunk at reduce + 0..2
     int shape_magic = -1;            // 32-bit mode: (m, l) of shape[d] at shape_magic + 2d
+    int tile = -1;                   // tiled product: first row, first batch (glsl_contraction.hpp)
     std::vector<int> leaf;           // per instruction: first slot of its map, or -1
     int total = 0;
 };
@@ -40,6 +41,9 @@ struct GeneratedShader {
     int texture_units = 0;                  // samplers bound, in LOAD order
     int instruction_cost = 0;               // sum of op_cost
     int uniform_components = 0;             // of leaves and constants
+    // The tiled matrix product form (glsl_contraction.hpp): dispatched as
+    // contraction_grid() says, not one invocation per output.
+    bool tiled = false;
 };
 
 struct CodegenOptions {
@@ -48,6 +52,9 @@ struct CodegenOptions {
     std::string debug_append;  // test hook: text appended to main()'s body
     // check_ir sees IR before the core has bound blocks to its leaves.
     bool require_blocks = true;
+    // Contractions in the tiled form where they match (driver option
+    // "tiled_products"; off, they take the generic form, for comparisons).
+    bool tiled_products = true;
 };
 
 // Validates `ir` (structure only) and fills `out`; returns "" or the reason.

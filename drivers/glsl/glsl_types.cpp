@@ -19,4 +19,26 @@ static const GlslType kTypes[GPUPY_NUM_DTYPES] = {
 
 const GlslType& glsl_type(int dtype) { return kTypes[dtype]; }
 
+std::string texel_read(int dtype, const std::string& sampler, const std::string& coord) {
+    std::string t = "texelFetch(" + sampler + ", " + coord + ", 0)";
+    switch (dtype) {
+        case GPUPY_BOOL: return "(" + t + ".r != 0u)";
+        case GPUPY_INT64: return "packInt2x32(" + t + ".rg)";
+        case GPUPY_UINT64: return "packUint2x32(" + t + ".rg)";
+        case GPUPY_FLOAT64: return "packDouble2x32(" + t + ".rg)";
+        default: return t + ".r";
+    }
+}
+
+std::string image_texel(int dtype, const std::string& v) {
+    switch (dtype) {
+        case GPUPY_BOOL: return "uvec4(" + v + " ? 1u : 0u, 0u, 0u, 0u)";
+        case GPUPY_INT64: return "ivec4(unpackInt2x32(" + v + "), 0, 0)";
+        case GPUPY_UINT64: return "uvec4(unpackUint2x32(" + v + "), 0u, 0u)";
+        case GPUPY_FLOAT64: return "uvec4(unpackDouble2x32(" + v + "), 0u, 0u)";
+        case GPUPY_FLOAT32: return "vec4(" + v + ", 0.0, 0.0, 0.0)";
+    }
+    return glsl_type(dtype).kind == DtypeKind::Signed ? "ivec4(" + v + ", 0, 0, 0)" : "uvec4(" + v + ", 0u, 0u, 0u)";
+}
+
 }  // namespace gpupy_glsl

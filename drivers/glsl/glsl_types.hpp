@@ -11,6 +11,8 @@
 #ifndef GPUPY_GLSL_TYPES_HPP
 #define GPUPY_GLSL_TYPES_HPP
 
+#include <string>
+
 #include "gpupy/dtype_meta.hpp"
 
 namespace gpupy_glsl {
@@ -31,6 +33,12 @@ struct GlslType {
 };
 
 const GlslType& glsl_type(int dtype);
+
+// The GLSL expression reading a `dtype` value from texel `coord` (an
+// ivec2 expression) of `sampler` (the dtype's sampler type).
+std::string texel_read(int dtype, const std::string& sampler, const std::string& coord);
+// The 4-vector imageStore writes to hold value `v` in the dtype's image.
+std::string image_texel(int dtype, const std::string& v);
 
 }  // namespace gpupy_glsl
 

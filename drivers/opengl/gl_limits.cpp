@@ -30,6 +30,7 @@ void GlLimits::query() {
     glGetIntegerv(GL_MAX_COMPUTE_IMAGE_UNIFORMS, &max_compute_image_uniforms);
     glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 0, &max_work_group_count[0]);
     glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 1, &max_work_group_count[1]);
+    glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 2, &max_work_group_count[2]);
     // GL 4.0 made fp64 core, but the extension string is what drivers use to
     // say the hardware really runs it.
     fp64 = has_extension("GL_ARB_gpu_shader_fp64");

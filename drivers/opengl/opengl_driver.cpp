@@ -27,6 +27,7 @@
 #include "gl_limits.hpp"
 #include "glsl_codegen.hpp"
 #include "ir_validation.hpp"
+#include "glsl_contraction.hpp"
 #include "glsl_library.hpp"
 #include "glsl_ops.hpp"
 #include "program_cache.hpp"
@@ -52,6 +53,7 @@ struct Driver {
     ProgramCache programs;
     ResourceLimits limits;
     std::string debug_append;
+    bool tiled_products = true;  // set_option "tiled_products"
     int64_t first_run_ns = 0;
     // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
     bool cpu_renderer = false;
@@ -76,6 +78,7 @@ struct Driver {
         o.texture_width = blocks.width();
         o.caps = caps;
         o.debug_append = debug_append;
+        o.tiled_products = tiled_products;
         return o;
     }
 };
@@ -351,16 +354,24 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
     glUseProgram(prog->id);
     glBindImageTexture(0, dst->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst->dtype).internal_format);
 
-    // Work groups of 64 invocations, spread over y where x runs out.
+    // Work groups of 64 invocations, spread over y where x runs out; a
+    // tiled product's over its tiles.
     int64_t groups = (ir.count + 63) / 64;
     int64_t gx = std::min<int64_t>(groups, d->gl.max_work_group_count[0]);
-    int64_t gy = (groups + gx - 1) / gx;
-    if (gy > d->gl.max_work_group_count[1]) {
+    int64_t gy = (groups + gx - 1) / gx, gz = 1;
+    if (sh.tiled) {
+        const ContractionGrid grid = contraction_grid(ir);
+        gx = grid.groups[0];
+        gy = grid.groups[1];
+        gz = grid.groups[2];
+    }
+    if (gx > d->gl.max_work_group_count[0] || gy > d->gl.max_work_group_count[1] ||
+        gz > d->gl.max_work_group_count[2]) {
         d->last_error = "eval_ir: count too large for one dispatch";
         return GPUPY_ERROR;
     }
     auto t0 = std::chrono::steady_clock::now();
-    glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), 1);
+    glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), static_cast<GLuint>(gz));
     // Later shaders read the result with texelFetch; block_read with
     // glGetTextureSubImage.
     glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
@@ -420,7 +431,8 @@ const char* drv_describe(void* ctx) {
       << "max_compute_texture_image_units: " << d->gl.max_compute_texture_units << "\n"
       << "max_compute_uniform_components: " << d->gl.max_compute_uniform_components << "\n"
       << "max_compute_image_uniforms: " << d->gl.max_compute_image_uniforms << "\n"
-      << "max_compute_work_group_count: " << d->gl.max_work_group_count[0] << " " << d->gl.max_work_group_count[1] << "\n"
+      << "max_compute_work_group_count: " << d->gl.max_work_group_count[0] << " " << d->gl.max_work_group_count[1]
+      << " " << d->gl.max_work_group_count[2] << "\n"
       << "fp64: " << (d->caps.fp64 ? "yes" : "no") << "\n"
       << "float32_subnormals: "
       << (d->floats.f32_subnormals       ? "kept"
@@ -462,6 +474,11 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         d->debug_append = v;
         return GPUPY_OK;
     }
+    if (k == "tiled_products") {
+        if (v != "0" && v != "1" && !is_default(value)) return fail("expected 0, 1 or 'default'");
+        d->tiled_products = v != "0";
+        return GPUPY_OK;
+    }
     const ResourceLimits gl = d->gl_limits();
     struct LimitKey { const char* name; int slot; int64_t dflt; };
     const LimitKey keys[] = {{"max_textures", kTextures, gl.slot[kTextures]},
@@ -496,7 +513,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
-                "max_bytes, block_width, debug_glsl_append)");
+                "max_bytes, block_width, tiled_products, debug_glsl_append)");
 }
 
 // The cost model behind prefers_host. Measured on llvmpipe (2 cores,
