@@ -195,8 +195,105 @@ def tensordot(a, b, axes=2):
 
 @implements(np.einsum)
 def einsum(*operands, **kwargs):
-    """numpy.einsum (with its BLAS-backed contractions); on the host."""
+    """numpy.einsum: on the host with NumPy's BLAS-backed contractions, or,
+    placed on the device, a contraction of one or two float operands
+    lowered to a sum or a matrix product (_einsum_on_device); the forms it
+    does not lower (repeated labels, three operands, other dtypes, out=)
+    are NumPy's."""
+    if not linear_algebra_on_host() and set(kwargs) <= {"optimize"}:
+        done = _einsum_on_device(operands)
+        if done is not None:
+            return done
     return run_on_host("einsum", np.einsum, operands, kwargs)
+
+
+def _einsum_labels(subscripts, operands):
+    """(input label strings, output label string) with every "..." replaced
+    by letters of its own, or None for a form not lowered here. Sizes are
+    checked by the caller."""
+    if not isinstance(subscripts, str) or len(operands) not in (1, 2):
+        return None
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands) or any(t.count("...") > 1 or "." in t.replace("...", "") for t in terms):
+        return None
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in spec]
+    broadcast = max((x.ndim - len(t) + 3 for t, x in zip(terms, operands) if "..." in t), default=0)
+    ellipsis = "".join(spare[:broadcast])
+    labels = []
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            k = x.ndim - len(t) + 3
+            if k < 0:
+                return None
+            t = t.replace("...", ellipsis[broadcast - k:])
+        if len(t) != x.ndim or not t.isalpha() or len(set(t)) != len(t):
+            return None  # a repeated label (a diagonal, a trace): NumPy's
+        labels.append(t)
+    if not arrow:
+        once = [c for c in "".join(labels) if "".join(labels).count(c) == 1 and c not in ellipsis]
+        output = ellipsis + "".join(sorted(once))
+    elif "..." in output:
+        output = output.replace("...", ellipsis)
+    elif ellipsis:
+        return None
+    if not output.isalpha() and output or len(set(output)) != len(output) or set(output) - set("".join(labels)):
+        return None
+    return labels, output
+
+
+def _einsum_on_device(operands):
+    """einsum of one or two float gpupy-convertible operands as device work:
+    labels summed away first, then the two operands as (batch, rows, k) and
+    (batch, k, columns) matrices, one matmul, and the result's labels put in
+    order by a view. None where this does not apply (NumPy's error, if any,
+    then comes from NumPy)."""
+    subscripts, arrays = operands[0], [_gpu(x) for x in operands[1:]]
+    if not all(isinstance(x, GpuArray) and x.dtype.kind == "f" for x in arrays):
+        return None
+    parsed = _einsum_labels(subscripts, arrays)
+    if parsed is None:
+        return None
+    labels, output = parsed
+    size = {}
+    for t, x in zip(labels, arrays):
+        for c, n in zip(t, x.shape):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                return None  # a mismatch: NumPy's ValueError
+            if n != 1 or c not in size:
+                size[c] = n
+    dtype = np.result_type(*[x.dtype for x in arrays])
+    # Labels neither in the output nor in the other operand: summed first.
+    summed = []
+    for i, (t, x) in enumerate(zip(labels, arrays)):
+        others = "".join(labels[:i] + labels[i + 1:])
+        alone = [d for d, c in enumerate(t) if c not in output and c not in others]
+        if alone:
+            x = x.sum(axis=tuple(alone), dtype=dtype)
+            t = "".join(c for d, c in enumerate(t) if d not in alone)
+        summed.append((t, x.astype(dtype, copy=False)))
+    if len(summed) == 1:
+        t, x = summed[0]
+        return x.transpose([t.index(c) for c in output]) if output else x
+    (ta, a), (tb, b) = summed
+    batch = [c for c in output if c in ta and c in tb]
+    rows = [c for c in output if c in ta and c not in tb]
+    cols = [c for c in output if c in tb and c not in ta]
+    inner = [c for c in ta if c in tb and c not in output]
+
+    def arranged(t, x, first, second):
+        # batch dims as they are (broadcast by matmul), then two groups
+        # each merged into one dimension
+        x = x.transpose([t.index(c) for c in batch + first + second])
+        lead = x.shape[:len(batch)]
+        return x.reshape(lead + (int(np.prod([size[c] for c in first], dtype=np.int64)),
+                                 int(np.prod([size[c] for c in second], dtype=np.int64))))
+
+    product = matmul(arranged(ta, a, rows, inner), arranged(tb, b, inner, cols))
+    have = batch + rows + cols
+    product = product.reshape(product.shape[:len(batch)] + tuple(size[c] for c in rows + cols))
+    return product.transpose([have.index(c) for c in output])
 
 
 def _lapack(name, func):

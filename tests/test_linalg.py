@@ -152,6 +152,53 @@ def test_device_product_of_two_arrays_is_one_evaluation(gpu):
         gp.set_placement(previous)
 
 
+EINSUM_LOWERED = [("ij,jk->ik", (4, 5), (5, 3)), ("ij,jk", (4, 5), (5, 3)), ("ij,kj->ik", (4, 5), (3, 5)),
+                  ("bij,bjk->bik", (2, 4, 5), (2, 5, 3)), ("...ij,...jk->...ik", (2, 1, 4, 5), (3, 5, 3)),
+                  ("ij->ji", (3, 4)), ("ij->", (3, 4)), ("ijk->ki", (2, 3, 4)), ("i,i->", (5,), (5,)),
+                  ("i,j->ij", (3,), (4,)), ("ij,j->i", (3, 4), (4,)), ("ijk,jl->kil", (2, 3, 4), (3, 5)),
+                  ("bA,Ac", (3, 2), (2, 4)), ("ab,cd->", (2, 3), (4, 5)), ("...j,j", (2, 3, 4), (4,)),
+                  ("a...,a", (2, 3, 4), (2,)), ("ij,jk->ik", (0, 5), (5, 3)), ("pqr,qs->sp", (70, 9, 4), (9, 66))]
+
+
+@pytest.mark.parametrize("subscripts, shapes", [(c[0], c[1:]) for c in EINSUM_LOWERED], ids=lambda x: str(x))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_einsum_contractions_on_the_device(gpu, subscripts, shapes, dtype):
+    """Placed on the device, einsum of one or two float operands is a sum
+    and a matrix product on the device: NumPy's shape and dtype, values
+    within (k + 2) u of the sum of |terms| (k the summed length)."""
+    previous = gp.set_placement("device")
+    try:
+        ops = [host(shape, dtype, seed) for seed, shape in enumerate(shapes)]
+        gp.reset_stats()
+        got = gp.einsum(subscripts, *[gp.asarray(x) for x in ops])
+        want = np.einsum(subscripts, *ops)
+        assert np.shape(got) == want.shape and np.asarray(got).dtype == want.dtype
+        exact = np.einsum(subscripts, *[x.astype(np.float64) for x in ops])
+        magnitude = np.einsum(subscripts, *[np.abs(x.astype(np.float64)) for x in ops])
+        k = max(1, int(np.prod(ops[0].shape)) * int(np.prod(ops[-1].shape)) // max(1, want.size))
+        u = np.finfo(dtype).eps / 2
+        assert (np.abs(np.asarray(got, np.float64) - exact) <= (k + 2) * u * magnitude * 1.01).all()
+        assert gp.stats()["host_placements"] == 0 and gp.stats()["fallbacks"] == 0
+    finally:
+        gp.set_placement(previous)
+
+
+@pytest.mark.parametrize("subscripts, operands", [
+    ("ii->i", [np.eye(3)]), ("xy,yz,zw", [np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 2))]),
+    ("ij,jk->ik", [np.arange(6).reshape(2, 3), np.arange(6).reshape(3, 2)])], ids=["diagonal", "three", "ints"])
+def test_einsum_forms_not_lowered_are_numpys(gpu, subscripts, operands):
+    previous = gp.set_placement("device")
+    try:
+        gp.reset_stats()
+        got = gp.einsum(subscripts, *[gp.asarray(x) for x in operands])
+        np.testing.assert_array_equal(np.asarray(got), np.einsum(subscripts, *operands))
+        assert gp.stats()["host_placements_by_function"] == {"einsum": 1}
+        with pytest.raises(ValueError):  # NumPy's error for mismatched sizes
+            gp.einsum("ij,jk->ik", gp.ones((4, 5)), gp.ones((6, 3)))
+    finally:
+        gp.set_placement(previous)
+
+
 def test_einsum_and_linalg_run_lapack_on_the_host(gpu):
     a = host((5, 5), seed=11) + 5 * np.eye(5)
     b = host((5, 2), seed=12)
