@@ -40,7 +40,7 @@ std::string remap_error(const gpupy_index_map& m, int ndim) {
 
 }  // namespace
 
-std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool require_blocks) {
+std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
     if (ir.ninstr < 1 || !ir.instr) return "empty IR";
     if (ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) return "ndim " + std::to_string(ir.ndim) + " out of range";
     for (int d = 0; d < ir.ndim; ++d) {
@@ -89,13 +89,28 @@ std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool requi
         }
         if (in.dtype != gpupy::op_result_dtype(in.op, in_dtype)) return where() + "wrong result dtype";
     }
-    const int32_t result = ir.instr[ir.ninstr - 1].dtype;
-    if (dst_dtype >= 0 && result != dst_dtype) return "result dtype differs from the destination block's";
+    if (ir.noutputs < 1 || ir.noutputs > GPUPY_MAX_OUTPUTS) return "noutputs " + std::to_string(ir.noutputs);
+    if (ir.output[0] != ir.ninstr - 1) return "output 0 is not the last instruction";
+    for (int k = 1; k < ir.noutputs; ++k) {
+        if (ir.output[k] < 0 || ir.output[k] >= ir.ninstr) return "output " + std::to_string(k) + " is not an instruction";
+        for (int j = 0; j < k; ++j) {
+            if (ir.output[j] == ir.output[k]) return "outputs " + std::to_string(j) + " and " + std::to_string(k) + " are one instruction";
+        }
+    }
     if (ir.reduce_op != GPUPY_OP_NONE) {
+        if (ir.noutputs != 1) return "a reduction with more than one output";
         if (ir.reduce_ndim < 1 || ir.reduce_ndim > ir.ndim) return "reduce_ndim out of range";
         if (ir.reduce_chunk < 1) return "reduce_chunk < 1";
         if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";
         if (!gpupy::op_folds(ir.reduce_op)) return "reduce_op is not an op that folds";
+    }
+    return "";
+}
+
+std::string destination_error(const gpupy_ir& ir, const int32_t* dst_dtypes) {
+    for (int k = 0; k < ir.noutputs; ++k) {
+        if (ir.instr[ir.output[k]].dtype != dst_dtypes[k])
+            return "output " + std::to_string(k) + "'s dtype differs from its destination block's";
     }
     return "";
 }

@@ -15,10 +15,13 @@ namespace gpupy_driver {
 // is not an earlier instruction"). Checks the domain and output range,
 // every instruction's op, dtype, operands (earlier instructions of the
 // dtypes the op takes) and result dtype, LOAD blocks (non-null only when
-// `require_blocks`: check_ir sees IR before blocks are bound) and the
-// reduction's fields. `dst_dtype`: the destination's dtype, which the last
-// instruction must have; -1 to skip.
-std::string ir_structure_error(const gpupy_ir& ir, int32_t dst_dtype, bool require_blocks);
+// `require_blocks`: check_ir sees IR before blocks are bound), the outputs
+// and the reduction's fields.
+std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks);
+
+// "" if output k's instruction has dtype dst_dtypes[k] for every output of
+// a well-formed `ir`, else which does not.
+std::string destination_error(const gpupy_ir& ir, const int32_t* dst_dtypes);
 
 // The dtype of the operands of instruction `in` (for WHERE, its value
 // operands; for CAST, what it converts from).

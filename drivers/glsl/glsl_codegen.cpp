@@ -100,8 +100,8 @@ int const_components(int dtype) { return glsl_type(dtype).bits == 64 ? 2 : 1; }
 
 // The structure is checked by the drivers' shared validation; here, what
 // GLSL can compute on this device.
-std::string validate(const gpupy_ir& ir, int dst_dtype, const DeviceCaps& caps, bool require_blocks) {
-    std::string err = gpupy_driver::ir_structure_error(ir, dst_dtype, require_blocks);
+std::string validate(const gpupy_ir& ir, const DeviceCaps& caps, bool require_blocks) {
+    std::string err = gpupy_driver::ir_structure_error(ir, require_blocks);
     if (!err.empty()) return err;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];
@@ -310,7 +310,12 @@ std::string Writer::generate(GeneratedShader& out) {
             }
         }
     }
-    body << "    return " << reg(ir_.ninstr - 1) << ";\n";
+    const bool several = ir_.noutputs > 1;
+    if (several) {
+        for (int k = 0; k < ir_.noutputs; ++k) body << "    out" << k << " = " << reg(ir_.output[k]) << ";\n";
+    } else {
+        body << "    return " << reg(ir_.ninstr - 1) << ";\n";
+    }
 
     std::ostringstream src;
     src << "#version 450 core\n";
@@ -318,7 +323,11 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "// gpupy: generated from IR (" << ir_.ninstr << " instructions)\n";
     src << "layout(local_size_x = " << kWorkGroupSize << ") in;\n";
     src << "const int W = " << opt_.texture_width << ";  // block texture width\n";
-    src << "layout(" << rf.image_format << ", binding = 0) uniform writeonly restrict " << rf.image_type << " u_dst;\n";
+    for (int k = 0; k < ir_.noutputs; ++k) {
+        const GlslType& of = glsl_type(ir_.instr[ir_.output[k]].dtype);
+        src << "layout(" << of.image_format << ", binding = " << k << ") uniform writeonly restrict " << of.image_type
+            << " u_dst" << (k ? std::to_string(k) : "") << ";\n";
+    }
     src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
     src << decl_.str();
     bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
@@ -331,7 +340,14 @@ std::string Writer::generate(GeneratedShader& out) {
 
     // The body: the IR evaluated at the domain point with C-order flat
     // position f.
-    src << rf.glsl_type << " eval_point(" << idx_ << " f) {\n";
+    if (several) {
+        // Every output's value at the point, from one evaluation of the list.
+        src << "void eval_point(" << idx_ << " f";
+        for (int k = 0; k < ir_.noutputs; ++k) src << ", out " << glsl_type(ir_.instr[ir_.output[k]].dtype).glsl_type << " out" << k;
+        src << ") {\n";
+    } else {
+        src << rf.glsl_type << " eval_point(" << idx_ << " f) {\n";
+    }
     if (need_unravel && ir_.ndim > 0) {
         src << "    " << idx_ << " r = f;\n";
         for (int d = ir_.ndim - 1; d >= 1; --d) {
@@ -361,7 +377,13 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "    {\n";
     src << "        " << I << " f = " << p(layout_.start) << " + gid;\n";
     std::string precise = rf.kind == DtypeKind::Float ? "precise " : "";
-    if (!reduce) {
+    if (several) {
+        for (int k = 0; k < ir_.noutputs; ++k)
+            src << "        " << glsl_type(ir_.instr[ir_.output[k]].dtype).glsl_type << " result" << k << ";\n";
+        src << "        eval_point(f";
+        for (int k = 0; k < ir_.noutputs; ++k) src << ", result" << k;
+        src << ");\n";
+    } else if (!reduce) {
         src << "        " << rf.glsl_type << " result = eval_point(f);\n";
     } else {
         std::string ident = result == GPUPY_BOOL ? "(u_ident != 0u)" : "u_ident";
@@ -384,7 +406,14 @@ std::string Writer::generate(GeneratedShader& out) {
     }
     src << "        if (inside) {\n";
     src << "            " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
-    src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << image_texel(result, "result") << ");\n";
+    if (several) {
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            src << "            imageStore(u_dst" << (k ? std::to_string(k) : "") << ", ivec2(int(at % W), int(at / W)), "
+                << image_texel(ir_.instr[ir_.output[k]].dtype, "result" + std::to_string(k)) << ");\n";
+        }
+    } else {
+        src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << image_texel(result, "result") << ");\n";
+    }
     if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
     src << "        }\n";
     src << "    }\n}\n";
@@ -489,9 +518,8 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
     }
 }
 
-std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOptions& opt, bool want_source,
-                            GeneratedShader& out) {
-    std::string err = validate(ir, dst_dtype, opt.caps, opt.require_blocks);
+std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool want_source, GeneratedShader& out) {
+    std::string err = validate(ir, opt.caps, opt.require_blocks);
     if (!err.empty()) return err;
     out = GeneratedShader{};
     ContractionForm form;
@@ -525,8 +553,14 @@ std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOpti
         put(ir.reduce_ndim);
     }
     put(ir.ninstr);
+    put(ir.noutputs);
+    for (int k = 1; k < ir.noutputs; ++k) put(ir.output[k]);
     // The tiled form, and which operand is A, follow from stride values.
-    put(out.tiled ? 1 + form.a_load * GPUPY_MAX_DIMS + form.b_load : 0);
+    put(out.tiled);
+    if (out.tiled) {
+        put(form.a_load);
+        put(form.b_load);
+    }
     int cost = 0, const_comps = 0;
     for (int i = 0; i < ir.ninstr; ++i) {
         const gpupy_ir_instr& in = ir.instr[i];

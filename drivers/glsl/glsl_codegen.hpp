@@ -58,9 +58,8 @@ struct CodegenOptions {
 };
 
 // Validates `ir` (structure only) and fills `out`; returns "" or the reason.
-// Does not touch GL. `dst_dtype` is the destination block's dtype.
-std::string generate_shader(const gpupy_ir& ir, int dst_dtype, const CodegenOptions& opt, bool want_source,
-                            GeneratedShader& out);
+// Does not touch GL. Output k is written to the image at binding k.
+std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool want_source, GeneratedShader& out);
 
 // The index arithmetic must be 64-bit when a domain position or an INDEX
 // leaf's value may not fit in int32 (LOAD offsets fit: blocks are smaller,

@@ -238,10 +238,9 @@ int drv_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
     }
     try {
         GeneratedShader shader;
-        int dst_dtype = ir->ninstr > 0 && ir->instr ? ir->instr[ir->ninstr - 1].dtype : -1;
         CodegenOptions opt = d->codegen_options();
         opt.require_blocks = false;
-        std::string err = generate_shader(*ir, dst_dtype, opt, false, shader);
+        std::string err = generate_shader(*ir, opt, false, shader);
         if (!err.empty()) {
             d->last_error = "check_ir: " + err;
             return GPUPY_ERROR;
@@ -271,13 +270,38 @@ void set_constant(GLuint prog, GLint loc, int dtype, const gpupy_scalar& v) {
     }
 }
 
-int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
-    if (!d->blocks.owns(dst)) {
-        d->last_error = "eval_ir: destination is not a live block of this driver";
-        return GPUPY_ERROR;
-    }
+int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
     if (ir.ninstr < 1 || !ir.instr) {
         d->last_error = "eval_ir: empty IR";
+        return GPUPY_ERROR;
+    }
+    CodegenOptions opt = d->codegen_options();
+    GeneratedShader shader;
+    std::string err = generate_shader(ir, opt, false, shader);
+    if (!err.empty()) {
+        d->last_error = "eval_ir: " + err;
+        return GPUPY_ERROR;
+    }
+    int32_t dst_dtypes[GPUPY_MAX_OUTPUTS];
+    for (int k = 0; k < ir.noutputs; ++k) {
+        if (!d->blocks.owns(dst[k])) {
+            d->last_error = "eval_ir: destination " + std::to_string(k) + " is not a live block of this driver";
+            return GPUPY_ERROR;
+        }
+        for (int j = 0; j < k; ++j) {
+            if (dst[j] == dst[k]) {
+                d->last_error = "eval_ir: two outputs share a destination block";
+                return GPUPY_ERROR;
+            }
+        }
+        if (ir.dst_offset + ir.count > dst[k]->nelems) {
+            d->last_error = "eval_ir: output range outside the destination block";
+            return GPUPY_ERROR;
+        }
+        dst_dtypes[k] = dst[k]->dtype;
+    }
+    if (std::string e = gpupy_driver::destination_error(ir, dst_dtypes); !e.empty()) {
+        d->last_error = "eval_ir: " + e;
         return GPUPY_ERROR;
     }
     for (int i = 0; i < ir.ninstr; ++i) {
@@ -290,29 +314,19 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
                                 gpupy::dtype_name(in.dtype) + " block";
                 return GPUPY_ERROR;
             }
-            if (blk == dst) {
-                d->last_error = "eval_ir: the destination is also read by instruction " + std::to_string(i);
-                return GPUPY_ERROR;
+            for (int k = 0; k < ir.noutputs; ++k) {
+                if (blk == dst[k]) {
+                    d->last_error = "eval_ir: a destination is also read by instruction " + std::to_string(i);
+                    return GPUPY_ERROR;
+                }
             }
         }
-    }
-    if (ir.dst_offset < 0 || ir.count < 0 || ir.dst_offset + ir.count > dst->nelems) {
-        d->last_error = "eval_ir: output range outside the destination block";
-        return GPUPY_ERROR;
-    }
-
-    CodegenOptions opt = d->codegen_options();
-    GeneratedShader shader;
-    std::string err = generate_shader(ir, dst->dtype, opt, false, shader);
-    if (!err.empty()) {
-        d->last_error = "eval_ir: " + err;
-        return GPUPY_ERROR;
     }
     Program* prog = d->programs.find(shader.key);
     if (prog) {
         ++d->programs.cache_hits;
     } else {
-        err = generate_shader(ir, dst->dtype, opt, true, shader);
+        err = generate_shader(ir, opt, true, shader);
         if (!err.empty()) {
             d->last_error = "eval_ir: " + err;
             return GPUPY_ERROR;
@@ -343,7 +357,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
         const gpupy_ir_instr& in = ir.instr[sh.const_instrs[c]];
         set_constant(prog->id, prog->const_locations[c], in.dtype, in.value);
     }
-    if (ir.reduce_op != GPUPY_OP_NONE) set_constant(prog->id, prog->ident_location, dst->dtype, ir.reduce_identity);
+    if (ir.reduce_op != GPUPY_OP_NONE) set_constant(prog->id, prog->ident_location, dst[0]->dtype, ir.reduce_identity);
 
     int unit = 0;
     for (int i = 0; i < ir.ninstr; ++i) {
@@ -352,7 +366,9 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
         for (int b = 0; b < in.nblocks; ++b) glBindTextureUnit(unit++, in.blocks[b]->texture);
     }
     glUseProgram(prog->id);
-    glBindImageTexture(0, dst->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst->dtype).internal_format);
+    for (int k = 0; k < ir.noutputs; ++k) {
+        glBindImageTexture(k, dst[k]->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst[k]->dtype).internal_format);
+    }
 
     // Work groups of 64 invocations, spread over y where x runs out; a
     // tiled product's over its tiles.
@@ -389,7 +405,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* dst) {
     return GPUPY_OK;
 }
 
-int drv_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
+int drv_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* const* dst) {
     Driver* d = D(ctx);
     if (!ir) {
         d->last_error = "eval_ir: null IR";

@@ -193,7 +193,7 @@ public:
         }
     }
 
-    bool run(Block* dst);
+    bool run(Block* const* outputs);
 
 private:
     // A load whose index map is the same element at every point.
@@ -544,11 +544,13 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
     return true;
 }
 
-bool Interpreter::run(Block* dst) {
+bool Interpreter::run(Block* const* outputs) {
     const int last = ir_.ninstr - 1;
+    Block* dst = outputs[0];
     const int item = itemsize(dst->dtype);
-    if (ir_.instr[last].dtype != dst->dtype) return fail("result dtype differs from the destination block");
-    if (ir_.dst_offset < 0 || ir_.dst_offset + ir_.count > dst->nelems) return fail("output range outside the destination");
+    for (int k = 0; k < ir_.noutputs; ++k) {
+        if (ir_.dst_offset + ir_.count > outputs[k]->nelems) return fail("output range outside the destination");
+    }
     char* out = dst->data + ir_.dst_offset * item;
     if (ir_.reduce_op == GPUPY_OP_NONE) {
         for (int64_t done = 0; done < ir_.count; done += chunk_) {
@@ -556,6 +558,10 @@ bool Interpreter::run(Block* dst) {
             char* target = out + done * item;
             if (!eval_points(ir_.start + done, n, target)) return false;
             if (ptr_[last] != target) std::memcpy(target, ptr_[last], static_cast<size_t>(n) * item);
+            for (int k = 1; k < ir_.noutputs; ++k) {  // the other outputs: their instructions' values
+                const int at = ir_.output[k], size = itemsize(ir_.instr[at].dtype);
+                std::memcpy(outputs[k]->data + (ir_.dst_offset + done) * size, ptr_[at], static_cast<size_t>(n) * size);
+            }
         }
         return true;
     }
@@ -617,7 +623,7 @@ bool Interpreter::run(Block* dst) {
 
 }  // namespace
 
-bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops) {
+bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
     Interpreter in(ir, error, loops);
     return in.run(dst);
 }
@@ -626,12 +632,12 @@ bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error, const H
 
 #ifndef GPUPY_SW_SECONDARY_VARIANT
 namespace avx2 {
-bool interpret_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops);
+bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops);
 }
 
 namespace {
 
-bool run_range(const gpupy_ir& ir, Block* dst, std::string* error, const HostLoops* loops) {
+bool run_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
     static const bool avx2 = __builtin_cpu_supports("avx2");
     return avx2 ? avx2::interpret_range(ir, dst, error, loops) : baseline::interpret_range(ir, dst, error, loops);
 }
@@ -658,7 +664,7 @@ int supports(int32_t op, int32_t dtype) {
     return 0;
 }
 
-bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads, const HostLoops* loops) {
+bool interpret(const gpupy_ir& ir, Block* const* dst, std::string* error, int threads, const HostLoops* loops) {
     if (ir.ninstr <= 0 || ir.ndim < 0 || ir.ndim > GPUPY_MAX_DIMS) {
         *error = "malformed IR";
         return false;

@@ -62,9 +62,9 @@ inline int itemsize(int32_t dtype) { return dtype_itemsize(dtype); }
 // 1 if op runs with operands of dtype, else 0 (get_method).
 int supports(int32_t op, int32_t dtype);
 
-// Evaluates `ir` into `dst` using up to `threads` threads, calling the
-// offered loops in `loops` (may be null); on failure returns false with
-// *error set.
-bool interpret(const gpupy_ir& ir, Block* dst, std::string* error, int threads, const HostLoops* loops);
+// Evaluates `ir` into its outputs' blocks dst[0 .. ir.noutputs - 1] using
+// up to `threads` threads, calling the offered loops in `loops` (may be
+// null); on failure returns false with *error set.
+bool interpret(const gpupy_ir& ir, Block* const* dst, std::string* error, int threads, const HostLoops* loops);
 
 }  // namespace gpupy_sw

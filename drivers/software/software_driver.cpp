@@ -68,7 +68,7 @@ int64_t count_ops(const gpupy_ir& ir) {
 // before it has uploaded anything.) What the interpreter can compute it
 // checks as it goes.
 bool validate(Context* c, const gpupy_ir& ir, bool need_blocks) {
-    const std::string err = gpupy_driver::ir_structure_error(ir, -1, need_blocks);
+    const std::string err = gpupy_driver::ir_structure_error(ir, need_blocks);
     if (err.empty()) return true;
     c->error = "malformed IR: " + err;
     return false;
@@ -172,9 +172,29 @@ int sw_check_ir(void* ctx, const gpupy_ir* ir, gpupy_resources* out) {
     return gpupy_driver::resources_fit(*out, limits_of(ctx_of(ctx))) ? 1 : 0;
 }
 
-int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
+int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* const* dst) {
     Context* c = ctx_of(ctx);
     if (!validate(c, *ir, true)) return GPUPY_ERROR;
+    Block* outputs[GPUPY_MAX_OUTPUTS];
+    int32_t dtypes[GPUPY_MAX_OUTPUTS];
+    for (int k = 0; k < ir->noutputs; ++k) {
+        outputs[k] = reinterpret_cast<Block*>(dst[k]);
+        if (!outputs[k]) {
+            c->error = "null destination block";
+            return GPUPY_ERROR;
+        }
+        dtypes[k] = outputs[k]->dtype;
+        for (int j = 0; j < k; ++j) {
+            if (outputs[j] == outputs[k]) {
+                c->error = "two outputs share a destination block";
+                return GPUPY_ERROR;
+            }
+        }
+    }
+    if (std::string err = gpupy_driver::destination_error(*ir, dtypes); !err.empty()) {
+        c->error = err;
+        return GPUPY_ERROR;
+    }
     const int64_t ops = count_ops(*ir);
     if (ops > c->max_ops) {
         // The core's partitioner must never send more than check_ir allows.
@@ -184,13 +204,15 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* dst) {
     for (int i = 0; i < ir->ninstr; ++i) {
         const gpupy_ir_instr& in = ir->instr[i];
         for (int b = 0; b < in.nblocks && gpupy_driver::reads_blocks(in); ++b) {
-            if (in.blocks[b] == dst) {
-                c->error = "destination block is also an operand";
-                return GPUPY_ERROR;
+            for (int k = 0; k < ir->noutputs; ++k) {
+                if (in.blocks[b] == dst[k]) {
+                    c->error = "destination block is also an operand";
+                    return GPUPY_ERROR;
+                }
             }
         }
     }
-    if (!interpret(*ir, reinterpret_cast<Block*>(dst), &c->error, c->threads, c->use_offered ? &c->offered : nullptr))
+    if (!interpret(*ir, outputs, &c->error, c->threads, c->use_offered ? &c->offered : nullptr))
         return GPUPY_ERROR;
     return GPUPY_OK;
 }

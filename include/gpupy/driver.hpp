@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 4
+#define GPUPY_DRIVER_ABI_VERSION 5
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -28,6 +28,8 @@
 // Most device blocks one LOAD leaf may span (consecutive blocks of one
 // array); see gpupy_ir_instr.
 #define GPUPY_MAX_LEAF_BLOCKS 4
+// Most outputs one evaluation writes (gpupy_ir.noutputs).
+#define GPUPY_MAX_OUTPUTS 4
 // Opaque resource counters; their meaning belongs to the driver.
 #define GPUPY_RESOURCE_SLOTS 8
 
@@ -218,15 +220,19 @@ enum gpupy_reduce_mode {
 //
 // Elementwise (reduce_op == GPUPY_OP_NONE): the output index space is the
 // domain. For each output position f in [start, start + count), with n the
-// domain point whose C-order flat position is f, the last instruction's
-// value at n is written to element dst_offset + (f - start) of dst.
+// domain point whose C-order flat position is f, the value at n of
+// instruction output[k] is written to element dst_offset + (f - start) of
+// dst[k], for each output k < noutputs. Several outputs share the work
+// below them: expressions needed together (the channels of an image,
+// divmod's quotient and remainder) computed in one pass.
 //
 // Reduction (reduce_op is a binary op of ops.def, e.g. ADD or MAXIMUM):
 // the last `reduce_ndim` dims of the domain are reduced (I = their product,
 // r = C-order flat position within them, unravelled to those dims). Each
 // output element starts from reduce_identity and folds body values with
 // reduce_op in increasing r, as described by reduce_mode. The body's last
-// instruction has the accumulator's dtype, which is dst's dtype.
+// instruction has the accumulator's dtype, which is dst's dtype; a
+// reduction has one output, the last instruction.
 typedef struct gpupy_ir {
     int32_t ninstr;
     const gpupy_ir_instr* instr;  // instr[ninstr - 1] is the result
@@ -241,6 +247,13 @@ typedef struct gpupy_ir {
     int32_t reduce_ndim;
     int64_t reduce_chunk;
     gpupy_scalar reduce_identity;
+
+    // 1 <= noutputs <= GPUPY_MAX_OUTPUTS (1 for a reduction); output[k] is
+    // the instruction whose values go to dst[k] (output[0] == ninstr - 1),
+    // the others distinct, each destination block of that instruction's
+    // dtype and distinct from the others and from every block the IR reads.
+    int32_t noutputs;
+    int32_t output[GPUPY_MAX_OUTPUTS];
 } gpupy_ir;
 
 typedef struct gpupy_resources {
@@ -291,8 +304,9 @@ typedef struct gpupy_driver_api {
     // blocks: LOAD leaves may have null blocks here (nblocks and
     // block_elems are set).
     int (*check_ir)(void* ctx, const gpupy_ir* ir, gpupy_resources* out);
-    // Evaluate `ir` into `dst` (never one of the IR's own LOAD blocks).
-    int (*eval_ir)(void* ctx, const gpupy_ir* ir, gpupy_block* dst);
+    // Evaluate `ir` into dst[0 .. ir->noutputs - 1] (never one of the IR's
+    // own LOAD blocks).
+    int (*eval_ir)(void* ctx, const gpupy_ir* ir, gpupy_block* const* dst);
 
     // --- resources -------------------------------------------------------
     // Upper bound of what one node costs, the node described as an

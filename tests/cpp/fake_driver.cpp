@@ -130,7 +130,12 @@ int check_ir(void*, const gpupy_ir* ir, gpupy_resources* out) {
     out->slot[0] = count_ops(*ir);
     return out->slot[0] <= limits().max_ops ? 1 : 0;
 }
-int eval_ir(void*, const gpupy_ir* ir, gpupy_block* dst) {
+int eval_ir(void*, const gpupy_ir* ir, gpupy_block* const* dsts) {
+    gpupy_block* dst = dsts[0];
+    if (ir->noutputs != 1) {
+        g_error = "the fake driver writes one output";
+        return GPUPY_ERROR;
+    }
     if (count_ops(*ir) > limits().max_ops) {
         g_error = "an evaluation beyond max_ops";
         return GPUPY_ERROR;

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
+MAX_OUTPUTS = 4
 RESOURCE_SLOTS = 8
 
 OK, ERROR, ERROR_NOMEM = 0, -1, -2
@@ -50,7 +51,8 @@ class Ir(ctypes.Structure):
     _fields_ = [("ninstr", ctypes.c_int32), ("instr", ctypes.POINTER(IrInstr)), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.c_int64 * MAX_DIMS), ("start", ctypes.c_int64), ("count", ctypes.c_int64),
                 ("dst_offset", ctypes.c_int64), ("reduce_op", ctypes.c_int32), ("reduce_mode", ctypes.c_int32),
-                ("reduce_ndim", ctypes.c_int32), ("reduce_chunk", ctypes.c_int64), ("reduce_identity", Scalar)]
+                ("reduce_ndim", ctypes.c_int32), ("reduce_chunk", ctypes.c_int64), ("reduce_identity", Scalar),
+                ("noutputs", ctypes.c_int32), ("output", ctypes.c_int32 * MAX_OUTPUTS)]
 
 
 class Resources(ctypes.Structure):
@@ -88,7 +90,7 @@ class DriverApi(ctypes.Structure):
         ("block_read", _F(ctypes.c_int, _vp, _vp, _i64, _i64, _vp)),
         ("block_write", _F(ctypes.c_int, _vp, _vp, _i64, _i64, _vp)),
         ("check_ir", _F(ctypes.c_int, _vp, ctypes.POINTER(Ir), ctypes.POINTER(Resources))),
-        ("eval_ir", _F(ctypes.c_int, _vp, ctypes.POINTER(Ir), _vp)),
+        ("eval_ir", _F(ctypes.c_int, _vp, ctypes.POINTER(Ir), ctypes.POINTER(_vp))),
         ("resource_get", _F(None, _vp, ctypes.POINTER(IrInstr), ctypes.POINTER(Resources))),
         ("resource_zero", _F(None, _vp, ctypes.POINTER(Resources))),
         ("resource_add", _F(None, _vp, ctypes.POINTER(Resources), ctypes.POINTER(Resources))),
@@ -277,7 +279,10 @@ class Driver:
         return rc, res
 
     def eval_rc(self, ir, dst):
-        return self.api.eval_ir(self.ctx, ctypes.byref(ir.struct), dst)
+        """Evaluates into `dst`, one block or a list of one per output."""
+        blocks = list(dst) if isinstance(dst, (list, tuple)) else [dst]
+        array = (_vp * max(len(blocks), 1))(*blocks)
+        return self.api.eval_ir(self.ctx, ctypes.byref(ir.struct), array)
 
     def eval(self, ir, dst):
         self.check(self.eval_rc(ir, dst), "eval_ir")
@@ -369,7 +374,9 @@ class IrBuilder:
         return idx
 
     def build(self, start=0, count=None, dst_offset=0, reduce_op=OP_NONE, reduce_mode=REDUCE_CHUNKS,
-              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None):
+              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None, outputs=None):
+        """The IR; `outputs`: instructions written to destinations 1, 2, ...
+        besides the last one (destination 0)."""
         ir = Ir()
         arr = (IrInstr * len(self.instrs))(*self.instrs)
         ir.ninstr = len(self.instrs)
@@ -386,6 +393,10 @@ class IrBuilder:
             ir.reduce_identity.i = int(reduce_identity)
         else:
             ir.reduce_identity.f = float(reduce_identity)
+        extra = list(outputs or [])
+        ir.noutputs = 1 + len(extra)
+        for k, i in enumerate([len(self.instrs) - 1] + extra):
+            ir.output[k] = i
         return BuiltIr(ir, arr)
 
 

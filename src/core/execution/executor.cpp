@@ -104,7 +104,7 @@ private:
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
             const gpupy_ir ir =
                 make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, dst_offset(part, p, piece.a));
-            drv_.eval_ir(ir, dst);
+            drv_.eval_ir(ir, &dst);
             ++stats().evaluations;
         }
     }
@@ -228,7 +228,7 @@ private:
                 in->blocks[0] = wrapped(x);
             }
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
-            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off), dst);
+            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off), &dst);
         }
     }
 

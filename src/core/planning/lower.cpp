@@ -152,6 +152,8 @@ gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir
     ir.count = b - a;
     ir.dst_offset = dst_offset;
     ir.reduce_op = GPUPY_OP_NONE;
+    ir.noutputs = 1;
+    ir.output[0] = ir.ninstr - 1;
     if (reduce) {
         ir.reduce_op = dom.reduce.fold;
         ir.reduce_mode = dom.reduce.mode;

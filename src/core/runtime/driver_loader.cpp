@@ -141,7 +141,7 @@ bool Driver::check_ir(const gpupy_ir& ir, gpupy_resources* out) {
     return rc > 0;
 }
 
-void Driver::eval_ir(const gpupy_ir& ir, gpupy_block* dst) {
+void Driver::eval_ir(const gpupy_ir& ir, gpupy_block* const* dst) {
     if (api_->eval_ir(ctx_, &ir, dst) != GPUPY_OK) fail("eval_ir");
 }
 

@@ -49,7 +49,8 @@ public:
     void read(gpupy_block* b, int64_t offset, int64_t count, void* dst);
     void write(gpupy_block* b, int64_t offset, int64_t count, const void* src);
     bool check_ir(const gpupy_ir& ir, gpupy_resources* out);
-    void eval_ir(const gpupy_ir& ir, gpupy_block* dst);
+    // Output k of `ir` into dst[k].
+    void eval_ir(const gpupy_ir& ir, gpupy_block* const* dst);
 
     gpupy_resources resource_get(const gpupy_ir_instr& node);
     gpupy_resources resource_zero();
