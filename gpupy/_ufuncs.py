@@ -116,7 +116,8 @@ class HostUfunc(ufunc):
     _gpupy_fallback = True
 
     def __repr__(self):
-        return f"<gpupy ufunc '{self.__name__}' (NumPy on the CPU)>"
+        where = " (NumPy on the CPU)" if self._gpupy_fallback else ""
+        return f"<gpupy ufunc '{self.__name__}'{where}>"
 
     def _host(self, method, args, kwargs):
         name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
@@ -171,15 +172,45 @@ class _ConjugateUfunc(HostUfunc):
         return self._host("__call__", args, kwargs)
 
 
+def _together(*results):
+    """Results of one call, marked to be evaluated in one pass (one read of
+    their operands) where they are big enough to be evaluated lazily."""
+    if all(isinstance(r, GpuArray) for r in results):
+        _core.needed_together(*results)
+    return results
+
+
 class _DivmodUfunc(HostUfunc):
     """np.divmod as the device's floor_divide and remainder (NumPy computes
-    both outputs with the same loops as those ufuncs)."""
+    both outputs with the same loops as those ufuncs), evaluated together."""
 
     _gpupy_fallback = False
 
     def __call__(self, *args, **kwargs):
         if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
-            return UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args)
+            return _together(UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args))
+        return self._host("__call__", args, kwargs)
+
+
+class _ModfUfunc(HostUfunc):
+    """np.modf on the device: the integral part is trunc(x); the fractional
+    part x - trunc(x) (exact: both have x's exponent or the difference is
+    x itself) with x's sign, a signed zero for infinities -- NumPy's values,
+    NaN and -0.0 included. Both evaluated together."""
+
+    _gpupy_fallback = False
+
+    def __call__(self, *args, **kwargs):
+        dtype = None
+        if len(args) == 1 and not kwargs and isinstance(args[0], GpuArray):
+            dtype = np.dtype(self._np.resolve_dtypes((args[0].dtype, None, None))[1])
+        if dtype in (np.float32, np.float64):  # (float16 parts: NumPy's)
+            x = args[0].astype(dtype, copy=False)
+            whole = UFUNCS["trunc"](x)
+            # (infinities replaced first: inf - inf would warn where NumPy's modf does not)
+            finite = _core.where(UFUNCS["isinf"](x), dtype.type(0), x)
+            part = UFUNCS["copysign"](UFUNCS["subtract"](finite, UFUNCS["trunc"](finite)), x)
+            return _together(part, whole)
         return self._host("__call__", args, kwargs)
 
 
@@ -196,6 +227,8 @@ def _make_ufunc(np_ufunc):
         return _ConjugateUfunc(np_ufunc)
     if name == "divmod":
         return _DivmodUfunc(np_ufunc)
+    if name == "modf":
+        return _ModfUfunc(np_ufunc)
     return HostUfunc(np_ufunc)
 
 

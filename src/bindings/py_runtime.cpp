@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "core/graph/node_factory.hpp"
+#include "core/graph/recent_nodes.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/numpy_api.hpp"
@@ -34,6 +35,7 @@ py::dict stats_dict() {
     d["eviction_readbacks"] = s.eviction_readbacks;
     d["collapses"] = s.collapses;
     d["shared_stores"] = s.shared_stores;
+    d["sibling_outputs"] = s.sibling_outputs;
     d["check_ir_calls"] = s.check_ir_calls;
     d["planning_seconds"] = s.planning_ns * 1e-9;
     d["host_evaluations"] = s.host_evaluations;
@@ -185,6 +187,11 @@ void register_runtime(py::module_& m) {
     m.def("set_cache_budget", [](int64_t n) { Runtime::get().cache().set_budget(n); });
     m.def("clear_cache", [] { Runtime::get().cache().clear(); });
     m.def("stats", &stats_dict);
+    m.def("needed_together", [](const py::args& arrays) {
+        std::vector<Node*> nodes;
+        for (py::handle a : arrays) nodes.push_back(a.cast<GpuArray>().node());
+        mark_needed_together(nodes);
+    }, "Marks the results of one call (divmod's, modf's) to be evaluated in one pass where they can be.");
     m.def("reset_stats", &reset_stats);
     m.def("set_host_evaluation_hook", &install_host_evaluation_hook);
     m.def("set_refuse_host_evaluation", [](bool refuse) { Runtime::get().refuse_host_evaluation = refuse; });

@@ -1,6 +1,8 @@
 #include "core/execution/executor.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <memory>
 #include <unordered_map>
 
 #include "core/graph/host_state.hpp"
@@ -60,21 +62,36 @@ public:
 
     void run() {
         Node* x = plan_.root.node.get();
+        const int64_t n = plan_.o1 - plan_.o0;
         std::unique_ptr<LooseBlock> root_dst;
+        // The root's block, then the siblings' (planning/siblings.hpp).
+        std::vector<std::unique_ptr<LooseBlock>> also_dst;
         for (PartPlan& part : plan_.parts) {
             for (Pass& p : part.passes) {
                 if (!p.root) {
                     run_staged(part, p);
                     continue;
                 }
-                if (!root_dst) root_dst = std::make_unique<LooseBlock>(cache_, cache_.allocate(x->dtype(), plan_.o1 - plan_.o0));
+                if (!root_dst) {
+                    root_dst = std::make_unique<LooseBlock>(cache_, cache_.allocate(x->dtype(), n));
+                    for (const NodeRef& s : plan_.siblings)
+                        also_dst.push_back(std::make_unique<LooseBlock>(cache_, cache_.allocate(s->dtype(), n)));
+                }
+                std::vector<gpupy_block*> dst{root_dst->get()};
+                for (const auto& b : also_dst) dst.push_back(b->get());
                 PinSet pins(cache_);
-                run_pieces(part, p, root_dst->get(), pins);
+                run_pieces(part, p, dst, pins);
             }
         }
         if (!root_dst) throw InternalError("a plan without a root pass");
-        cache_.insert(x, plan_.root.geom, plan_.block, root_dst->get(), x->dtype(), plan_.o1 - plan_.o0, true);
+        cache_.insert(x, plan_.root.geom, plan_.block, root_dst->get(), x->dtype(), n, true);
         root_dst->hand_over();
+        for (size_t k = 0; k < also_dst.size(); ++k) {
+            Node* s = plan_.siblings[k].get();
+            cache_.insert(s, identity_view(s->shape()), plan_.block, also_dst[k]->get(), s->dtype(), n, true);
+            also_dst[k]->hand_over();
+            ++stats().sibling_outputs;
+        }
         cache_.trim();
     }
 
@@ -89,22 +106,24 @@ private:
         LooseBlock dst(cache_, cache_.allocate(x->dtype(), n));
         {
             PinSet pins(cache_);
-            run_pieces(part, p, dst.get(), pins);
+            run_pieces(part, p, {dst.get()}, pins);
         }
         cache_.insert(x, it.view.geom, p.block, dst.get(), x->dtype(), n, true);
         dst.hand_over();
     }
 
-    void run_pieces(const PartPlan& part, const Pass& p, gpupy_block* dst, PinSet& pins) {
+    // dst: one block per output of the pass (the root pass's further
+    // outputs after its own).
+    void run_pieces(const PartPlan& part, const Pass& p, const std::vector<gpupy_block*>& dst, PinSet& pins) {
         const Domain& dom = part.domain;
         for (const Piece& piece : p.pieces) {
             int64_t da, db;
             read_range(dom, p, piece.a, piece.b, &da, &db);
             std::vector<gpupy_ir_instr> bound = p.instrs;
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
-            const gpupy_ir ir =
-                make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, dst_offset(part, p, piece.a));
-            drv_.eval_ir(ir, &dst);
+            const gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction,
+                                        dst_offset(part, p, piece.a), &p.also_at);
+            drv_.eval_ir(ir, dst.data());
             ++stats().evaluations;
         }
     }
@@ -164,19 +183,30 @@ public:
         Node* x = plan_.root.node.get();
         const bool whole_reduce = x->op() == CORE_OP_REDUCE && is_identity_view(plan_.root.geom, x->shape());
         Output out(*this, x, plan_.root.geom, plan_.o0, plan_.o1, whole_reduce);
+        std::vector<std::unique_ptr<Output>> also;  // the siblings' (planning/siblings.hpp)
+        std::vector<gpupy_block*> dst{out.block};
+        for (const NodeRef& s : plan_.siblings) {
+            also.push_back(std::make_unique<Output>(*this, s.get(), identity_geoms_.emplace_back(identity_view(s->shape())),
+                                                    plan_.o0, plan_.o1, false));
+            dst.push_back(also.back()->block);
+        }
         for (PartPlan& part : plan_.parts) {
             for (Pass& p : part.passes) {
                 if (p.root) {
-                    run_pieces(part, p, out.block);
+                    run_pieces(part, p, dst);
                     continue;
                 }
                 const Item& it = part.items[p.top];
                 Output staged(*this, it.view.node.get(), it.view.geom, p.out_begin, p.out_end, false);
-                run_pieces(part, p, staged.block);
+                run_pieces(part, p, {staged.block});
                 staged.finish();
             }
         }
         out.finish();
+        for (auto& o : also) {
+            o->finish(false);
+            ++stats().sibling_outputs;
+        }
     }
 
 private:
@@ -195,13 +225,15 @@ private:
             block = ex.engine_.wrap(node->dtype(), b - a, target);
         }
         ~Output() { ex.engine_.free(block); }
-        void finish() {
+        // `evaluation`: the outputs of an evaluation of their own (not a
+        // further output of the root's).
+        void finish(bool evaluation = true) {
             if (direct) {
                 if (node->kind() == NodeKind::Expression) node->bits().set_range(first, first + (b - a));
             } else {
                 scatter_to_host(node, geom, a, b - a, scratch.data());
             }
-            ++stats().host_engine_evaluations;
+            if (evaluation) ++stats().host_engine_evaluations;
         }
         HostExecutor& ex;
         Node* node;
@@ -212,7 +244,7 @@ private:
         gpupy_block* block = nullptr;
     };
 
-    void run_pieces(const PartPlan& part, const Pass& p, gpupy_block* dst) {
+    void run_pieces(const PartPlan& part, const Pass& p, const std::vector<gpupy_block*>& dst) {
         const Domain& dom = part.domain;
         for (const Piece& piece : p.pieces) {
             std::vector<gpupy_ir_instr> bound = p.instrs;
@@ -228,7 +260,8 @@ private:
                 in->blocks[0] = wrapped(x);
             }
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
-            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off), &dst);
+            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.also_at),
+                            dst.data());
         }
     }
 
@@ -243,6 +276,7 @@ private:
     BlockPlan& plan_;
     Driver& engine_;
     std::unordered_map<const Node*, gpupy_block*> wrapped_;
+    std::deque<ViewGeometry> identity_geoms_;  // the siblings' views (an Output keeps a reference)
 };
 
 }  // namespace

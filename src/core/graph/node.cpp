@@ -4,6 +4,7 @@
 
 #include "core/graph/node_factory.hpp"
 #include "core/graph/node_hooks.hpp"
+#include "core/graph/recent_nodes.hpp"
 
 namespace gpupy {
 
@@ -46,6 +47,7 @@ NodeRef::~NodeRef() {
 
 Node::~Node() {
     unhash();
+    if (in_recent) forget_recent(this);
     if (cached_blocks > 0) node_hooks().on_destroy(this);
 }
 

@@ -130,6 +130,12 @@ public:
 
     // Evaluation bookkeeping owned by the block cache.
     int32_t cached_blocks = 0;
+    // Listed among the recent sizable expressions (recent_nodes.hpp).
+    bool in_recent = false;
+    // Results of one call needed together (divmod's quotient and
+    // remainder): equal non-zero numbers, evaluated in one pass where they
+    // can be (planning/siblings.hpp).
+    uint64_t together = 0;
 
 private:
     friend class NodeRef;

@@ -1,5 +1,7 @@
 #include "core/graph/node_factory.hpp"
 
+#include "core/graph/recent_nodes.hpp"
+
 #include <string>
 #include <unordered_map>
 
@@ -114,7 +116,9 @@ NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::
     if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new_expression(op, dtype, shape, std::move(key));
     n->children_ = std::move(children);
-    return intern(n);
+    NodeRef made = intern(n);
+    if (n->size_ >= kRecentMinElements) note_recent(n);
+    return made;
 }
 
 NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {

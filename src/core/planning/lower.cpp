@@ -43,7 +43,8 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
 }
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
-                                  DomainFold* fold, bool top_as_leaf, size_t expected) {
+                                  DomainFold* fold, bool top_as_leaf, size_t expected, const std::vector<int32_t>* also,
+                                  std::vector<int32_t>* also_at) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
     const bool wide = nd > GPUPY_MAX_DIMS;
@@ -75,70 +76,81 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     // each pass), and a hash map here was one of the planner's largest costs.
     std::vector<int32_t> emitted(part.items.size(), -1);
     std::vector<std::pair<int32_t, size_t>> stack;
-    stack.emplace_back(top, 0);
-    while (!stack.empty()) {
-        auto& [i, pos] = stack.back();
-        const Item& it = part.items[i];
-        if (!is_leaf(i) && pos < it.kids.size()) {
-            const int32_t c = it.kids[pos++];
-            if (emitted[c] < 0) stack.emplace_back(c, 0);
-            continue;
+    std::vector<int32_t> roots;
+    if (also) roots = *also;
+    roots.push_back(top);
+    for (const int32_t root : roots) {
+        stack.emplace_back(root, 0);
+        while (!stack.empty()) {
+            auto& [i, pos] = stack.back();
+            const Item& it = part.items[i];
+            if (!is_leaf(i) && pos < it.kids.size()) {
+                const int32_t c = it.kids[pos++];
+                if (emitted[c] < 0) stack.emplace_back(c, 0);
+                continue;
+            }
+            const int32_t cur = i;
+            stack.pop_back();
+            if (emitted[cur] >= 0) continue;
+            const Item& item = part.items[cur];
+            const Node* x = item.view.node.get();
+            const bool leaf = is_leaf(cur);
+            gpupy_ir_instr in = describe_item(item, leaf);
+            const Item::Class staged_as = mode == EvalMode::Host ? Item::Storage : Item::Exact;
+            const Item::Class cls = leaf && item.cls == Item::Interior ? staged_as : item.cls;
+            switch (cls) {
+            case Item::Const:
+                in.value = x->value();
+                break;
+            case Item::Index: {
+                set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
+                const int axis = x->index_params().axis;
+                in.div = c_strides(x->shape())[axis];
+                in.mod = axis == 0 ? 0 : x->shape()[axis];
+                if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+                break;
+            }
+            case Item::Exact:
+                // The view's own blocks, laid out in domain order.
+                set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr);
+                in.flags |= GPUPY_INSTR_CONTIGUOUS;
+                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                break;
+            case Item::Remapped: {
+                const RemapParams& rp = part.remaps.at(item.remap);
+                set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp);
+                in.dtype = item.source.node->dtype();
+                in.flags |= GPUPY_INSTR_REMAPPED;
+                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                break;
+            }
+            case Item::Storage:
+            case Item::Pending:
+                set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
+                if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
+                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                break;
+            case Item::Interior:
+                for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
+                if (is_gather(in)) leaves->push_back({cur, static_cast<int32_t>(out.size())});  // binds its source
+                break;
+            }
+            emitted[cur] = static_cast<int32_t>(out.size());
+            out.push_back(in);
         }
-        const int32_t cur = i;
-        stack.pop_back();
-        if (emitted[cur] >= 0) continue;
-        const Item& item = part.items[cur];
-        const Node* x = item.view.node.get();
-        const bool leaf = is_leaf(cur);
-        gpupy_ir_instr in = describe_item(item, leaf);
-        const Item::Class staged_as = mode == EvalMode::Host ? Item::Storage : Item::Exact;
-        const Item::Class cls = leaf && item.cls == Item::Interior ? staged_as : item.cls;
-        switch (cls) {
-        case Item::Const:
-            in.value = x->value();
-            break;
-        case Item::Index: {
-            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
-            const int axis = x->index_params().axis;
-            in.div = c_strides(x->shape())[axis];
-            in.mod = axis == 0 ? 0 : x->shape()[axis];
-            if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
-            break;
-        }
-        case Item::Exact:
-            // The view's own blocks, laid out in domain order.
-            set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr);
-            in.flags |= GPUPY_INSTR_CONTIGUOUS;
-            leaves->push_back({cur, static_cast<int32_t>(out.size())});
-            break;
-        case Item::Remapped: {
-            const RemapParams& rp = part.remaps.at(item.remap);
-            set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp);
-            in.dtype = item.source.node->dtype();
-            in.flags |= GPUPY_INSTR_REMAPPED;
-            leaves->push_back({cur, static_cast<int32_t>(out.size())});
-            break;
-        }
-        case Item::Storage:
-        case Item::Pending:
-            set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
-            if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
-            leaves->push_back({cur, static_cast<int32_t>(out.size())});
-            break;
-        case Item::Interior:
-            for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
-            if (is_gather(in)) leaves->push_back({cur, static_cast<int32_t>(out.size())});  // binds its source
-            break;
-        }
-        emitted[cur] = static_cast<int32_t>(out.size());
-        out.push_back(in);
+    }
+    if (also && emitted[top] != static_cast<int32_t>(out.size()) - 1)
+        throw InternalError("a further output of an evaluation contains its first");
+    if (also_at) {
+        also_at->clear();
+        for (const int32_t a : *also) also_at->push_back(emitted[a]);
     }
     *fold = wide ? fold_domain(dom.shape, maps, out) : DomainFold{};
     return out;
 }
 
 gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
-                 int64_t b, bool reduce, int64_t dst_offset) {
+                 int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs) {
     gpupy_ir ir;
     std::memset(&ir, 0, sizeof ir);
     ir.ninstr = static_cast<int32_t>(instrs.size());
@@ -154,6 +166,7 @@ gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir
     ir.reduce_op = GPUPY_OP_NONE;
     ir.noutputs = 1;
     ir.output[0] = ir.ninstr - 1;
+    for (size_t k = 0; outputs && k < outputs->size(); ++k) ir.output[ir.noutputs++] = (*outputs)[k];
     if (reduce) {
         ir.reduce_op = dom.reduce.fold;
         ir.reduce_mode = dom.reduce.mode;

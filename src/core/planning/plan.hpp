@@ -105,6 +105,9 @@ struct Pass {
     int64_t block = 0;  // collapsed operand: the block of its view it fills
     int64_t out_begin = 0, out_end = 0;  // output positions (root: of the block; else domain positions)
     std::vector<gpupy_ir_instr> instrs;  // leaves' blocks unbound
+    // The root pass's further outputs (planning/siblings.hpp): their items,
+    // lowered before `top`, and their instructions.
+    std::vector<int32_t> also, also_at;
     DomainFold fold;                     // active for domains of more than GPUPY_MAX_DIMS dims
     std::vector<Leaf> leaves;
     std::vector<Piece> pieces;
@@ -133,6 +136,9 @@ struct BlockPlan {
     int64_t block = 0;
     int64_t o0 = 0, o1 = 0;  // output positions of the block
     std::vector<PartPlan> parts;
+    // Expressions of the root's shape whose block `block` the root pass
+    // writes too, parallel to its `also` (planning/siblings.hpp).
+    std::vector<NodeRef> siblings;
 };
 
 // Visits every item reachable from `top` through interior items once, each

@@ -6,6 +6,7 @@
 #include "core/planning/lower.hpp"
 #include "core/planning/partition.hpp"
 #include "core/planning/ranges.hpp"
+#include "core/planning/siblings.hpp"
 #include "core/planning/walk.hpp"
 
 namespace gpupy {
@@ -69,7 +70,7 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
         std::vector<int32_t> to_pack;
         for (Pass& p : part.passes) {
             p.leaves.clear();
-            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf);
+            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf, 0, &p.also, &p.also_at);
             split(ctx, part, p, &to_pack);
         }
         if (to_pack.empty()) return true;
@@ -144,6 +145,7 @@ std::optional<BlockPlan> plan_block(const PlanContext& ctx, const NodeView& root
         plan.parts.push_back(std::move(part));
     }
     if (!ok) return std::nullopt;
+    add_siblings(ctx, plan);
     return plan;
 }
 

@@ -18,6 +18,22 @@ class Walker {
 public:
     Walker(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), dom_(part.domain) {}
 
+    // Continues the walk of an earlier Walker over the same part: its CSE
+    // chains rebuilt from the items it made.
+    void index_items() {
+        next_view_.assign(part_.items.size(), -1);
+        std::unordered_map<uint64_t, int32_t> last;
+        for (int32_t i = 0; i < static_cast<int32_t>(part_.items.size()); ++i) {
+            const uint64_t id = part_.items[i].view.node->id();
+            const auto [at, fresh] = last.try_emplace(id, i);
+            if (fresh) first_view_.emplace(id, i);
+            else {
+                next_view_[at->second] = i;
+                at->second = i;
+            }
+        }
+    }
+
     // Adds (or finds) the item of view v; classifies a new one. Takes the
     // view by value: a new item keeps it without copying its geometry.
     int32_t add_item(NodeView v) {
@@ -288,6 +304,25 @@ private:
 };
 
 }  // namespace
+
+int32_t walk_more(const PlanContext& ctx, PartPlan& part, const NodeView& extra) {
+    const size_t items = part.items.size(), remaps = part.remaps.size(), prereqs = ctx.prereqs->size();
+    Walker w(ctx, part);
+    w.index_items();
+    const int32_t top = w.add_item(extra);
+    if (top < static_cast<int32_t>(items)) return -1;  // already part of the plan
+    w.expand(top);
+    bool fused = ctx.prereqs->size() == prereqs && part.items[top].cls == Item::Interior;
+    for (size_t i = items; fused && i < part.items.size(); ++i) {
+        // Everything it reads is fused or in place: no Pending leaves.
+        fused = part.items[i].cls != Item::Pending;
+    }
+    if (fused) return top;
+    part.items.resize(items);
+    part.remaps.resize(remaps);
+    ctx.prereqs->erase(ctx.prereqs->begin() + static_cast<std::ptrdiff_t>(prereqs), ctx.prereqs->end());
+    return -1;
+}
 
 void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1) {
     Domain& d = part.domain;

@@ -19,4 +19,10 @@ namespace gpupy {
 // when the walk asked for prerequisites before it could start.
 void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1);
 
+// Walks `extra` (a view over the same domain) into the part's items, after
+// walk(): its top item, or -1 -- the part unchanged, nothing required --
+// when it is already an item of the part or cannot be fused as it is now
+// (something it reads must be evaluated first).
+int32_t walk_more(const PlanContext& ctx, PartPlan& part, const NodeView& extra);
+
 }  // namespace gpupy

@@ -17,6 +17,7 @@ struct Stats {
     int64_t eviction_readbacks = 0; // evicted blocks read back first (values nowhere else)
     int64_t collapses = 0;          // subexpressions evaluated separately by partitioning
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
+    int64_t sibling_outputs = 0;    // blocks of other expressions written by an evaluation as further outputs
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
     int64_t planning_ns = 0;        // time spent planning blocks (walk, partition, lowering)
     int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)

@@ -1,0 +1,138 @@
+#include "core/planning/siblings.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "core/graph/host_state.hpp"
+#include "core/graph/recent_nodes.hpp"
+#include "core/planning/lower.hpp"
+#include "core/planning/ranges.hpp"
+#include "core/planning/walk.hpp"
+#include "core/runtime/stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+// Looking further costs more than sharing saves: a subgraph is followed for
+// at most this many nodes.
+constexpr size_t kMaxSubgraph = 4096;
+
+using NodeSet = std::unordered_set<const Node*>;
+
+// The unevaluated expression nodes that computing x computes (x included):
+// down through expressions not yet complete, as fusion would.
+NodeSet pending_below(const Node* x) {
+    NodeSet out;
+    std::vector<const Node*> stack{x};
+    while (!stack.empty() && out.size() < kMaxSubgraph) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (n->kind() != NodeKind::Expression || n->complete() || !out.insert(n).second) continue;
+        for (const NodeView& c : n->children()) stack.push_back(c.node.get());
+    }
+    return out;
+}
+
+// Whether computing c computes an operation the root's computation does
+// too (an INDEX is no work worth sharing).
+bool shares_work(const NodeSet& below_c, const NodeSet& below_root) {
+    for (const Node* n : below_c) {
+        if (n->op() != GPUPY_OP_INDEX && below_root.count(n)) return true;
+    }
+    return false;
+}
+
+// Whether c's block [o0, o1) still needs computing where this plan runs.
+bool still_needed(const PlanContext& ctx, const Node* c, int64_t block, int64_t o0, int64_t o1) {
+    if (c->complete() || host_has(*c, o0, o1 - 1)) return false;
+    return ctx.host() || !ctx.cache.contains(c, identity_view(c->shape()), block);
+}
+
+// Recent expressions to evaluate with the root: outermost first.
+std::vector<Node*> candidates(const PlanContext& ctx, const BlockPlan& plan) {
+    const Node* x = plan.root.node.get();
+    const NodeSet below_root = pending_below(x);
+    std::vector<Node*> found;
+    std::vector<NodeSet> below_found;
+    const std::vector<Node*>& recent = recent_nodes();
+    for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
+        Node* c = *it;
+        if (c == x || c->shape() != x->shape() || below_root.count(c) || c->op() >= GPUPY_NUM_OPS ||
+            c->op() == GPUPY_OP_INDEX || !still_needed(ctx, c, plan.block, plan.o0, plan.o1))
+            continue;
+        NodeSet below_c = pending_below(c);
+        if (below_c.count(x)) continue;  // one containing the root is not a sibling
+        if (!shares_work(below_c, below_root) && !(c->together && c->together == x->together)) continue;
+        found.push_back(c);
+        below_found.push_back(std::move(below_c));
+    }
+    std::vector<Node*> outermost;
+    for (size_t i = 0; i < found.size(); ++i) {
+        bool inside = false;
+        for (size_t j = 0; j < found.size() && !inside; ++j) inside = j != i && below_found[j].count(found[i]);
+        if (!inside) outermost.push_back(found[i]);
+    }
+    return outermost;
+}
+
+// The root pass's IR with `also` as further outputs fits one evaluation.
+bool fits(const PlanContext& ctx, const PartPlan& part, const Pass& root, const std::vector<int32_t>& also) {
+    std::vector<Leaf> leaves;
+    DomainFold fold;
+    std::vector<int32_t> at;
+    std::vector<gpupy_ir_instr> instrs = lower(part, root.top, ctx.mode, &leaves, &fold, false, 0, &also, &at);
+    for (const Leaf& l : leaves) {  // shaped as partition's checks are: blocks bound only at execution
+        gpupy_ir_instr& in = instrs[l.instr];
+        in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part.items[l.item], ctx.B)) : 1;
+        in.block_elems = ctx.B;
+    }
+    ++stats().check_ir_calls;
+    const gpupy_ir ir = make_ir(part.domain, fold, instrs, part.domain.o0, part.domain.o1, false, 0, &at);
+    gpupy_resources r{};
+    return ctx.driver.check_ir(ir, &r);
+}
+
+void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int32_t>* to_pack) {
+    root.leaves.clear();
+    root.instrs = lower(part, root.top, ctx.mode, &root.leaves, &root.fold, root.top_as_leaf, 0, &root.also, &root.also_at);
+    split(ctx, part, root, to_pack);
+}
+
+}  // namespace
+
+void add_siblings(const PlanContext& ctx, BlockPlan& plan) {
+    const Node* x = plan.root.node.get();
+    if (plan.parts.size() != 1 || recent_nodes().size() < 2 || x->kind() != NodeKind::Expression ||
+        x->size() < kRecentMinElements || !is_identity_view(plan.root.geom, x->shape()))
+        return;
+    PartPlan& part = plan.parts.front();
+    Pass& root = part.passes.back();
+    if (!root.root || root.top_as_leaf || root.fold.active || part.domain.reduction ||
+        part.items[root.top].cls != Item::Interior)
+        return;
+    for (Node* c : candidates(ctx, plan)) {
+        if (root.also.size() + 1 >= GPUPY_MAX_OUTPUTS) break;
+        const int32_t top = walk_more(ctx, part, NodeView{NodeRef(c), identity_view(c->shape())});
+        if (top < 0) continue;
+        root.also.push_back(top);
+        if (!fits(ctx, part, root, root.also)) {
+            root.also.pop_back();  // (its items stay, read by nothing)
+            continue;
+        }
+        plan.siblings.emplace_back(c);
+    }
+    if (root.also.empty()) return;
+    std::vector<int32_t> to_pack;
+    relower(ctx, part, root, &to_pack);
+    if (!to_pack.empty()) {
+        // A sibling reads something only a host gather can bind: not worth it.
+        root.also.clear();
+        plan.siblings.clear();
+        to_pack.clear();
+        relower(ctx, part, root, &to_pack);
+        return;
+    }
+}
+
+}  // namespace gpupy
