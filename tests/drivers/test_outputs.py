@@ -93,6 +93,7 @@ def test_malformed_outputs_are_errors(driver, case):
     blk = driver.upload(x)
     ir, extra = shared_ir(blk, n)
     dsts = [driver.alloc(F32, n), driver.alloc(BOOL, n), driver.alloc(I32, n)]
+    allocated = dsts + [blk]
     sentinel = np.full(n, 77.0, np.float32)
     driver.write(dsts[0], 0, sentinel)
     build = dict(outputs=extra)
@@ -106,6 +107,7 @@ def test_malformed_outputs_are_errors(driver, case):
         elif case == "duplicate":
             built = ir.build(outputs=[extra[0], extra[0]])
             dsts = dsts[:2] + [driver.alloc(BOOL, n)]
+            allocated.append(dsts[2])
         elif case == "out_of_range":
             built = ir.build(outputs=[extra[0], 99])
         elif case == "reduction":
@@ -124,11 +126,8 @@ def test_malformed_outputs_are_errors(driver, case):
         if case != "reads_destination":
             assert driver.read(dsts[0], 0, n, np.float32).tobytes() == sentinel.tobytes(), "wrote on an error"
     finally:
-        freed = []
-        for b in dsts + [blk]:
-            if not any(b is f or (b == f) for f in freed):
-                driver.free(b)
-                freed.append(b)
+        for b in allocated:
+            driver.free(b)
 
 
 def test_opengl_keys_programs_by_their_outputs(opengl):
