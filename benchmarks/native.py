@@ -156,6 +156,46 @@ class GlslDistanceMap:
                     "stencil_run")
         return out
 
+    def matmul_configs(self):
+        """The names of the hand-written product's configurations
+        (distmap_glsl.cpp's kMatmulConfigs), in order."""
+        self.lib.hg_matmul_config_name.restype = ctypes.c_char_p
+        self.lib.hg_matmul_config_name.argtypes = [ctypes.c_int]
+        return [self.lib.hg_matmul_config_name(i).decode() for i in range(self.lib.hg_matmul_configs())]
+
+    def matmul_prepare(self, n, config=None):
+        """Compiles the hand-written product for n x n float32 matrices in
+        configuration `config` (a name from matmul_configs(); None: the
+        fastest measured on llvmpipe) and allocates its storage. Its name
+        is then in self.matmul_config."""
+        names = self.matmul_configs()
+        if config is None:
+            index = self.lib.hg_matmul_default()
+        elif config in names:
+            index = names.index(config)
+        else:
+            raise ValueError(f"no hand-written matmul configuration {config!r}; known: {', '.join(names)}")
+        self.lib.hg_matmul_configure.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        self.lib.hg_matmul_prepare.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        self.lib.hg_matmul_run.argtypes = [ctypes.POINTER(ctypes.c_float)] * 3 + [ctypes.c_char_p, ctypes.c_int]
+        self._check(self.lib.hg_matmul_configure(index, self._err, len(self._err)), "matmul_configure")
+        self._check(self.lib.hg_matmul_prepare(n, self._err, len(self._err)), "matmul_prepare")
+        self._matmul_n = n
+        self.matmul_config = names[index]
+
+    def matmul_run(self, a, b):
+        """A @ B as gpupy's runs are timed: uploads both, one dispatch,
+        reads the product back (an n x n float32 array)."""
+        n = self._matmul_n
+        a32 = np.ascontiguousarray(a, dtype=np.float32)
+        b32 = np.ascontiguousarray(b, dtype=np.float32)
+        if a32.shape != (n, n) or b32.shape != (n, n):
+            raise ValueError(f"matmul_run: prepared for {n}x{n}, got {a32.shape} and {b32.shape}")
+        out = np.empty((n, n), dtype=np.float32)
+        self._check(self.lib.hg_matmul_run(_float_ptr(a32), _float_ptr(b32), _float_ptr(out),
+                                           self._err, len(self._err)), "matmul_run")
+        return out
+
     def run(self, n, points):
         px, py = _points32(points)
         out = np.empty((n, n), dtype=np.float32)

@@ -21,7 +21,11 @@ cores, the Jacobi loop most of it): saxpy, sdot (as sum(x*y), and as xp.dot), rm
 average, the forward difference and 20 steps of 1-D Jacobi written in place.
 
 C$ (Adinets and Sakharnykh): A @ B for float32 square matrices of 128, 256,
-512 and 1024 (--quick: 128 and 256), with GFLOP/s for both.
+512 and 1024 (--quick: 128 and 256), with GFLOP/s for both. With --native
+also a product written by hand in GLSL on the same GL implementation (C$'s
+float4 blocking; by default the configuration fastest on llvmpipe,
+--native-matmul picks another, such as the shared-memory tiled ones), the
+reference for gpupy's own tiled product.
 
 Each workload is a function of an array module `xp` written with plain
 NumPy functions; the same source runs on numpy and on gpupy. Its inputs are
@@ -53,6 +57,7 @@ product on the device, ~25 s a run).
     python benchmarks/seeds.py --placement device --eager-threshold 0   # small results too
     python benchmarks/seeds.py --only life,matmul --reps 7 --json seeds.json
     python benchmarks/seeds.py --only life,gauss5x5 --placement device --native   # against hand-written GLSL
+    python benchmarks/seeds.py --only matmul --placement device --native          # gpupy's product against one by hand
 """
 
 import argparse
@@ -494,31 +499,55 @@ def measure(name, n, reps):
     return row
 
 
+def hand_written_stencil(kind, steps):
+    """Accelerator's stencil `kind` written by hand: one image in, one out."""
+    def prepare(shader, n, inputs, **_options):
+        (image,) = inputs
+        shader.stencil_prepare(kind, n, steps)
+        return (lambda: shader.stencil_run(image)), kind
+
+    return prepare
+
+
+def hand_written_matmul(shader, n, inputs, matmul_config=None, **_options):
+    """C$'s product written by hand: A and B in, A @ B out (the configuration
+    `matmul_config`, by default the fastest measured on llvmpipe)."""
+    a, b = inputs
+    shader.matmul_prepare(n, matmul_config)
+    return (lambda: shader.matmul_run(a, b)), shader.matmul_config
+
+
 # Workloads with a hand-written GLSL version in native/distmap_glsl.cpp (the
-# comparison Accelerator made): its kind there, and its parameters.
-HAND_WRITTEN = {"life": ("life", lambda spec: 10), "gauss5x5": ("gauss5x5", lambda spec: 1)}
+# comparison Accelerator made; for C$'s product, the reference gpupy's own
+# tiled product is measured against): prepare(shader, n, inputs, **options)
+# compiles it for size n and returns (one run, the shader's name).
+HAND_WRITTEN = {"life": hand_written_stencil("life", 10), "gauss5x5": hand_written_stencil("gauss5x5", 1),
+                "matmul": hand_written_matmul}
 
 
-def measure_hand_written(row, reps):
+def measure_hand_written(row, reps, **options):
     """Adds the hand-written shader's median (upload, passes, read back, as
-    gpupy's runs are timed) to a row of a workload that has one."""
+    gpupy's runs are timed) to a row of a workload that has one; `options`
+    go to its prepare (matmul_config)."""
     import native  # builds with g++ and the EGL/GL development files at first use
 
     spec = SEEDS[row["workload"]]
-    kind, steps = HAND_WRITTEN[row["workload"]]
-    (image,) = spec.inputs(row["n"])
-    shader = native.GlslDistanceMap()
-    shader.stencil_prepare(kind, row["n"], steps(spec))
-    got = shader.stencil_run(image)  # the first run JITs
-    valid, _, problem = compare((got,), as_numpy(spec.fn(numpy, image)), *spec.tolerance(row["n"]))
+    n = row["n"]
+    inputs = spec.inputs(n)
+    run, shader_name = HAND_WRITTEN[row["workload"]](native.GlslDistanceMap(), n, inputs, **options)
+    got = run()  # the first run JITs
+    valid, _, problem = compare(as_numpy(got), as_numpy(spec.fn(numpy, *inputs)), *spec.tolerance(n))
     if not valid:
-        raise RuntimeError(f"the hand-written {kind} differs from NumPy: {problem}")
+        raise RuntimeError(f"the hand-written {shader_name} differs from NumPy: {problem}")
     times = []
     for _ in range(reps):
         start = time.perf_counter()
-        shader.stencil_run(image)
+        run()
         times.append(time.perf_counter() - start)
+    row["hand_written"] = shader_name
     row["hand_written_median"] = statistics.median(times)
+    if spec.flops:
+        row["hand_written_gflops"] = spec.flops(n) / row["hand_written_median"] / 1e9
 
 
 def ratio_text(x):
@@ -561,10 +590,13 @@ def print_report(rows, args, foreign_load):
         print("  none")
     native_rows = [r for r in rows if "hand_written_median" in r]
     if native_rows:
-        print("\n| workload | size | hand-written GLSL | gpupy | gpupy / hand-written |\n|---|---|---:|---:|---:|")
+        print("\n| workload | size | hand-written shader | hand-written GLSL | gpupy | gpupy / hand-written "
+              "| hand-written GFLOP/s | gpupy GFLOP/s |\n|---|---|---|---:|---:|---:|---:|---:|")
         for r in native_rows:
-            print(f"| {r['workload']} | {r['size']} | {fmt_time(r['hand_written_median'])} | "
-                  f"{fmt_time(r['gpupy_median'])} | {r['gpupy_median'] / r['hand_written_median']:.2f} |")
+            gflops = (f"{r['hand_written_gflops']:.2f} | {r['gpupy_gflops']:.2f}" if "hand_written_gflops" in r
+                      else " | ")
+            print(f"| {r['workload']} | {r['size']} | {r['hand_written']} | {fmt_time(r['hand_written_median'])} | "
+                  f"{fmt_time(r['gpupy_median'])} | {r['gpupy_median'] / r['hand_written_median']:.2f} | {gflops} |")
     placed = [r for r in rows if r["host_placements_by_function"]]
     if placed:
         print("\nplaced on the host (NumPy's BLAS/LAPACK by gpupy's choice, not fallbacks):")
@@ -592,6 +624,10 @@ def main(argv=None):
     parser.add_argument("--native", action="store_true",
                         help="also time the hand-written GLSL shaders of " + ", ".join(HAND_WRITTEN) +
                         " (benchmarks/native; needs g++ and the EGL/GL development files)")
+    parser.add_argument("--native-matmul", metavar="CONFIG",
+                        help="with --native: the hand-written product's configuration (a name of "
+                        "distmap_glsl.cpp's kMatmulConfigs, e.g. tiled-8x8-16x16-k8, the fastest with "
+                        "shared-memory tiles; default: the fastest measured on llvmpipe)")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(SEEDS)
@@ -607,8 +643,8 @@ def main(argv=None):
         for name in names:
             for n in SEEDS[name].sizes.chosen(args.quick, args.large):
                 row = measure(name, n, args.reps)
-                if args.native and name in HAND_WRITTEN and row.get("valid"):
-                    measure_hand_written(row, args.reps)
+                if args.native and name in HAND_WRITTEN and "failed" not in row:
+                    measure_hand_written(row, args.reps, matmul_config=args.native_matmul)
                 rows.append(row)
                 state = "FAILED" if "failed" in row else f"{row['ratio']:.2f} {'ok' if row['valid'] else 'MISMATCH'}"
                 print(f"{name} {row['size']}: {state}", file=sys.stderr, flush=True)

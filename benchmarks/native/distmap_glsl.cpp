@@ -27,8 +27,9 @@
 // afterwards (gpupy's OpenGL driver, in the same process, does the same).
 //
 // Also here: Accelerator's Life and separable 5x5 Gaussian written by hand
-// (hg_stencil_*), for benchmarks/seeds.py. And, as a floor for memory-bound
-// elementwise work: `2*a + 3*b` over
+// (hg_stencil_*), and C$'s float32 matrix product (hg_matmul_*, the
+// reference for gpupy's tiled product), for benchmarks/seeds.py. And, as a
+// floor for memory-bound elementwise work: `2*a + 3*b` over
 // n float32 with a and b resident on the device, one dispatch and the
 // readback of the result, in two layouts: "ssbo" (linear buffers) and
 // "texture" (R32F textures 4096 wide read with texelFetch, written with
@@ -38,6 +39,7 @@
 #include <EGL/eglext.h>
 #include <GL/glcorearb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -577,12 +579,425 @@ int hg_stencil_run(const void* in, void* out, char* err, int len) {
     return 0;
 }
 
+// ------------------------------------------------------------------- A @ B
+
+namespace {
+
+// C = A @ B for n x n float32 matrices written by hand, the reference for
+// gpupy's generated tiled product (benchmarks/seeds.py --native), after
+// C$'s float4 blocking: every invocation accumulates a register block of
+// 4*mq x 4*nq outputs as vec4s, reading A and B a vec4 (4 columns) at a
+// time. Two families:
+//   "tiled-": what one writes for a GPU. The work group stages A's and B's
+//       blocks for the next tk values of k in shared memory, waits at a
+//       barrier and multiplies out of shared memory (matmul_tiled_source).
+//   "direct-": no shared memory; each invocation reads its rows of A and
+//       columns of B itself (matmul_direct_source), as C$'s pixel shaders
+//       did, leaving reuse to the texture cache.
+// A and B are read from vec4 SSBOs ("ssbo"), RGBA32F 2-D textures ("tex")
+// or RGBA32F texture buffers over plain buffers ("tbo": texelFetch on a
+// 1-D index, so no 16384-texel side limit); C is written to a vec4 SSBO.
+// Rows are ld = n rounded up to 4 floats (n % 4 != 0: padded with zeros on
+// the host), so any n works: reads past the edge are clamped and replaced
+// by zeros, stores past it skipped. Accumulation in float with fma, k in
+// increasing order within each output.
+//
+// Measured on the 2-core llvmpipe machine (Mesa 22.3.6, LLVM 15, 256 bits),
+// one run = upload A and B, the dispatch, read C back (hg_matmul_run);
+// GFLOP/s as median / best of 7 runs at n = 256 and 512, of 3 at 1024, the
+// machine quiet (the medians of the short runs vary by up to 2x from run
+// to run there: the best is the steadier figure):
+//                              n = 256       512        1024
+//   direct-8x8-16x8-tbo        17.5/24.9  22.8/31.2  29.5/31.2   <- kept
+//   direct-8x4-16x8-tbo        16.7/28.0  18.2/32.1  29.7/31.4
+//   direct-8x8-8x8-tbo         18.9/29.2  19.4/33.6  25.4/27.8
+//   direct-8x8-16x16-tbo       14.6/17.9  17.0/20.8  28.8/29.3
+//   direct-8x8-8x8-tex         10.7/16.1  11.1/17.9  16.5/17.5
+//   direct-8x8-4x4-tex          7.8/8.9    8.5/10.4  10.3/10.3
+//   direct-8x8-8x8-ssbo         2.0/2.2    2.1/2.2    2.3/2.3
+//   tiled-16x16-4x4-k16         0.87/0.93  0.90/0.94  0.93/0.95
+//   tiled-8x8-8x8-k16           1.53/1.67  1.71/1.75  1.69/1.69
+//   tiled-16x16-8x8-k8          1.68/1.72  1.76/1.87  1.81/1.82
+//   tiled-64x1-16x4-k16         1.18/1.21  1.27/1.31  1.20/1.27
+//   tiled-8x8-8x8-k16-tex       1.71/1.73  1.77/1.95  1.85/1.87
+//   tiled-8x8-16x16-k8          2.96/3.02  3.15/3.30  3.01/3.22
+//   tiled-8x8-16x16-k8-tbo      3.25/3.65  3.42/3.66  3.48/3.66
+// (NumPy's BLAS on the same machine: ~75 / ~105 / ~150 GFLOP/s.)
+// Why shared memory loses here: llvmpipe runs 8 invocations as one SIMD
+// vector, and in this Mesa a load from shared memory or an SSBO is a scalar
+// loop over the 8 lanes, per component, with a branch on each lane's
+// execution mask; texelFetch is a vector gather. The tiled shaders are
+// bound by their reads from the tiles: halving the reads per fma
+// (16x16 blocks) doubles their speed, the source of the tiles (ssbo, tex,
+// tbo) hardly matters, and letting a whole group share its rows so that
+// the reads of As have constant addresses (tiled-64x1) gains nothing, as
+// this Mesa has no uniform-address path for shared loads. Reading the
+// matrices as texture buffers straight from the k loop avoids both slow
+// paths and is ~8x faster than the best tiled shader. On a GPU the tiled
+// family is the one to try first (select it with hg_matmul_configure, or
+// `seeds.py --native --native-matmul tiled-8x8-16x16-k8`).
+enum MatmulSource { kSsbo, kTexture2D, kTextureBuffer };
+
+struct MatmulConfig {
+    const char* name;
+    int lx, ly;           // work group size
+    int mq, nq;           // each invocation: 4*mq rows x 4*nq columns of C
+    int tk;               // k step of the shared tiles (a multiple of 4); 0: no shared tiles
+    MatmulSource source;  // how A and B are read
+};
+
+const MatmulConfig kMatmulConfigs[] = {
+    {"direct-8x8-16x8-tbo", 8, 8, 4, 2, 0, kTextureBuffer},
+    {"direct-8x4-16x8-tbo", 8, 4, 4, 2, 0, kTextureBuffer},
+    {"direct-8x8-8x8-tbo", 8, 8, 2, 2, 0, kTextureBuffer},
+    {"direct-8x8-16x16-tbo", 8, 8, 4, 4, 0, kTextureBuffer},
+    {"direct-8x8-8x8-tex", 8, 8, 2, 2, 0, kTexture2D},
+    {"direct-8x8-4x4-tex", 8, 8, 1, 1, 0, kTexture2D},
+    {"direct-8x8-8x8-ssbo", 8, 8, 2, 2, 0, kSsbo},
+    {"tiled-16x16-4x4-k16", 16, 16, 1, 1, 16, kSsbo},
+    {"tiled-8x8-8x8-k16", 8, 8, 2, 2, 16, kSsbo},
+    {"tiled-16x16-8x8-k8", 16, 16, 2, 2, 8, kSsbo},
+    {"tiled-64x1-16x4-k16", 64, 1, 4, 1, 16, kSsbo},
+    {"tiled-8x8-8x8-k16-tex", 8, 8, 2, 2, 16, kTexture2D},
+    {"tiled-8x8-16x16-k8", 8, 8, 4, 4, 8, kSsbo},
+    {"tiled-8x8-16x16-k8-tbo", 8, 8, 4, 4, 8, kTextureBuffer},
+};
+const int kMatmulConfigCount = static_cast<int>(sizeof kMatmulConfigs / sizeof kMatmulConfigs[0]);
+// The configuration hg_matmul_prepare compiles unless told otherwise: the
+// fastest above (direct-8x4-16x8-tbo and direct-8x8-8x8-tbo are as fast
+// within the noise; this one was the steadiest at n = 1024).
+const int kMatmulDefault = 0;
+
+struct Matmul {
+    int n = 0, ld = 0, config = -1;
+    GLuint program = 0;
+    GLuint buffers[3] = {0, 0, 0};  // A and B (SSBOs, texture buffers' storage), C
+    GLuint textures[2] = {0, 0};    // A and B (2-D textures, texture buffers)
+    GLint n_location = -1, ld4_location = -1;
+    std::vector<float> staging;     // n % 4 != 0: rows padded to ld
+};
+Matmul mm;
+int mm_choice = kMatmulDefault;
+
+void matmul_release() {
+    if (mm.program) glDeleteProgram(mm.program);
+    glDeleteBuffers(3, mm.buffers);
+    glDeleteTextures(2, mm.textures);
+    mm = Matmul{};
+}
+
+std::string str(int v) { return std::to_string(v); }
+
+// The declarations every variant shares: A and B behind a_at/b_at(row,
+// quad) (the vec4 of columns 4q..4q+3), C a vec4 SSBO.
+std::string matmul_header(const MatmulConfig& c) {
+    std::string s = "#version 450\n";
+    s += "layout(local_size_x = " + str(c.lx) + ", local_size_y = " + str(c.ly) + ") in;\n";
+    s += "uniform int u_n;\nuniform int u_ld4;\n";  // ld4: a row's length in vec4s
+    if (c.source == kSsbo) {
+        s += "layout(std430, binding = 0) readonly restrict buffer A { vec4 a[]; };\n"
+             "layout(std430, binding = 1) readonly restrict buffer B { vec4 b[]; };\n"
+             "vec4 a_at(int row, int q) { return a[row * u_ld4 + q]; }\n"
+             "vec4 b_at(int row, int q) { return b[row * u_ld4 + q]; }\n";
+    } else if (c.source == kTexture2D) {
+        s += "layout(binding = 0) uniform sampler2D u_a;\n"
+             "layout(binding = 1) uniform sampler2D u_b;\n"
+             "vec4 a_at(int row, int q) { return texelFetch(u_a, ivec2(q, row), 0); }\n"
+             "vec4 b_at(int row, int q) { return texelFetch(u_b, ivec2(q, row), 0); }\n";
+    } else {
+        s += "layout(binding = 0) uniform samplerBuffer u_a;\n"
+             "layout(binding = 1) uniform samplerBuffer u_b;\n"
+             "vec4 a_at(int row, int q) { return texelFetch(u_a, row * u_ld4 + q); }\n"
+             "vec4 b_at(int row, int q) { return texelFetch(u_b, row * u_ld4 + q); }\n";
+    }
+    s += "layout(std430, binding = 2) writeonly restrict buffer C { vec4 c[]; };\n";
+    return s;
+}
+
+// Invocation (tx, ty) of the group owns row quads ty + ly*i (i < mq) and
+// column quads tx + lx*j (j < nq) of the group's tile: accumulator accIRJ
+// is row 4*(ty + ly*I) + R, columns 4*(tx + lx*J)..+3.
+std::string acc_name(int i, int r, int j) { return "acc" + str(i) + str(r) + str(j); }
+
+std::string matmul_store(const MatmulConfig& c) {
+    std::string s;
+    for (int i = 0; i < c.mq; ++i)
+        for (int r = 0; r < 4; ++r)
+            for (int j = 0; j < c.nq; ++j) {
+                const std::string row = "row0 + 4 * (ty + " + str(c.ly * i) + ") + " + str(r);
+                const std::string q = "q0 + tx + " + str(c.lx * j);
+                s += "  if (" + row + " < u_n && " + q + " < u_ld4) c[(" + row + ") * u_ld4 + " + q + "] = " +
+                     acc_name(i, r, j) + ";\n";
+            }
+    return s;
+}
+
+// The GPU's way: shared tiles. Per k step the group copies A's 4*mq*ly x tk
+// block (transposed: As[k][quad] holds 4 rows of column k) and B's tk x
+// 4*nq*lx block into shared memory, every invocation a few vec4s, out of
+// range read as zeros (a clamped read and a select: no divergent branch);
+// then each invocation reads mq + nq vec4s per k for 4*mq*nq vec4 fma.
+// Neighbouring invocations read neighbouring vec4s of Bs (no bank
+// conflicts), invocations of one row the same vec4 of As (a broadcast).
+std::string matmul_tiled_source(const MatmulConfig& c) {
+    const int bm4 = c.mq * c.ly, bn4 = c.nq * c.lx, threads = c.lx * c.ly, tk4 = c.tk / 4;
+    std::string s = matmul_header(c);
+    s += "shared vec4 As[" + str(c.tk) + "][" + str(bm4) + "];\n";
+    s += "shared vec4 Bs[" + str(c.tk) + "][" + str(bn4) + "];\n";
+    s += "vec4 tile_read(bool inside, vec4 v) { return inside ? v : vec4(0.0); }\n";
+    s += "void main() {\n";
+    s += "  int tx = int(gl_LocalInvocationID.x), ty = int(gl_LocalInvocationID.y);\n";
+    s += "  int tid = ty * " + str(c.lx) + " + tx;\n";
+    s += "  int row0 = int(gl_WorkGroupID.y) * " + str(4 * bm4) + ";\n";
+    s += "  int q0 = int(gl_WorkGroupID.x) * " + str(bn4) + ";\n";  // the tile's first column quad
+    for (int i = 0; i < c.mq; ++i)
+        for (int r = 0; r < 4; ++r)
+            for (int j = 0; j < c.nq; ++j) s += "  vec4 " + acc_name(i, r, j) + " = vec4(0.0);\n";
+    s += "  for (int k0 = 0; k0 < u_n; k0 += " + str(c.tk) + ") {\n";
+    const int count_a = 4 * bm4 * tk4, count_b = c.tk * bn4;
+    for (int e0 = 0; e0 < count_a; e0 += threads) {
+        s += e0 + threads > count_a ? "    if (tid + " + str(e0) + " < " + str(count_a) + ") {\n" : "    {\n";
+        s += "      int e = tid + " + str(e0) + ", r = e / " + str(tk4) + ", kq = e % " + str(tk4) + ";\n";
+        s += "      int row = row0 + r, q = (k0 >> 2) + kq;\n";
+        s += "      vec4 v = tile_read(row < u_n && q < u_ld4, a_at(min(row, u_n - 1), min(q, u_ld4 - 1)));\n";
+        s += "      As[4 * kq][r >> 2][r & 3] = v.x; As[4 * kq + 1][r >> 2][r & 3] = v.y;\n";
+        s += "      As[4 * kq + 2][r >> 2][r & 3] = v.z; As[4 * kq + 3][r >> 2][r & 3] = v.w;\n";
+        s += "    }\n";
+    }
+    for (int e0 = 0; e0 < count_b; e0 += threads) {
+        s += e0 + threads > count_b ? "    if (tid + " + str(e0) + " < " + str(count_b) + ") {\n" : "    {\n";
+        s += "      int e = tid + " + str(e0) + ", kk = e / " + str(bn4) + ", p = e % " + str(bn4) + ";\n";
+        s += "      int row = k0 + kk, q = q0 + p;\n";
+        s += "      Bs[kk][p] = tile_read(row < u_n && q < u_ld4, b_at(min(row, u_n - 1), min(q, u_ld4 - 1)));\n";
+        s += "    }\n";
+    }
+    s += "    barrier();\n";
+    // k unrolled: constant addresses into the tiles (with ly == 1 the
+    // reads of As are the same for the whole group).
+    const std::string ty = c.ly > 1 ? "ty + " : "";
+    const char* comp = "xyzw";
+    for (int k = 0; k < c.tk; ++k) {
+        const std::string ks = str(k);
+        for (int i = 0; i < c.mq; ++i)
+            s += "    vec4 a" + ks + "_" + str(i) + " = As[" + ks + "][" + ty + str(c.ly * i) + "];\n";
+        for (int j = 0; j < c.nq; ++j)
+            s += "    vec4 b" + ks + "_" + str(j) + " = Bs[" + ks + "][tx + " + str(c.lx * j) + "];\n";
+        for (int i = 0; i < c.mq; ++i)
+            for (int r = 0; r < 4; ++r)
+                for (int j = 0; j < c.nq; ++j) {
+                    const std::string acc = acc_name(i, r, j);
+                    s += "    " + acc + " = fma(vec4(a" + ks + "_" + str(i) + "." + comp[r] + "), b" + ks + "_" +
+                         str(j) + ", " + acc + ");\n";
+                }
+    }
+    s += "    barrier();\n";
+    s += "  }\n";
+    s += matmul_store(c);
+    s += "}\n";
+    return s;
+}
+
+// No shared memory (C$'s float4 blocking as its pixel shaders did it): each
+// invocation reads its own 4*mq rows of A and 4*nq columns of B, 4 k at a
+// time: per step 4*mq + 4*nq vec4 reads for 16*mq*nq vec4 fma.
+std::string matmul_direct_source(const MatmulConfig& c) {
+    std::string s = matmul_header(c);
+    s += "void main() {\n";
+    s += "  int tx = int(gl_LocalInvocationID.x), ty = int(gl_LocalInvocationID.y);\n";
+    s += "  int row0 = int(gl_WorkGroupID.y) * " + str(4 * c.mq * c.ly) + ";\n";
+    s += "  int q0 = int(gl_WorkGroupID.x) * " + str(c.nq * c.lx) + ";\n";
+    // Rows and quads past the edge read clamped (their results are not
+    // stored).
+    for (int i = 0; i < c.mq; ++i)
+        for (int r = 0; r < 4; ++r) {
+            s += "  int ar" + str(i) + str(r) + " = min(row0 + 4 * (ty + " + str(c.ly * i) + ") + " + str(r) +
+                 ", u_n - 1);\n";
+            for (int j = 0; j < c.nq; ++j) s += "  vec4 " + acc_name(i, r, j) + " = vec4(0.0);\n";
+        }
+    for (int j = 0; j < c.nq; ++j) s += "  int bq" + str(j) + " = min(q0 + tx + " + str(c.lx * j) + ", u_ld4 - 1);\n";
+    s += "  for (int kq = 0; kq < u_ld4; ++kq) {\n";
+    for (int i = 0; i < c.mq; ++i)
+        for (int r = 0; r < 4; ++r) s += "    vec4 a" + str(i) + str(r) + " = a_at(ar" + str(i) + str(r) + ", kq);\n";
+    const char* comp = "xyzw";
+    for (int k = 0; k < 4; ++k) {
+        // B's rows past n (n % 4 != 0) read as zeros: A's padding is zero,
+        // but 0 * inf would not be.
+        s += "    int bk" + str(k) + " = 4 * kq + " + str(k) + ";\n";
+        for (int j = 0; j < c.nq; ++j)
+            s += "    vec4 b" + str(k) + str(j) + " = bk" + str(k) + " < u_n ? b_at(min(bk" + str(k) +
+                 ", u_n - 1), bq" + str(j) + ") : vec4(0.0);\n";
+        for (int i = 0; i < c.mq; ++i)
+            for (int r = 0; r < 4; ++r)
+                for (int j = 0; j < c.nq; ++j) {
+                    const std::string acc = acc_name(i, r, j);
+                    s += "    " + acc + " = fma(vec4(a" + str(i) + str(r) + "." + comp[k] + "), b" + str(k) +
+                         str(j) + ", " + acc + ");\n";
+                }
+    }
+    s += "  }\n";
+    s += matmul_store(c);
+    s += "}\n";
+    return s;
+}
+
+}  // namespace
+
+// The configurations measured (for benchmarks/native.py): their number, and
+// each one's name.
+int hg_matmul_configs() { return kMatmulConfigCount; }
+
+const char* hg_matmul_config_name(int index) {
+    return index >= 0 && index < kMatmulConfigCount ? kMatmulConfigs[index].name : "";
+}
+
+// The default configuration (the fastest measured here).
+int hg_matmul_default() { return kMatmulDefault; }
+
+// Chooses the configuration the next hg_matmul_prepare compiles.
+int hg_matmul_configure(int index, char* err, int len) {
+    if (index < 0 || index >= kMatmulConfigCount) {
+        set_error(err, len, "no matmul configuration " + std::to_string(index));
+        return 1;
+    }
+    mm_choice = index;
+    return 0;
+}
+
+// Compiles the product for n x n float32 matrices and allocates A, B, C.
+int hg_matmul_prepare(int n, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    matmul_release();
+    if (n < 1) {
+        set_error(err, len, "matmul of " + std::to_string(n) + "x" + std::to_string(n) + " matrices");
+        return 1;
+    }
+    const MatmulConfig& c = kMatmulConfigs[mm_choice];
+    const int ld = (n + 3) / 4 * 4;
+    GLint limit = 0;
+    if (c.source == kTexture2D) glGetIntegerv(GL_MAX_TEXTURE_SIZE, &limit);
+    if (c.source == kTextureBuffer) glGetIntegerv(GL_MAX_TEXTURE_BUFFER_SIZE, &limit);
+    const long long texels = c.source == kTexture2D ? std::max(n, ld / 4) : static_cast<long long>(n) * (ld / 4);
+    if (c.source != kSsbo && texels > limit) {
+        set_error(err, len, std::string(c.name) + ": " + std::to_string(n) + "x" + std::to_string(n) +
+                                " exceeds the texture limit " + std::to_string(limit));
+        return 1;
+    }
+    std::string error;
+    mm.program = build_compute_program(c.tk ? matmul_tiled_source(c) : matmul_direct_source(c), error);
+    if (!mm.program) {
+        set_error(err, len, std::string(c.name) + ": " + error);
+        return 1;
+    }
+    mm.n_location = glGetUniformLocation(mm.program, "u_n");
+    mm.ld4_location = glGetUniformLocation(mm.program, "u_ld4");
+    mm.config = mm_choice;
+    mm.n = n;
+    mm.ld = ld;
+    const GLsizeiptr bytes = static_cast<GLsizeiptr>(sizeof(float)) * n * ld;
+    glCreateBuffers(3, mm.buffers);
+    for (int t = 0; t < 3; ++t) {
+        if (t < 2 && c.source == kTexture2D) continue;
+        glNamedBufferStorage(mm.buffers[t], bytes, nullptr, GL_DYNAMIC_STORAGE_BIT);
+    }
+    if (c.source == kTexture2D) {
+        glCreateTextures(GL_TEXTURE_2D, 2, mm.textures);
+        for (GLuint t : mm.textures) {
+            glTextureStorage2D(t, 1, GL_RGBA32F, ld / 4, n);
+            glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+            glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        }
+    } else if (c.source == kTextureBuffer) {
+        glCreateTextures(GL_TEXTURE_BUFFER, 2, mm.textures);
+        for (int t = 0; t < 2; ++t) glTextureBuffer(mm.textures[t], GL_RGBA32F, mm.buffers[t]);
+    }
+    if (ld != n) mm.staging.assign(static_cast<size_t>(n) * ld, 0.0f);
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in matmul_prepare");
+        return 1;
+    }
+    return 0;
+}
+
+namespace {
+// a (n x n) as rows of mm.ld floats: the array itself when n is a multiple
+// of 4, else mm.staging with zeros on the right.
+const float* matmul_rows(const float* a) {
+    if (mm.ld == mm.n) return a;
+    for (int i = 0; i < mm.n; ++i) {
+        std::memcpy(mm.staging.data() + static_cast<size_t>(i) * mm.ld, a + static_cast<size_t>(i) * mm.n,
+                    sizeof(float) * mm.n);
+    }
+    return mm.staging.data();
+}
+}  // namespace
+
+// C = A @ B (n x n float32, row-major) as gpupy's runs are timed: upload A
+// and B, one dispatch, read C back.
+int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!mm.program) {
+        set_error(err, len, "matmul_run before matmul_prepare");
+        return 1;
+    }
+    const MatmulConfig& cfg = kMatmulConfigs[mm.config];
+    const int n = mm.n, ld = mm.ld;
+    const GLsizeiptr bytes = static_cast<GLsizeiptr>(sizeof(float)) * n * ld;
+    const float* src[2] = {a, b};
+    for (int t = 0; t < 2; ++t) {
+        const float* rows = matmul_rows(src[t]);
+        if (cfg.source == kTexture2D) {
+            glTextureSubImage2D(mm.textures[t], 0, 0, 0, ld / 4, n, GL_RGBA, GL_FLOAT, rows);
+        } else {
+            glNamedBufferSubData(mm.buffers[t], 0, bytes, rows);
+        }
+    }
+    glUseProgram(mm.program);
+    glUniform1i(mm.n_location, n);
+    glUniform1i(mm.ld4_location, ld / 4);
+    for (GLuint t = 0; t < 2; ++t) {
+        if (cfg.source == kSsbo) {
+            glBindBufferBase(GL_SHADER_STORAGE_BUFFER, t, mm.buffers[t]);
+        } else {
+            glBindTextureUnit(t, mm.textures[t]);
+        }
+    }
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, mm.buffers[2]);
+    const int bm = 4 * cfg.mq * cfg.ly, bn4 = cfg.nq * cfg.lx;
+    glDispatchCompute(static_cast<GLuint>((ld / 4 + bn4 - 1) / bn4), static_cast<GLuint>((n + bm - 1) / bm), 1);
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    if (ld == n) {
+        glGetNamedBufferSubData(mm.buffers[2], 0, bytes, c);
+    } else {
+        glGetNamedBufferSubData(mm.buffers[2], 0, bytes, mm.staging.data());
+        for (int i = 0; i < n; ++i) {
+            std::memcpy(c + static_cast<size_t>(i) * n, mm.staging.data() + static_cast<size_t>(i) * ld,
+                        sizeof(float) * n);
+        }
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in matmul_run");
+        return 1;
+    }
+    return 0;
+}
+
 void hg_shutdown() {
     if (g.context == EGL_NO_CONTEXT) return;
     {
         Bind bind;
         ew_release();
         stencil_release();
+        matmul_release();
         if (g.texture) glDeleteTextures(1, &g.texture);
         if (g.program) glDeleteProgram(g.program);
         g.texture = g.program = 0;
