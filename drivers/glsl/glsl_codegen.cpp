@@ -560,6 +560,7 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     if (out.tiled) {
         put(form.a_load);
         put(form.b_load);
+        put(opt.shared_tiles);
     }
     int cost = 0, const_comps = 0;
     for (int i = 0; i < ir.ninstr; ++i) {

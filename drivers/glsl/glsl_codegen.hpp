@@ -52,9 +52,12 @@ struct CodegenOptions {
     std::string debug_append;  // test hook: text appended to main()'s body
     // check_ir sees IR before the core has bound blocks to its leaves.
     bool require_blocks = true;
-    // Contractions in the tiled form where they match (driver option
-    // "tiled_products"; off, they take the generic form, for comparisons).
+    // Contractions in a tiled form where they match (driver option
+    // "tiled_products"; off, they take the generic form, for comparisons),
+    // staged through shared memory or read straight into registers
+    // (glsl_contraction.hpp says which suits which device).
     bool tiled_products = true;
+    bool shared_tiles = true;
 };
 
 // Validates `ir` (structure only) and fills `out`; returns "" or the reason.

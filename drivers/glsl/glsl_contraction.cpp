@@ -19,6 +19,48 @@ static_assert(kThreads * 4 == kContractionTile, "an invocation's outputs are one
 static_assert(kThreads * kThreads == kContractionStep * kContractionTile / 4,
               "each invocation stages one 4-vector of each panel per k step");
 
+// The form without shared memory: 8 x 8 invocations, each with 8 x 8
+// outputs -- rows i0 + ly + 8r, columns j0 + lx + 8q, so that neighbouring
+// invocations read neighbouring elements -- accumulated in registers from
+// 8 elements of A and 8 of B per k, read straight from the textures (the
+// texture cache shares them within the group). On a CPU renderer a texel
+// fetch is one vector gather while a shared-memory load runs a lane at a
+// time: measured on llvmpipe, this form is several times the speed of the
+// shared one (docs/performance.md).
+constexpr int kRegisterThreads = 8;
+constexpr int kRegisterOutputs = kContractionTile / kRegisterThreads;
+static_assert(kRegisterOutputs == 8, "an invocation's outputs are two 4-vectors per row");
+
+void register_body(std::ostringstream& s, const std::string& T, const std::string& T4) {
+    const char* comp = "xyzw";
+    for (int r = 0; r < kRegisterOutputs; ++r) {
+        s << "    int ra" << r << " = oa + min(i0 + ly + " << kRegisterThreads * r << ", n - 1) * sai;\n";
+        s << "    " << T4 << " acc" << r << "0 = " << T4 << "(u_ident), acc" << r << "1 = " << T4 << "(u_ident);\n";
+    }
+    for (int q = 0; q < kRegisterOutputs; ++q)
+        s << "    int cb" << q << " = ob + min(j0 + lx + " << kRegisterThreads * q << ", m - 1) * sbj;\n";
+    // (Rows and columns past the edge read clamped; they are not stored.)
+    s << "    for (int k = k0; k < k1; ++k) {\n";
+    s << "        int ka = k * sak, kb = k * sbk;\n";
+    for (int h = 0; h < 2; ++h) {
+        s << "        " << T4 << " b" << h << " = " << T4 << "(";
+        for (int q = 0; q < 4; ++q) s << (q ? ", " : "") << "read_b(cb" << 4 * h + q << " + kb)";
+        s << ");\n";
+    }
+    for (int r = 0; r < kRegisterOutputs; ++r) {
+        s << "        " << T << " a" << r << " = read_a(ra" << r << " + ka);\n";
+        s << "        acc" << r << "0 += a" << r << " * b0;\n";
+        s << "        acc" << r << "1 += a" << r << " * b1;\n";
+    }
+    s << "    }\n";
+    for (int r = 0; r < kRegisterOutputs; ++r) {
+        for (int q = 0; q < kRegisterOutputs; ++q) {
+            s << "    store(n, m, nchunks, b, c, i0 + ly + " << kRegisterThreads * r << ", j0 + lx + "
+              << kRegisterThreads * q << ", acc" << r << q / 4 << "." << comp[q % 4] << ");\n";
+        }
+    }
+}
+
 bool plain_strided(const gpupy_ir_instr& in) {
     return in.op == GPUPY_OP_LOAD && !(in.flags & (GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED)) && in.nblocks == 1;
 }
@@ -127,15 +169,18 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     std::ostringstream s;
     s << "#version 450 core\n";
     s << "// gpupy: tiled matrix product (glsl_contraction.hpp)\n";
-    s << "layout(local_size_x = " << kThreads << ", local_size_y = " << kThreads << ") in;\n";
+    const int side = opt.shared_tiles ? kThreads : kRegisterThreads;
+    s << "layout(local_size_x = " << side << ", local_size_y = " << side << ") in;\n";
     s << "const int W = " << opt.texture_width << ";  // block texture width\n";
     s << "layout(" << t.image_format << ", binding = 0) uniform writeonly restrict " << t.image_type << " u_dst;\n";
     s << "uniform int u_p[" << layout.total << "];\n";
     s << "uniform " << T << " u_ident;\n";
-    s << "// Panels of one k step, as 4-vectors: s_a[k][r] holds rows 4r..4r+3 of\n";
-    s << "// A's panel, s_b[k][c] columns 4c..4c+3 of B's.\n";
-    s << "shared " << T4 << " s_a[" << kContractionStep << "][" << kThreads << "];\n";
-    s << "shared " << T4 << " s_b[" << kContractionStep << "][" << kThreads << "];\n";
+    if (opt.shared_tiles) {
+        s << "// Panels of one k step, as 4-vectors: s_a[k][r] holds rows 4r..4r+3 of\n";
+        s << "// A's panel, s_b[k][c] columns 4c..4c+3 of B's.\n";
+        s << "shared " << T4 << " s_a[" << kContractionStep << "][" << kThreads << "];\n";
+        s << "shared " << T4 << " s_b[" << kContractionStep << "][" << kThreads << "];\n";
+    }
     for (const std::string& fn : fns.order) s << GlslLibrary::embedded().text(fn);
     s << readers;
     s << "void store(int n, int m, int nchunks, int b, int c, int i, int j, " << T << " value) {\n";
@@ -165,8 +210,13 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     s << "    int i0 = " << p(layout.tile) << " + int(gl_WorkGroupID.y) * " << kContractionTile << ";\n";
     s << "    int j0 = int(gl_WorkGroupID.x) * " << kContractionTile << ";\n";
     s << "    int lx = int(gl_LocalInvocationID.x), ly = int(gl_LocalInvocationID.y);\n";
-    s << "    int lid = ly * " << kThreads << " + lx;\n";
     s << "    int k0 = c * chunk, k1 = min(" << p(layout.reduce) << ", k0 + chunk);\n";
+    if (!opt.shared_tiles) {
+        register_body(s, T, T4);
+        s << "}\n";
+        return s.str();
+    }
+    s << "    int lid = ly * " << kThreads << " + lx;\n";
     // What this invocation stages: the 4-vector of A's panel at k step
     // position ka and row quad ra, and B's at column quad jb and position kb.
     s << "    int ka = lid % " << kContractionStep << ", ra = lid / " << kContractionStep << ";\n";

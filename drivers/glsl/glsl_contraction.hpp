@@ -6,13 +6,20 @@
 // with j (A[..., i, k]) and a LOAD that does not move with i
 // (B[..., k, j]), each possibly cast, folded with ADD over k in chunks.
 // The generic code gives every output its own loop over k and reads each
-// operand element n (or m) times from texture memory. This form instead
-// has a work group of 16 x 16 invocations compute a 64 x 64 tile of
-// outputs: per step of 16 k it stages a 64 x 16 panel of A and a 16 x 64
-// panel of B in shared memory, packed as 4-vectors (C$'s float4 blocking),
-// and each invocation accumulates a 4 x 4 block of outputs in registers
-// from one vec4 of A and one of B per k (register blocking). Every
-// element read from a texture then serves 64 outputs.
+// operand element n (or m) times from texture memory. The tiled forms have
+// a work group compute a 64 x 64 tile of outputs instead, each invocation
+// a block of them in registers (register blocking):
+//   shared memory (for GPUs): 16 x 16 invocations; per step of 16 k the
+//     group stages a 64 x 16 panel of A and a 16 x 64 panel of B in shared
+//     memory, packed as 4-vectors (C$'s float4 blocking), and each
+//     invocation accumulates a 4 x 4 block from one vec4 of A and one of B
+//     per k. Every element read from a texture serves 64 outputs.
+//   registers (for CPU renderers): 8 x 8 invocations, each with an 8 x 8
+//     block, reading 8 elements of A and 8 of B per k straight from the
+//     textures. llvmpipe runs a shared-memory load a lane at a time but a
+//     texel fetch as one vector gather: there this form is ~4.5x the
+//     speed of the other (docs/performance.md).
+// The driver picks the form its device suits (CodegenOptions).
 //
 // The sum for each output still runs over k in increasing order within
 // its chunk, as the IR says; the products are not marked `precise`, so a

@@ -54,6 +54,7 @@ struct Driver {
     ResourceLimits limits;
     std::string debug_append;
     bool tiled_products = true;  // set_option "tiled_products"
+    bool shared_tiles = true;    // (on a CPU renderer: registers; set at init)
     int64_t first_run_ns = 0;
     // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
     bool cpu_renderer = false;
@@ -79,6 +80,7 @@ struct Driver {
         o.caps = caps;
         o.debug_append = debug_append;
         o.tiled_products = tiled_products;
+        o.shared_tiles = shared_tiles;
         return o;
     }
 };
@@ -157,6 +159,9 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
+            // A CPU renderer loads shared memory a lane at a time: its
+            // products read their operands straight into registers.
+            d->shared_tiles = !d->cpu_renderer;
             int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -491,8 +496,12 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     if (k == "tiled_products") {
-        if (v != "0" && v != "1" && !is_default(value)) return fail("expected 0, 1 or 'default'");
-        d->tiled_products = v != "0";
+        // 1 / default: the form the device suits (shared memory on a GPU,
+        // registers on a CPU renderer); or one of them by name; 0: none.
+        if (v == "0") d->tiled_products = false;
+        else if (v == "1" || is_default(value)) d->tiled_products = true, d->shared_tiles = !d->cpu_renderer;
+        else if (v == "shared" || v == "registers") d->tiled_products = true, d->shared_tiles = v == "shared";
+        else return fail("expected 0, 1, shared, registers or 'default'");
         return GPUPY_OK;
     }
     const ResourceLimits gl = d->gl_limits();

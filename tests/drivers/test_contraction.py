@@ -155,10 +155,34 @@ def test_contraction_of_transposed_and_reversed_views(driver):
     assert_within_sum_bound(got, exact, magnitude, k, np.float32)
 
 
+@pytest.fixture(params=["default", "shared", "registers"])
+def tiled_form(request, opengl):
+    """The OpenGL driver computing contractions in each tiled form: the one
+    the device suits, staged through shared memory, read into registers."""
+    assert opengl.set_option("tiled_products", request.param) == OK
+    try:
+        yield request.param
+    finally:
+        opengl.set_option("tiled_products", "default")
+
+
+@pytest.mark.parametrize("batch, n, m, k, chunk", CASES)
+def test_each_tiled_form_on_opengl(opengl, tiled_form, batch, n, m, k, chunk):
+    test_contraction_matches_the_exact_product(opengl, batch, n, m, k, chunk, (F32, F64, F64), True)
+    test_contraction_matches_the_exact_product(opengl, batch, n, m, k, chunk, (F32, F32, F32), False)
+
+
+def test_output_range_and_views_in_each_tiled_form(opengl, tiled_form):
+    for start, count in ((0, 1), (70, 200), (5 * 130 + 7, 3)):
+        test_contraction_output_range(opengl, start, count)
+    test_contraction_of_transposed_and_reversed_views(opengl)
+
+
 def test_opengl_computes_products_in_the_tiled_form(opengl, monkeypatch, tmp_path):
-    """The generated program of a contraction is the tiled one; with the
-    option off (or for a body that is not a plain product) the generic one,
-    with the same values within the bound."""
+    """The generated program of a contraction is a tiled one -- the form the
+    device suits by default (registers on a CPU renderer, shared memory on a
+    GPU), or the one asked for; with the option off the generic one, with
+    the same values within the bound."""
     monkeypatch.setenv("GPUPY_GL_DUMP_SHADERS", str(tmp_path))
     n, m, k = 70, 66, 40
     rng = np.random.default_rng(5)
@@ -168,7 +192,7 @@ def test_opengl_computes_products_in_the_tiled_form(opengl, monkeypatch, tmp_pat
     results, sources = {}, {}
     try:
         assert opengl.set_option("debug_glsl_append", f"// {tmp_path.name}") == OK
-        for tiled in ("1", "0"):
+        for tiled in ("shared", "registers", "0"):
             assert opengl.set_option("tiled_products", tiled) == OK
             before = set(tmp_path.iterdir())
             ir = contraction_ir(a_blk, F32, (0, [k, 0, 1]), b_blk, F32, (0, [0, 1, m]), (n, m, k), F32)
@@ -186,9 +210,26 @@ def test_opengl_computes_products_in_the_tiled_form(opengl, monkeypatch, tmp_pat
         opengl.set_option("debug_glsl_append", "")
         opengl.free(a_blk)
         opengl.free(b_blk)
-    assert "tiled matrix product" in sources["1"] and "shared" in sources["1"]
+    assert "tiled matrix product" in sources["shared"] and "shared " + "vec4" in sources["shared"]
+    assert "tiled matrix product" in sources["registers"] and "shared " not in sources["registers"]
     assert "tiled matrix product" not in sources["0"]
     exact, magnitude = exact_products(a.astype(np.float64), b.astype(np.float64))
-    for tiled in ("1", "0"):
+    for tiled in results:
         assert_within_sum_bound(results[tiled], exact, magnitude, k, np.float32)
     assert opengl.set_option("tiled_products", "2") != OK
+    cpu = opengl.describe().get("cpu_renderer") == "yes"
+    assert opengl.set_option("tiled_products", "default") == OK
+    before = set(tmp_path.iterdir())
+    opengl.set_option("debug_glsl_append", f"// {tmp_path.name} default")
+    try:
+        a_blk, b_blk = opengl.upload(a.ravel()), opengl.upload(b.ravel())
+        dst = opengl.alloc(F32, n * m)
+        ir = contraction_ir(a_blk, F32, (0, [k, 0, 1]), b_blk, F32, (0, [0, 1, m]), (n, m, k), F32)
+        opengl.eval(ir.build(reduce_op=OP["ADD"], reduce_mode=REDUCE_CHUNKS, reduce_ndim=1, reduce_chunk=k,
+                             count=n * m), dst)
+        for blk in (a_blk, b_blk, dst):
+            opengl.free(blk)
+    finally:
+        opengl.set_option("debug_glsl_append", "")
+    (new,) = set(tmp_path.iterdir()) - before
+    assert ("shared " in new.read_text()) != cpu, "the default form is the one the device suits"
