@@ -511,6 +511,107 @@ def add_at(a, indices, b):
     return True
 
 
+def _cycled(values, count):
+    """The first `count` elements of 1-D `values` repeated (NumPy's put,
+    place and putmask repeat a short value array)."""
+    n = values.size
+    if n == count:
+        return values
+    return _read_at(values, function("arange")(count, dtype=np.int64) % n)
+
+
+def _flat_key(a, positions):
+    """The index arrays that reach a's elements at flat C-order `positions`."""
+    key, rest = [], positions
+    for size in reversed(a.shape[1:]):
+        key.insert(0, rest % size)
+        rest = rest // size
+    return tuple([rest] + key)
+
+
+@implements(np.put)
+def put(a, ind, v, mode="raise"):
+    """numpy.put: a.flat[ind] = v, v repeated to the length of ind, the
+    last write to an element winning -- an integer-array assignment on the
+    device (placed like the others). NumPy's modes: raise (negative indices
+    count from the end; out of range is NumPy's IndexError), wrap, clip."""
+    if mode not in ("raise", "wrap", "clip") or not isinstance(a, GpuArray) or not a.flags.writeable:
+        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="a mode, an array or a target it does not take")
+    index = _as_gpu(ind)
+    values = _as_gpu(v)
+    if not (isinstance(index, GpuArray) and index.dtype.kind in "biuf" and isinstance(values, GpuArray)):
+        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="indices or values gpupy cannot hold")
+    index = index.reshape(-1).astype(np.int64)
+    values = values.reshape(-1).astype(a.dtype)
+    if index.size == 0 or values.size == 0:
+        return None
+    n = a.size
+    if n == 0:
+        raise IndexError("cannot replace elements of an empty array")
+    if mode == "raise":
+        bad = (index < -n) | (index >= n)
+        if bool(bad.any()):
+            first = int(_read_at(index, function("argmax")(bad).reshape(1))[0])
+            raise IndexError(f"index {first} is out of bounds for axis 0 with size {n}")
+        index = function("where")(index < 0, index + n, index)
+    elif mode == "wrap":
+        index = index % n
+    else:
+        index = function("clip")(index, 0, n - 1)
+    values = _cycled(values, index.size)
+    if a.ndim == 0:
+        a[...] = values[-1]
+        return None
+    a[_flat_key(a, index)] = values
+    return None
+
+
+def _same_size_mask(name, a, mask):
+    m = _as_gpu(mask)
+    if not isinstance(m, GpuArray):
+        return None
+    if m.size != a.size:
+        raise ValueError(f"{name}: mask and data must be the same size")
+    return m.astype(np.bool_).reshape(a.shape)
+
+
+@implements(np.place)
+def place(arr, mask, vals):
+    """numpy.place: the masked elements of arr, in order, take vals
+    repeated -- a mask assignment on the device (the values gathered by
+    rank)."""
+    if not isinstance(arr, GpuArray) or not arr.flags.writeable:
+        return call_numpy("place", (arr, mask, vals), {}, reason="an array or a target it does not take")
+    m = _same_size_mask("place", arr, mask)
+    values = _as_gpu(vals)
+    if m is None or not isinstance(values, GpuArray):
+        return call_numpy("place", (arr, mask, vals), {}, reason="a mask or values gpupy cannot hold")
+    count = int(m.sum())
+    if count == 0:
+        return None
+    if values.size == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    arr[m] = _cycled(values.reshape(-1).astype(arr.dtype), count)
+    return None
+
+
+@implements(np.putmask)
+def putmask(a, mask, values):
+    """numpy.putmask: a.flat[n] = values.flat[n % len(values)] where the
+    mask is true -- one fused select on the device."""
+    if not isinstance(a, GpuArray) or not a.flags.writeable:
+        return call_numpy("putmask", (a, mask, values), {}, reason="an array or a target it does not take")
+    m = _same_size_mask("putmask", a, mask)
+    v = _as_gpu(values)
+    if m is None or not isinstance(v, GpuArray):
+        return call_numpy("putmask", (a, mask, values), {}, reason="a mask or values gpupy cannot hold")
+    if v.size == 0:
+        return None
+    v = _cycled(v.reshape(-1).astype(a.dtype), a.size).reshape(a.shape)
+    a[...] = function("where")(m, v, a)
+    return None
+
+
 @implements(np.bincount)
 def bincount(x, weights=None, minlength=0):
     g = _as_gpu(x)

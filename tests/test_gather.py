@@ -6,6 +6,8 @@ relatives and searchsorted are a prefix sum and a binary search of gathers; an
 assignment through a boolean mask is a select.
 NumPy is the oracle for values, shapes, dtypes and IndexError messages, on
 both drivers, over views, empty and multi-block arrays."""
+import re
+
 import numpy as np
 import pytest
 
@@ -352,6 +354,66 @@ def test_integer_assignment_out_of_range_raises_and_writes_nothing(gpu, placemen
     with pytest.raises(IndexError):
         g[gp.asarray(np.array([0, 5]))] = 1.0
     gpu.assert_same(g, np.arange(5.0))
+
+
+# --- put, place and putmask: values repeated into positions, masks -------------------------------
+
+A12 = np.arange(12.0).reshape(3, 4)
+PUT_CASES = {
+    "repeats_last_wins": (lambda m, x: m.put(x, [0, 5, -1, 5], [9, 8, 7, 6])),
+    "short_values": (lambda m, x: m.put(x, [1, 2, 3], [9])),
+    "float_indices": (lambda m, x: m.put(x, [1.7, 2], [9, 3])),
+    "wrap": (lambda m, x: m.put(x, [20, -15], [9, 8], mode="wrap")),
+    "clip": (lambda m, x: m.put(x, [20, -15], [9, 8], mode="clip")),
+    "no_values": (lambda m, x: m.put(x, [1], [])),
+    "transposed_view": (lambda m, x: m.put(x.T, [0, 1, 2], [5, 6, 7])),
+    "method": (lambda m, x: x.put([0, 1], [5, 6])),
+    "place": (lambda m, x: m.place(x, x > 4, [1, 2, 3])),
+    "place_nothing": (lambda m, x: m.place(x, x > 40, [])),
+    "putmask": (lambda m, x: m.putmask(x, x > 4, [1, 2, 3])),
+    "putmask_no_values": (lambda m, x: m.putmask(x, x > 4, [])),
+    "putmask_reversed": (lambda m, x: m.putmask(x[:, ::-1], (x > 4)[:, ::-1], np.arange(12.0))),
+}
+
+
+@pytest.mark.parametrize("name", list(PUT_CASES))
+def test_put_place_putmask(gpu, placement, name):
+    want, got = A12.copy(), gp.asarray(A12)
+    gp.reset_stats()
+    assert PUT_CASES[name](np, want) is None and PUT_CASES[name](gp, got) is None
+    gpu.assert_same(got, want)
+    assert gp.stats()["fallbacks"] == 0
+
+
+PUT_ERRORS = {
+    "put_out_of_range": (lambda m, x: m.put(x, [20], [9])),
+    "put_negative_out_of_range": (lambda m, x: m.put(x, [-13], [9])),
+    "put_into_empty": (lambda m, x: m.put(x[:0], [0], [1])),
+    "place_empty_values": (lambda m, x: m.place(x, x > 4, [])),
+    "place_mask_size": (lambda m, x: m.place(x, [True, False], [1])),
+    "putmask_mask_size": (lambda m, x: m.putmask(x, [True], [1])),
+}
+
+
+@pytest.mark.parametrize("name", list(PUT_ERRORS))
+def test_put_place_putmask_errors_are_numpys(gpu, name):
+    want, got = A12.copy(), gp.asarray(A12)
+    with pytest.raises(Exception) as expected:
+        PUT_ERRORS[name](np, want)
+    with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+        PUT_ERRORS[name](gp, got)
+    gpu.assert_same(got, A12)  # nothing written
+
+
+def test_put_of_a_zero_d_array_and_casts(gpu):
+    got, want = gp.asarray(np.array(3.0)), np.array(3.0)
+    np.put(want, [0], [5])
+    gp.put(got, [0], [5])
+    gpu.assert_same(got, want)
+    got, want = gp.asarray(np.arange(4)), np.arange(4)
+    np.put(want, [0, 1], [1.5, 2.5])  # (values cast to the array's dtype, unsafely, as NumPy)
+    gp.put(got, gp.asarray(np.array([0, 1])), gp.asarray(np.array([1.5, 2.5])))
+    gpu.assert_same(got, want)
 
 
 # --- add.at and bincount: sums of integers by sorted writes ----------------------------------------
