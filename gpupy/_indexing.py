@@ -543,11 +543,13 @@ def put(a, ind, v, mode="raise"):
         return call_numpy("put", (a, ind, v), dict(mode=mode), reason="indices or values gpupy cannot hold")
     index = index.reshape(-1).astype(np.int64)
     values = values.reshape(-1).astype(a.dtype)
-    if index.size == 0 or values.size == 0:
-        return None
     n = a.size
-    if n == 0:
+    if index.size == 0:
+        return None
+    if n == 0:  # (NumPy checks this before the values)
         raise IndexError("cannot replace elements of an empty array")
+    if values.size == 0:
+        return None
     if mode == "raise":
         bad = (index < -n) | (index >= n)
         if bool(bad.any()):

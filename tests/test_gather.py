@@ -389,6 +389,7 @@ PUT_ERRORS = {
     "put_out_of_range": (lambda m, x: m.put(x, [20], [9])),
     "put_negative_out_of_range": (lambda m, x: m.put(x, [-13], [9])),
     "put_into_empty": (lambda m, x: m.put(x[:0], [0], [1])),
+    "put_no_values_into_empty": (lambda m, x: m.put(x[:0], [0], [])),
     "place_empty_values": (lambda m, x: m.place(x, x > 4, [])),
     "place_mask_size": (lambda m, x: m.place(x, [True, False], [1])),
     "putmask_mask_size": (lambda m, x: m.putmask(x, [True], [1])),

@@ -192,6 +192,8 @@ void register_runtime(py::module_& m) {
         for (py::handle a : arrays) nodes.push_back(a.cast<GpuArray>().node());
         mark_needed_together(nodes);
     }, "Marks the results of one call (divmod's, modf's) to be evaluated in one pass where they can be.");
+    m.def("set_sibling_min_elements", &set_recent_min_elements,
+          "The least size of an expression evaluated with others in one pass (tests lower it); returns the previous.");
     m.def("reset_stats", &reset_stats);
     m.def("set_host_evaluation_hook", &install_host_evaluation_hook);
     m.def("set_refuse_host_evaluation", [](bool refuse) { Runtime::get().refuse_host_evaluation = refuse; });

@@ -503,8 +503,8 @@ class Program:
         self.step(how, lambda: getattr(np, name)(s.ref, **kwargs), lambda: getattr(gp, name)(s.got, **kwargs), **kw)
 
     def misc(self):
-        kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack", "roll", "pad"]),
-                         "misc kind")
+        kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack", "roll", "pad", "divmod",
+                                          "modf", "putmask", "put", "einsum"]), "misc kind")
         a = self.pick("misc operand")
         if a is None:
             return
@@ -538,8 +538,77 @@ class Program:
                               "pad width")
             self.step(f"x{len(self.slots)} = pad(x{i}, {width}, mode={mode!r})",
                       lambda: np.pad(a.ref, width, mode=mode), lambda: gp.pad(a.got, width, mode=mode))
+        elif kind in ("divmod", "modf"):
+            self.pair(kind, a)
+        elif kind in ("putmask", "put"):
+            self.put_values(kind, a)
+        elif kind == "einsum":
+            self.einsum(a)
         else:
             self.step(f"x{len(self.slots)} = x{i}.copy()", lambda: a.ref.copy(), lambda: a.got.copy())
+
+    def pair(self, kind, a):
+        """divmod(a, y) or modf(a): two results of one call (evaluated in
+        one pass), each a slot."""
+        i = self.slots.index(a)
+        if kind == "divmod":
+            if a.ref.dtype == np.bool_ or a.ref.dtype.kind == "c":
+                return
+            ref_y, got_y, text = self._operand("divisor")
+            how = f"x{len(self.slots)}, x{len(self.slots) + 1} = divmod(x{i}, {text})"
+            ref_fn, got_fn = (lambda: divmod(a.ref, ref_y)), (lambda: divmod(a.got, got_y))
+        else:
+            if a.ref.dtype == np.bool_:
+                return
+            how = f"x{len(self.slots)}, x{len(self.slots) + 1} = modf(x{i})"
+            ref_fn, got_fn = (lambda: np.modf(a.ref)), (lambda: gp.modf(a.got))
+        self.log.append(how)
+        ref, got, raised = _run_both(ref_fn, got_fn)
+        if raised is not None or not isinstance(ref, tuple):
+            return
+        for r, g in zip(ref, got):
+            if isinstance(r, np.ndarray):
+                self.add(r, g, how)
+            else:
+                self.add(np.array(r), gp.array(g), how)
+
+    def put_values(self, kind, a):
+        """putmask(a, a > c, values) or put(a, positions, values): values
+        repeated into positions, written in place."""
+        if not a.ref.flags.writeable or a.ref.dtype.kind == "c":
+            return
+        i = self.slots.index(a)
+        values = draw_values(self.data, a.ref.dtype, (self.draw(st.integers(0, 5), "value count"),))
+        if kind == "putmask":
+            mask = self.draw(st.lists(st.booleans(), min_size=a.ref.size, max_size=a.ref.size), "mask")
+            m = np.array(mask, bool).reshape(a.ref.shape)
+            how = f"putmask(x{i}, {mask}, {values.tolist()})"
+            ref_fn = lambda: np.putmask(a.ref, m, values)  # noqa: E731
+            got_fn = lambda: gp.putmask(a.got, gp.asarray(m), gp.asarray(values))  # noqa: E731
+        else:
+            mode = self.draw(st.sampled_from(["raise", "wrap", "clip"]), "put mode")
+            positions = self.draw(st.lists(st.integers(-2 * a.ref.size - 1, 2 * a.ref.size + 1), max_size=6),
+                                  "put positions")
+            how = f"put(x{i}, {positions}, {values.tolist()}, mode={mode!r})"
+            ref_fn = lambda: np.put(a.ref, positions, values, mode=mode)  # noqa: E731
+            got_fn = lambda: gp.put(a.got, gp.asarray(np.array(positions, np.int64)), gp.asarray(values), mode=mode)  # noqa: E731
+        self.log.append(how)
+        _run_both(ref_fn, got_fn)
+
+    def einsum(self, a):
+        """A contraction of a with another operand over their last and first
+        dimensions (a matrix product on the device when placed there)."""
+        b = self.pick("einsum operand", lambda s: s.ref.ndim >= 1)
+        if a.ref.ndim < 1 or b is None or a.ref.dtype.kind != "f" or b.ref.dtype.kind != "f":
+            return
+        i, j = self.slots.index(a), self.slots.index(b)
+        left, right = "abcd"[:a.ref.ndim], "wxyz"[:b.ref.ndim]
+        right = left[-1] + right[1:]
+        subscripts = f"{left},{right}"
+        k = a.ref.shape[-1]
+        self.step(f"x{len(self.slots)} = einsum({subscripts!r}, x{i}, x{j})",
+                  lambda: np.einsum(subscripts, a.ref, b.ref), lambda: gp.einsum(subscripts, a.got, b.got),
+                  exact=False, bound=_product_bound(a.ref, b.ref, k))
 
     def observe(self):
         if not self.slots:
@@ -564,6 +633,19 @@ class Program:
 
     def report(self):
         return "\n".join(self.log)
+
+
+def _product_bound(a, b, k):
+    """What a contraction of k products summed in another order (and maybe
+    fused) may differ by: (k + 2) u of the largest sum of |terms|, with
+    margin; infinite inputs are not compared by value (any order decides)."""
+    with np.errstate(all="ignore"):
+        dtype = np.result_type(a.dtype, b.dtype)
+        info = np.finfo(dtype)
+        magnitude = float(np.max(np.abs(a), initial=0.0)) * float(np.max(np.abs(b), initial=0.0)) * max(k, 1)
+        if not (np.isfinite(a).all() and np.isfinite(b).all()) or magnitude > float(info.max) / 4:
+            return float("nan")  # a partial sum may overflow in one order and not in another
+        return 2 * (k + 2) * float(info.eps) * magnitude + float(info.tiny)
 
 
 def _sum_bound(name, x, axis, keep):

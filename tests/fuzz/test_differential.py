@@ -15,9 +15,11 @@ import gpupy as gp
 from programs import Mismatch, Program
 
 SETTINGS = {
-    "defaults": {},
-    "tiny-cache": {"block_size": 7, "cache_bytes": 256},
-    "one-op": {"max_ops": 1},
+    # Siblings (several outputs per evaluation) from one element on: the
+    # programs' small arrays meet them as large ones do.
+    "defaults": {"siblings_from": 1},
+    "tiny-cache": {"block_size": 7, "cache_bytes": 256, "siblings_from": 1},
+    "one-op": {"max_ops": 1, "siblings_from": 1},
     # The library's own placement: small work on host values in NumPy at
     # once, small evaluations on the host engine (the fixture turns both off).
     "placed": {"eager": 1024, "host": None},
@@ -37,9 +39,19 @@ def apply(gpu, name):
         gp.set_host_threshold(s["host"])
 
 
+@pytest.fixture
+def siblings_default():
+    previous = gp._core.set_sibling_min_elements(1 << 14)
+    gp._core.set_sibling_min_elements(previous)
+    yield
+    gp._core.set_sibling_min_elements(previous)
+
+
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
-def test_programs_agree_with_numpy(gpu, silent_fallback, setting):
+def test_programs_agree_with_numpy(gpu, silent_fallback, siblings_default, setting):
     apply(gpu, setting)
+    if "siblings_from" in SETTINGS[setting]:
+        gp._core.set_sibling_min_elements(SETTINGS[setting]["siblings_from"])
 
     ran = [0]
 

@@ -117,7 +117,7 @@ NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::
     Node* n = new_expression(op, dtype, shape, std::move(key));
     n->children_ = std::move(children);
     NodeRef made = intern(n);
-    if (n->size_ >= kRecentMinElements) note_recent(n);
+    if (n->size_ >= recent_min_elements()) note_recent(n);
     return made;
 }
 

@@ -8,6 +8,8 @@ namespace gpupy {
 
 namespace {
 
+int64_t g_min_elements = kRecentMinElements;
+
 std::vector<Node*>& list() {
     static auto* nodes = new std::vector<Node*>();  // leaked: nodes may die during static destruction
     return *nodes;
@@ -33,6 +35,14 @@ void forget_recent(Node* n) {
 }
 
 const std::vector<Node*>& recent_nodes() { return list(); }
+
+int64_t recent_min_elements() { return g_min_elements; }
+
+int64_t set_recent_min_elements(int64_t n) {
+    const int64_t previous = g_min_elements;
+    g_min_elements = n < 1 ? 1 : n;
+    return previous;
+}
 
 void mark_needed_together(const std::vector<Node*>& nodes) {
     static uint64_t next = 0;

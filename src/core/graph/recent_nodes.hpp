@@ -13,10 +13,15 @@ namespace gpupy {
 
 class Node;
 
-// How many nodes the list keeps, and the least size worth a place in it
-// (below it a second pass costs less than looking for partners).
+// How many nodes the list keeps, and the least size worth a place in it by
+// default (below it a second pass costs less than looking for partners).
 constexpr size_t kRecentNodes = 16;
 constexpr int64_t kRecentMinElements = int64_t{1} << 14;
+
+// The least size now (tests lower it, so that small programs meet
+// siblings); set returns the previous one.
+int64_t recent_min_elements();
+int64_t set_recent_min_elements(int64_t n);
 
 void note_recent(Node* n);
 void forget_recent(Node* n);

@@ -104,7 +104,7 @@ void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int
 void add_siblings(const PlanContext& ctx, BlockPlan& plan) {
     const Node* x = plan.root.node.get();
     if (plan.parts.size() != 1 || recent_nodes().size() < 2 || x->kind() != NodeKind::Expression ||
-        x->size() < kRecentMinElements || !is_identity_view(plan.root.geom, x->shape()))
+        x->size() < recent_min_elements() || !is_identity_view(plan.root.geom, x->shape()))
         return;
     PartPlan& part = plan.parts.front();
     Pass& root = part.passes.back();
