@@ -479,12 +479,73 @@ def _segment_totals(written, addends, length):
     return function("where")(end > first, upto - before, 0)
 
 
+# ufunc.at applies its writes to an element one after another, in the order
+# written: an element written more often than this takes that many fused
+# steps, beyond which NumPy's loop is the better way.
+_MAX_REPEATS_IN_ORDER = 64
+
+
+def ufunc_at(ufunc, a, indices, b):
+    """numpy.<ufunc>.at(a, indices, b) for a binary device ufunc: NumPy
+    applies the writes to an element one after another in the order
+    written, rounding (and casting back to a's dtype) after each. On the
+    device: the writes sorted stably by position; round r applies, to every
+    element written more than r times, its r-th write -- so each element
+    sees its writes in NumPy's order and rounds as NumPy does. Integer and
+    boolean add.at is one sum instead (add_at). True if done; False leaves
+    it to NumPy (another form, or an element written more than
+    _MAX_REPEATS_IN_ORDER times)."""
+    if ufunc.__name__ == "add" and add_at(a, indices, b):
+        return True
+    if not isinstance(a, GpuArray) or not a.flags.writeable or a.dtype.kind not in "biuf":
+        return False
+    # A Python number is weak (NEP 50): it takes a's dtype, as in NumPy.
+    operands = _as_gpu(stored_as(b, a.dtype) if type(b) in (bool, int, float) else b)
+    if not isinstance(operands, GpuArray) or operands.dtype.kind not in "biuf":
+        return False
+    try:
+        loop = np.dtype(ufunc._np.resolve_dtypes((a.dtype, operands.dtype, None))[2])
+    except (TypeError, ValueError):  # no loop, or a cast NumPy refuses: NumPy's error
+        return False
+    if not np.can_cast(loop, a.dtype, "same_kind"):
+        return False
+    target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
+    if target is None:
+        return False
+    target.check_bounds()
+    if data_dependent_shapes_on_host():
+        run_on_host(ufunc.__name__ + ".at", ufunc._np.at, (a, indices, b), {})
+        return True
+    v = target.view
+    np.broadcast_shapes(operands.shape, target.shape)  # (NumPy's ValueError)
+    if 0 in target.shape:
+        return True
+    written = target.written_positions()
+    order = function("argsort")(written, kind="stable")
+    ordered = _read_at(written, order)
+    values = _read_at(function("broadcast_to")(operands, target.shape).reshape(-1), order)
+    element = function("arange")(v.size, dtype=np.int64)
+    first = _binary_search(ordered, element, "left")
+    count = _binary_search(ordered, element, "right") - first
+    repeats = int(count.max())
+    if repeats > _MAX_REPEATS_IN_ORDER:
+        return False
+    current = v.reshape(-1)
+    last = ordered.size - 1
+    for r in range(repeats):
+        w = _read_at(values, function("minimum")(first + r, last))
+        step = ufunc(current.astype(loop), w.astype(loop)).astype(a.dtype)
+        current = function("where")(count > r, step, current)
+    v[...] = current.reshape(v.shape)
+    return True
+
+
 def add_at(a, indices, b):
     """numpy.add.at(a, indices, b) for integer and boolean arrays: each
     element's total of the values added to it (sums of integers wrap as
     NumPy's repeated additions do; for booleans, whether any was true).
-    True if done; False for what NumPy does (floats add in the order
-    written, which sums of a prefix sum cannot reproduce)."""
+    True if done; False for other dtypes (floats add in the order written,
+    which sums of a prefix sum cannot reproduce: ufunc_at)."""
     if not isinstance(a, GpuArray) or a.dtype.kind not in "biu" or not a.flags.writeable:
         return False
     addends = _as_gpu(b)
@@ -648,6 +709,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 hooks["gather"] = gather
-hooks["add_at"] = add_at
+hooks["ufunc_at"] = ufunc_at
 hooks["scatter"] = scatter
 hooks["read_at"] = _read_at

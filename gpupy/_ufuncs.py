@@ -94,8 +94,8 @@ class ufunc(_core.ufunc_base):
         return call_numpy(self.__name__ + ".reduceat", args, kwargs, func=self._np.reduceat)
 
     def at(self, *args, **kwargs):
-        if not kwargs and len(args) == 3 and self.__name__ == "add":
-            if hooks["add_at"](*args):  # integer sums on the device (gpupy/_indexing.py)
+        if not kwargs and len(args) == 3 and self._nin == 2:
+            if hooks["ufunc_at"](self, *args):  # on the device (gpupy/_indexing.py)
                 return None
         return call_numpy(self.__name__ + ".at", args, kwargs, func=self._np.at)
 

@@ -436,14 +436,64 @@ def test_add_at_of_integers(gpu, placement, dtype):
     assert gp.stats()["fallbacks"] == 0
 
 
-def test_add_at_of_floats_stays_numpys(gpu, silent_fallback):
-    # NumPy adds in the order written; a prefix sum would round differently.
-    want, got = np.zeros(3), gp.zeros(3)
-    np.add.at(want, [0, 0, 2], [0.1, 0.2, 0.3])
+UFUNC_AT_CASES = [("add", np.float64, np.float64), ("add", np.float32, np.float64), ("add", np.float32, np.float32),
+                  ("multiply", np.float64, np.float64), ("maximum", np.float32, np.float32),
+                  ("fmin", np.float64, np.float64), ("subtract", np.float64, np.int32),
+                  ("minimum", np.int32, np.int32), ("bitwise_or", np.int32, np.int32)]
+
+
+@pytest.mark.parametrize("name, a_dtype, b_dtype", UFUNC_AT_CASES)
+def test_ufunc_at_in_the_order_written(gpu, placement, name, a_dtype, b_dtype):
+    """Each element sees its writes one after another in the order
+    written, rounded (and cast back) after each: NumPy's values to the bit,
+    NaNs and repeated indices included."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal(20) * 10).astype(a_dtype)
+    indices = rng.integers(-20, 20, 100)
+    b = (rng.standard_normal(100) * 3).astype(b_dtype)
+    if np.dtype(b_dtype).kind == "f":
+        b[::17] = np.nan
+    want, got = a.copy(), gp.asarray(a)
+    with np.errstate(all="ignore"):
+        getattr(np, name).at(want, indices, b)
     gp.reset_stats()
-    np.add.at(got, gp.asarray(np.array([0, 0, 2])), gp.asarray(np.array([0.1, 0.2, 0.3])))
-    gpu.assert_same(got, want)
-    assert gp.stats()["fallbacks_by_function"] == {"add.at": 1}
+    with np.errstate(all="ignore"):  # (placed on the host, it is NumPy's loop, which warns of NaN)
+        assert getattr(gp, name).at(got, gp.asarray(indices), gp.asarray(b)) is None
+    assert np.asarray(got).tobytes() == want.tobytes()
+    assert gp.stats()["fallbacks"] == 0
+
+
+def test_ufunc_at_forms(gpu):
+    # A Python number takes the array's dtype (NEP 50), as in NumPy; a 2-D
+    # target through a tuple of index arrays.
+    want, got = np.ones(5, np.float32), gp.ones(5, np.float32)
+    np.add.at(want, [0, 0, 1], 0.1)
+    gp.add.at(got, gp.asarray(np.array([0, 0, 1])), 0.1)
+    assert np.asarray(got).tobytes() == want.tobytes()
+    want, got = np.zeros((3, 4)), gp.zeros((3, 4))
+    rows, cols = np.array([0, 2, 0, 0]), np.array([1, 3, 1, 1])
+    np.multiply.at(want + 0, (rows, cols), 2.0)
+    np.add.at(want, (rows, cols), [0.1, 0.2, 0.3, 0.4])
+    gp.add.at(got, (gp.asarray(rows), gp.asarray(cols)), gp.asarray(np.array([0.1, 0.2, 0.3, 0.4])))
+    assert np.asarray(got).tobytes() == want.tobytes()
+    with pytest.raises(IndexError):
+        gp.add.at(gp.zeros(3), gp.asarray(np.array([3])), 1.0)
+
+
+def test_ufunc_at_with_many_repeats_is_numpys(gpu, silent_fallback):
+    # An element written more than _MAX_REPEATS_IN_ORDER times: NumPy's
+    # loop, even with the device forced.
+    previous = gp.set_placement("device")
+    try:
+        want, got = np.zeros(3), gp.zeros(3)
+        indices = np.zeros(100, np.int64)
+        np.add.at(want, indices, np.full(100, 0.1))
+        gp.reset_stats()
+        np.add.at(got, gp.asarray(indices), gp.asarray(np.full(100, 0.1)))
+        gpu.assert_same(got, want)
+        assert gp.stats()["fallbacks_by_function"] == {"add.at": 1}
+    finally:
+        gp.set_placement(previous)
 
 
 @pytest.mark.parametrize("n", [1, 10, 1000])
