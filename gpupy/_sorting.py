@@ -1,5 +1,7 @@
 """Sorting on the device: numpy.sort, numpy.argsort, ndarray.sort,
-numpy.median (the middle of the sorted slices) and numpy.unique (the starts
+numpy.median (the middle of the sorted slices), numpy.percentile and
+numpy.quantile (NumPy's order statistics and interpolation, its linear,
+lower, higher, nearest and midpoint methods) and numpy.unique (the starts
 of the sorted runs, compacted as a mask is) on a
 bitonic sorting network (Batcher), one fused evaluation per compare-and-
 exchange stage.
@@ -211,6 +213,102 @@ _inverse_keeps_the_shape.answer = None
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
     """ndarray.sort: the array's values replaced by their sorted copy."""
     a[...] = sort(a, axis=axis, kind=kind, order=order, stable=stable)
+
+
+# Quantile methods computed on the device: their virtual index in the
+# sorted slice of n values, as NumPy computes it (float64 on the host),
+# and for the interpolating ones the fix of the weight gamma.
+_VIRTUAL_INDEX = {
+    "linear": lambda n, q: (n - 1) * q,
+    "lower": lambda n, q: np.floor((n - 1) * q).astype(np.intp),
+    "higher": lambda n, q: np.ceil((n - 1) * q).astype(np.intp),
+    "nearest": lambda n, q: np.around((n - 1) * q).astype(np.intp),
+    "midpoint": lambda n, q: 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q)),
+}
+
+
+def _quantile_positions(n, q, method):
+    """For each quantile: (previous, next, gamma) -- positions in the sorted
+    slice (negative from its end) and the interpolation weight, or gamma
+    None where NumPy takes the element without interpolating. NumPy's
+    arithmetic on the host, step for step (its _quantile and _get_indexes)."""
+    virtual = np.asanyarray(_VIRTUAL_INDEX[method](n, q))
+    if virtual.dtype.kind in "iu":
+        return [(int(i), int(i), None) for i in virtual.reshape(-1)]
+    previous = np.array(np.floor(virtual), dtype=virtual.dtype)  # (arrays even when 0-d: written below)
+    following = np.array(previous + 1, dtype=virtual.dtype)
+    above, below = virtual >= n - 1, virtual < 0
+    previous[above] = following[above] = -1
+    previous[below] = following[below] = 0
+    gamma = np.asanyarray(virtual - previous)
+    if method == "midpoint":
+        gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
+    gamma = np.asanyarray(gamma, dtype=virtual.dtype)
+    return [(int(p), int(f), g) for p, f, g in zip(previous.reshape(-1), following.reshape(-1), gamma.reshape(-1))]
+
+
+def _lerp(a, b, t):
+    """NumPy's interpolation between a and b by t: from a below one half,
+    from b above (the same operations, in the same dtypes)."""
+    diff = b - a
+    return function("where")(t >= 0.5, b - diff * (1 - t), a + diff * t)
+
+
+def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, weights, scale):
+    """numpy.quantile (scale 1) and numpy.percentile (scale 100) on the
+    device: the slices sorted (bitonic), the order statistics each quantile
+    needs taken as views, interpolated as NumPy does; NaN where a slice
+    holds one (NaN sorts last)."""
+    g = _as_gpu(a)
+    kwargs = dict(axis=axis, out=out, overwrite_input=overwrite_input, method=method, keepdims=keepdims,
+                  weights=weights)
+    one_axis = axis is None or isinstance(axis, (int, np.integer))
+    host_q = np.asanyarray(q.get() if isinstance(q, GpuArray) else q)
+    if (not isinstance(g, GpuArray) or g.dtype.kind not in "biuf" or out is not None or weights is not None or
+            method not in _VIRTUAL_INDEX or not one_axis or g.size == 0 or host_q.ndim > 2 or
+            host_q.dtype.kind not in "biuf"):
+        return call_numpy(name, (a, q), kwargs, reason=f"{name} with out=, weights, several axes, another method, "
+                                                       f"q of more than 2 dimensions, or of an empty or complex array")
+    weak = type(q) in (int, float)  # NumPy's weak promotion of a Python number
+    fractions = np.true_divide(host_q, scale) if scale != 1 else host_q
+    if not (fractions.size == 0 or (fractions.min() >= 0 and fractions.max() <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100 else
+                         "Quantiles must be in the range [0, 1]")
+    if data_dependent_shapes_on_host():
+        return run_on_host(name, getattr(np, name), (g, q), dict(axis=axis, method=method, keepdims=keepdims))
+    x, ax = (g.reshape(-1), 0) if axis is None else (g, int(axis))
+    _check_axis(ax, x.ndim)
+    n = x.shape[ax]
+    ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
+    results = []
+    for previous, following, gamma in _quantile_positions(n, fractions, method):
+        low = ordered[..., previous]
+        if gamma is None:
+            results.append(low)
+        else:
+            results.append(_lerp(low, ordered[..., following], float(gamma) if weak else np.float64(gamma)))
+    result = function("stack")(results).reshape(fractions.shape + results[0].shape) if fractions.ndim else results[0]
+    if g.dtype.kind == "f":
+        has_nan = function("isnan")(ordered[..., -1])
+        if result.ndim == 0:
+            if bool(has_nan):
+                result = ordered[..., -1]  # (NumPy returns the slice's NaN itself, in its dtype)
+        else:
+            result = function("where")(has_nan, ordered[..., -1], result)
+    if keepdims:
+        kept = (1,) * g.ndim if axis is None else tuple(1 if d == ax % g.ndim else s for d, s in enumerate(g.shape))
+        result = result.reshape(fractions.shape + kept)
+    return result
+
+
+@implements(np.quantile)
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+    return _quantile_call("quantile", a, q, axis, out, overwrite_input, method, keepdims, weights, 1)
+
+
+@implements(np.percentile)
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+    return _quantile_call("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights, 100)
 
 
 def _check_axis(axis, ndim):

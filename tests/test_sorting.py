@@ -132,3 +132,70 @@ def test_unique(gpu, placement, shape, dtype):
             # NumPy's default kind does not promise it.
             gpu.assert_same(x, y, zero_sign=bool(kwargs.get("return_index")))
     assert gp.stats()["fallbacks"] == 0
+
+
+QUANTILE_QS = [50, 0, 100, 33.3, np.float64(25), [10, 90.5], np.array([0.0, 50, 100]), [[5, 50], [95, 100]]]
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("shape, axis", [((7,), None), ((5, 6), 0), ((5, 6), 1), ((4, 3, 2), -1), ((1,), None)],
+                         ids=str)
+def test_percentile_and_quantile(gpu, placement, shape, axis, dtype, method):
+    """NumPy's values, dtypes (a Python number q is weak: float32 stays
+    float32; a NumPy one is not) and shapes, NaN where a slice holds one."""
+    h = (np.random.default_rng(len(shape)).standard_normal(shape) * 5).astype(dtype)
+    if h.dtype.kind == "f" and h.ndim == 2:
+        h[1, 2] = np.nan
+    g = gp.asarray(h)
+    if dtype == "bool" and method in ("linear", "midpoint"):  # NumPy interpolates with `-`, refused for bool
+        for m in (np, gp):
+            with pytest.raises(TypeError):
+                m.percentile(h if m is np else g, 50, axis=axis, method=method)
+        return
+    for q in QUANTILE_QS:
+        for keepdims in (False, True):
+            with np.errstate(invalid="ignore"):
+                want = np.percentile(h, q, axis=axis, method=method, keepdims=keepdims)
+                got = np.asarray(gp.percentile(g, q, axis=axis, method=method, keepdims=keepdims))
+                want_q = np.quantile(h, np.true_divide(q, 100), axis=axis, method=method, keepdims=keepdims)
+                got_q = np.asarray(gp.quantile(g, np.true_divide(q, 100), axis=axis, method=method,
+                                               keepdims=keepdims))
+            for w, r in ((want, got), (want_q, got_q)):
+                w = np.asarray(w)
+                assert r.shape == w.shape and r.dtype == w.dtype, (q, keepdims, r.dtype, w.dtype)
+                np.testing.assert_array_equal(r, w)
+
+
+def test_quantile_of_integers_by_an_integer_q_takes_an_element(gpu, placement):
+    h = np.arange(10, dtype=np.int32)
+    for q in (1, 0, [0, 1]):
+        got, want = np.asarray(gp.quantile(gp.asarray(h), q)), np.quantile(h, q)
+        assert got.dtype == want.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a: m.percentile(a, 101), lambda m, a: m.percentile(a, [-1, 50]), lambda m, a: m.quantile(a, 1.5),
+    lambda m, a: m.percentile(a, 50, axis=2), lambda m, a: m.percentile(a, 50, method="foo"),
+    lambda m, a: m.percentile(a, [[[10, 20]]]),
+], ids=["above", "below", "quantile", "axis", "method", "q-3d"])
+def test_percentile_errors_are_numpys(gpu, silent_fallback, call):
+    h = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(Exception) as want:
+        call(np, h)
+    with pytest.raises(type(want.value)):
+        call(gp, gp.asarray(h))
+
+
+def test_percentile_on_the_device_is_a_sort(gpu):
+    previous = gp.set_placement("device")
+    try:
+        h = np.random.default_rng(3).standard_normal((16, 16))
+        gp.reset_stats()
+        got = gp.percentile(gp.asarray(h), [25, 75], axis=1)
+        np.testing.assert_array_equal(np.asarray(got), np.percentile(h, [25, 75], axis=1))
+        s = gp.stats()
+        assert s["fallbacks"] == 0 and s["host_placements"] == 0 and s["evaluations"] >= 10  # log2(16) (+1) / 2 stages
+    finally:
+        gp.set_placement(previous)
