@@ -506,7 +506,10 @@ class TestWritesReachTheGpuArray:
             a = np.array([[3, 1, 2], [4, 1, 6]], dtype=np.float64)
         gp.reset_stats()
         _both(a, action)
-        assert name in fallbacks(), fallbacks()
+        # Those gpupy writes on the device are no fallbacks; NumPy's writes
+        # reach the array just the same.
+        on_device = name in ("put", "place", "putmask", "add.at", "subtract.at")
+        assert (name in fallbacks()) != on_device, fallbacks()
 
     @pytest.mark.parametrize("action", [lambda x: x.sort(axis=0), lambda x: x.sort()], ids=["axis 0", "last axis"])
     def test_sort_in_place(self, gpu, action):

@@ -169,3 +169,49 @@ def test_modf_to_float16_is_numpys(gpu, silent_fallback):
         assert np.asarray(g).dtype == w.dtype == np.float16
         np.testing.assert_array_equal(np.asarray(g), w)
     assert gp.stats()["fallbacks_by_function"] == {"modf": 1}
+
+
+@pytest.fixture
+def no_siblings():
+    """Siblings off (a size no expression reaches), for comparisons."""
+    def turn_off():
+        return gp._core.set_sibling_min_elements(1 << 62)
+
+    previous = turn_off()
+    gp._core.set_sibling_min_elements(previous)
+    yield turn_off
+    gp._core.set_sibling_min_elements(previous)
+
+
+@pytest.mark.parametrize("placed", ["device", "auto"])
+def test_reductions_of_one_operand_are_one_pass(gpu, no_siblings, placed):
+    """The minimum and the maximum of an expression of x, the sums of x
+    and of x * x: all four read x, and their first passes over it are one
+    (each reduction's later passes fold its chunks), with the values of
+    separate passes, bit for bit."""
+    previous = gp.set_placement(placed)
+    try:
+        hx, _ = inputs(7)
+        x = gp.asarray(hx.astype(np.float32))
+
+        def run():
+            d = x * 2.0 + 1.0
+            results = [d.min(), d.max(), x.sum(), (x * x).sum()]
+            return [np.asarray(r) for r in results]
+
+        gp.reset_stats()
+        together = run()
+        s = gp.stats()
+        assert s["sibling_outputs"] == 3, s
+        passes = s["evaluations"] + s["host_engine_evaluations"]
+        no_siblings()
+        gp.reset_stats()
+        apart = run()
+        s = gp.stats()
+        assert s["sibling_outputs"] == 0 and s["evaluations"] + s["host_engine_evaluations"] == passes + 3
+        for a, b in zip(together, apart):
+            assert a.tobytes() == b.tobytes()
+        d = hx.astype(np.float32) * 2.0 + 1.0
+        assert together[0] == d.min() and together[1] == d.max()
+    finally:
+        gp.set_placement(previous)

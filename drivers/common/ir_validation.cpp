@@ -90,15 +90,18 @@ std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
         if (in.dtype != gpupy::op_result_dtype(in.op, in_dtype)) return where() + "wrong result dtype";
     }
     if (ir.noutputs < 1 || ir.noutputs > GPUPY_MAX_OUTPUTS) return "noutputs " + std::to_string(ir.noutputs);
-    if (ir.output[0] != ir.ninstr - 1) return "output 0 is not the last instruction";
-    for (int k = 1; k < ir.noutputs; ++k) {
+    const bool reduction = ir.reduce_op != GPUPY_OP_NONE;
+    for (int k = 0; k < ir.noutputs; ++k) {
         if (ir.output[k] < 0 || ir.output[k] >= ir.ninstr) return "output " + std::to_string(k) + " is not an instruction";
-        for (int j = 0; j < k; ++j) {
+        for (int j = 0; j < k && !reduction; ++j) {  // (a reduction may fold one instruction two ways)
             if (ir.output[j] == ir.output[k]) return "outputs " + std::to_string(j) + " and " + std::to_string(k) + " are one instruction";
         }
     }
-    if (ir.reduce_op != GPUPY_OP_NONE) {
-        if (ir.noutputs != 1) return "a reduction with more than one output";
+    if (reduction) {
+        if (ir.noutputs > 1 && ir.reduce_mode != GPUPY_REDUCE_CHUNKS) return "a scan with more than one output";
+        for (int k = 1; k < ir.noutputs; ++k) {
+            if (!gpupy::op_folds(ir.output_reduce_op[k])) return "output " + std::to_string(k) + "'s reduce op does not fold";
+        }
         if (ir.reduce_ndim < 1 || ir.reduce_ndim > ir.ndim) return "reduce_ndim out of range";
         if (ir.reduce_chunk < 1) return "reduce_chunk < 1";
         if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";

@@ -116,12 +116,12 @@ std::string validate(const gpupy_ir& ir, const DeviceCaps& caps, bool require_bl
                    glsl_type(in.dtype).numpy_name;
         }
     }
-    if (ir.reduce_op != GPUPY_OP_NONE) {
-        const int result = ir.instr[ir.ninstr - 1].dtype;
+    for (int k = 0; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k) {
+        const int result = ir.instr[ir.output[k]].dtype;
+        const int op = k ? ir.output_reduce_op[k] : ir.reduce_op;
         ShaderFunctions scratch;
-        if (op_expression(ir.reduce_op, result, result, {"a", "v"}, scratch, caps).empty() || scratch.missing) {
-            return std::string("reduction ") + op_numpy_name(ir.reduce_op) + " not supported for " +
-                   glsl_type(result).numpy_name;
+        if (op_expression(op, result, result, {"a", "v"}, scratch, caps).empty() || scratch.missing) {
+            return std::string("reduction ") + op_numpy_name(op) + " not supported for " + glsl_type(result).numpy_name;
         }
     }
     return "";
@@ -242,7 +242,7 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
 }
 
 std::string Writer::generate(GeneratedShader& out) {
-    const int result = ir_.instr[ir_.ninstr - 1].dtype;
+    const int result = ir_.instr[ir_.output[0]].dtype;
     const GlslType& rf = glsl_type(result);
     bool need_int64 = wide_, need_unravel = false;
     for (int i = 0; i < ir_.ninstr; ++i) {
@@ -314,7 +314,7 @@ std::string Writer::generate(GeneratedShader& out) {
     if (several) {
         for (int k = 0; k < ir_.noutputs; ++k) body << "    out" << k << " = " << reg(ir_.output[k]) << ";\n";
     } else {
-        body << "    return " << reg(ir_.ninstr - 1) << ";\n";
+        body << "    return " << reg(ir_.output[0]) << ";\n";
     }
 
     std::ostringstream src;
@@ -331,10 +331,16 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
     src << decl_.str();
     bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
-    std::string fold;
-    if (reduce) {
-        src << "uniform " << (result == GPUPY_BOOL ? "uint" : rf.glsl_type) << " u_ident;\n";
-        fold = op_expression(ir_.reduce_op, result, result, {"acc", "v"}, fns_, opt_.caps);
+    // A reduction's accumulators: acc (output 0), acc1, ... each folding
+    // its output's value v, v1, ... with its op, from its identity.
+    std::vector<std::string> folds;
+    auto suffix = [](int k) { return k ? std::to_string(k) : std::string(); };
+    auto dtype_of = [&](int k) { return ir_.instr[ir_.output[k]].dtype; };
+    for (int k = 0; k < ir_.noutputs && reduce; ++k) {
+        const int t = dtype_of(k);
+        src << "uniform " << (t == GPUPY_BOOL ? "uint" : glsl_type(t).glsl_type) << " u_ident" << suffix(k) << ";\n";
+        folds.push_back(op_expression(k ? ir_.output_reduce_op[k] : ir_.reduce_op, t, t,
+                                      {"acc" + suffix(k), "v" + suffix(k)}, fns_, opt_.caps));
     }
     for (const std::string& fn : fns_.order) src << GlslLibrary::embedded().text(fn);
 
@@ -377,7 +383,7 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "    {\n";
     src << "        " << I << " f = " << p(layout_.start) << " + gid;\n";
     std::string precise = rf.kind == DtypeKind::Float ? "precise " : "";
-    if (several) {
+    if (several && !reduce) {
         for (int k = 0; k < ir_.noutputs; ++k)
             src << "        " << glsl_type(ir_.instr[ir_.output[k]].dtype).glsl_type << " result" << k << ";\n";
         src << "        eval_point(f";
@@ -386,8 +392,12 @@ std::string Writer::generate(GeneratedShader& out) {
     } else if (!reduce) {
         src << "        " << rf.glsl_type << " result = eval_point(f);\n";
     } else {
-        std::string ident = result == GPUPY_BOOL ? "(u_ident != 0u)" : "u_ident";
-        src << "        " << precise << rf.glsl_type << " acc = " << ident << ";\n";
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            const int t = dtype_of(k);
+            const std::string ident = "u_ident" + suffix(k);
+            src << "        " << (glsl_type(t).kind == DtypeKind::Float ? "precise " : "") << glsl_type(t).glsl_type
+                << " acc" << suffix(k) << " = " << (t == GPUPY_BOOL ? "(" + ident + " != 0u)" : ident) << ";\n";
+        }
         src << "        " << I << " size = " << p(layout_.reduce) << ", chunk = " << p(layout_.reduce + 2) << ";\n";
         if (ir_.reduce_mode == GPUPY_REDUCE_CHUNKS) {
             src << "        " << I << " nchunks = " << p(layout_.reduce + 1) << ";\n";
@@ -399,10 +409,21 @@ std::string Writer::generate(GeneratedShader& out) {
             src << "        " << I << " r0 = (rl / chunk) * chunk;\n";
             src << "        for (" << I << " r = r0; r <= rl; ++r) {\n";
         }
-        src << "            " << rf.glsl_type << " v = eval_point(o * size + r);\n";
-        src << "            acc = " << fold << ";\n";
+        if (several) {
+            for (int k = 0; k < ir_.noutputs; ++k)
+                src << "            " << glsl_type(dtype_of(k)).glsl_type << " v" << suffix(k) << ";\n";
+            src << "            eval_point(o * size + r";
+            for (int k = 0; k < ir_.noutputs; ++k) src << ", v" << suffix(k);
+            src << ");\n";
+        } else {
+            src << "            " << rf.glsl_type << " v = eval_point(o * size + r);\n";
+        }
+        for (int k = 0; k < ir_.noutputs; ++k) src << "            acc" << suffix(k) << " = " << folds[k] << ";\n";
         src << "        }\n";
-        src << "        " << rf.glsl_type << " result = acc;\n";
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            src << "        " << glsl_type(dtype_of(k)).glsl_type << " result" << (several ? std::to_string(k) : "")
+                << " = acc" << suffix(k) << ";\n";
+        }
     }
     src << "        if (inside) {\n";
     src << "            " << I << " at = " << p(layout_.dst_offset) << " + gid;\n";
@@ -554,7 +575,8 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     }
     put(ir.ninstr);
     put(ir.noutputs);
-    for (int k = 1; k < ir.noutputs; ++k) put(ir.output[k]);
+    for (int k = 0; k < ir.noutputs; ++k) put(ir.output[k]);
+    for (int k = 1; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k) put(ir.output_reduce_op[k]);
     // The tiled form, and which operand is A, follow from stride values.
     put(out.tiled);
     if (out.tiled) {

@@ -87,7 +87,7 @@ constexpr int64_t kInt32Limit = 2147483647;
 
 bool match_contraction(const gpupy_ir& ir, ContractionForm* form) {
     if (ir.reduce_op != GPUPY_OP_ADD || ir.reduce_mode != GPUPY_REDUCE_CHUNKS || ir.reduce_ndim != 1 ||
-        ir.noutputs != 1)
+        ir.noutputs != 1 || ir.output[0] != ir.ninstr - 1)
         return false;
     if (ir.ndim < 3 || ir.ndim > GPUPY_MAX_DIMS || ir.ninstr < 3 || ir.ninstr > 5) return false;
     const gpupy_ir_instr& mul = ir.instr[ir.ninstr - 1];

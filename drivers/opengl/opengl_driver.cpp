@@ -362,7 +362,8 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
         const gpupy_ir_instr& in = ir.instr[sh.const_instrs[c]];
         set_constant(prog->id, prog->const_locations[c], in.dtype, in.value);
     }
-    if (ir.reduce_op != GPUPY_OP_NONE) set_constant(prog->id, prog->ident_location, dst[0]->dtype, ir.reduce_identity);
+    for (int k = 0; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k)
+        set_constant(prog->id, prog->ident_location[k], dst[k]->dtype, k ? ir.output_identity[k] : ir.reduce_identity);
 
     int unit = 0;
     for (int i = 0; i < ir.ninstr; ++i) {

@@ -120,7 +120,10 @@ Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error
     auto p = std::make_unique<Program>();
     p->id = prog;
     p->params_location = glGetUniformLocation(prog, "u_p");
-    p->ident_location = glGetUniformLocation(prog, "u_ident");
+    for (int k = 0; k < GPUPY_MAX_OUTPUTS; ++k) {
+        const std::string name = k ? "u_ident" + std::to_string(k) : "u_ident";
+        p->ident_location[k] = glGetUniformLocation(prog, name.c_str());
+    }
     for (int i : shader.const_instrs) {
         p->const_locations.push_back(glGetUniformLocation(prog, ("u_c" + std::to_string(i)).c_str()));
     }

@@ -28,7 +28,7 @@ struct Program {
     GLuint id = 0;
     GeneratedShader shader;          // layout, constants, source (for errors)
     GLint params_location = -1;
-    GLint ident_location = -1;
+    GLint ident_location[GPUPY_MAX_OUTPUTS] = {-1, -1, -1, -1};  // u_ident, u_ident1, ... (a reduction's outputs)
     std::vector<GLint> const_locations;  // parallel to shader.const_instrs
     bool has_run = false;            // first dispatch (the JIT) timed yet?
 };

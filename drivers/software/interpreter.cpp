@@ -194,6 +194,7 @@ public:
     }
 
     bool run(Block* const* outputs);
+    bool fold_chunks_several(Block* const* outputs, int64_t inner, int64_t chunk);
 
 private:
     // A load whose index map is the same element at every point.
@@ -421,7 +422,7 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
 }
 
 bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
-    const int last = ir_.ninstr - 1;
+    const int last = ir_.output[0];
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
         char* own = reinterpret_cast<char*>(regs_[i]);
@@ -545,7 +546,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
 }
 
 bool Interpreter::run(Block* const* outputs) {
-    const int last = ir_.ninstr - 1;
+    const int last = ir_.output[0];
     Block* dst = outputs[0];
     const int item = itemsize(dst->dtype);
     for (int k = 0; k < ir_.noutputs; ++k) {
@@ -569,6 +570,7 @@ bool Interpreter::run(Block* const* outputs) {
     for (int d = nd_ - ir_.reduce_ndim; d < nd_; ++d) inner *= shape_[d];
     const int64_t chunk = ir_.reduce_chunk;
     if (chunk <= 0 || inner <= 0) return fail("bad reduction geometry");
+    if (ir_.noutputs > 1) return fold_chunks_several(outputs, inner, chunk);
     return with_type(dst->dtype, [&](auto t) {
         using T = decltype(t);
         T* o = reinterpret_cast<T*>(out);
@@ -622,6 +624,44 @@ bool Interpreter::run(Block* const* outputs) {
 }
 
 }  // namespace
+
+// A reduction with several outputs (CHUNKS mode): each output's
+// accumulator folds its own instruction's values with its own op, over the
+// same chunks, from one evaluation of the list per run of points.
+bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int64_t chunk) {
+    const int64_t nchunks = (inner + chunk - 1) / chunk;
+    alignas(8) unsigned char acc[GPUPY_MAX_OUTPUTS][8];
+    for (int64_t f = ir_.start; f < ir_.start + ir_.count; ++f) {
+        const int64_t row = f / nchunks, c = f % nchunks;
+        int64_t p = row * inner + c * chunk;
+        const int64_t q = row * inner + std::min(inner, c * chunk + chunk);
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            with_type(outputs[k]->dtype, [&](auto t) {
+                using T = decltype(t);
+                *reinterpret_cast<T*>(acc[k]) = scalar_as<T>(k ? ir_.output_identity[k] : ir_.reduce_identity);
+                return true;
+            });
+        }
+        while (p < q) {
+            const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
+            if (!eval_points(p, n)) return false;
+            for (int k = 0; k < ir_.noutputs; ++k) {
+                const int32_t op = k ? ir_.output_reduce_op[k] : ir_.reduce_op;
+                const bool ok = with_type(outputs[k]->dtype, [&](auto t) {
+                    using T = decltype(t);
+                    return fold(op, reinterpret_cast<T*>(acc[k]), reinterpret_cast<const T*>(ptr_[ir_.output[k]]), n);
+                });
+                if (!ok) return fail("fold op not supported");
+            }
+            p += n;
+        }
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            const int size = itemsize(outputs[k]->dtype);
+            std::memcpy(outputs[k]->data + (ir_.dst_offset + f - ir_.start) * size, acc[k], static_cast<size_t>(size));
+        }
+    }
+    return true;
+}
 
 bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
     Interpreter in(ir, error, loops);

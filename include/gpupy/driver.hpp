@@ -230,9 +230,12 @@ enum gpupy_reduce_mode {
 // the last `reduce_ndim` dims of the domain are reduced (I = their product,
 // r = C-order flat position within them, unravelled to those dims). Each
 // output element starts from reduce_identity and folds body values with
-// reduce_op in increasing r, as described by reduce_mode. The body's last
-// instruction has the accumulator's dtype, which is dst's dtype; a
-// reduction has one output, the last instruction.
+// reduce_op in increasing r, as described by reduce_mode. The body is
+// instruction output[0], of the accumulator's dtype, which is dst[0]'s. A
+// reduction in CHUNKS mode may have further outputs: output k >= 1 folds
+// the values of instruction output[k] with output_reduce_op[k] from
+// output_identity[k], over the same chunks, into dst[k] (a sum and a
+// maximum of one operand, a sum of x and of x * x, in one pass).
 typedef struct gpupy_ir {
     int32_t ninstr;
     const gpupy_ir_instr* instr;  // instr[ninstr - 1] is the result
@@ -248,12 +251,16 @@ typedef struct gpupy_ir {
     int64_t reduce_chunk;
     gpupy_scalar reduce_identity;
 
-    // 1 <= noutputs <= GPUPY_MAX_OUTPUTS (1 for a reduction); output[k] is
-    // the instruction whose values go to dst[k] (output[0] == ninstr - 1),
-    // the others distinct, each destination block of that instruction's
-    // dtype and distinct from the others and from every block the IR reads.
+    // 1 <= noutputs <= GPUPY_MAX_OUTPUTS; output[k] is the instruction whose
+    // values go to dst[k] (elementwise: distinct instructions), each
+    // destination block of that instruction's dtype and distinct from the
+    // others and from every block the IR reads.
     int32_t noutputs;
     int32_t output[GPUPY_MAX_OUTPUTS];
+    // A reduction's further outputs, k >= 1 (entry 0 unused: reduce_op and
+    // reduce_identity are output 0's).
+    int32_t output_reduce_op[GPUPY_MAX_OUTPUTS];
+    gpupy_scalar output_identity[GPUPY_MAX_OUTPUTS];
 } gpupy_ir;
 
 typedef struct gpupy_resources {

@@ -52,7 +52,8 @@ class Ir(ctypes.Structure):
                 ("shape", ctypes.c_int64 * MAX_DIMS), ("start", ctypes.c_int64), ("count", ctypes.c_int64),
                 ("dst_offset", ctypes.c_int64), ("reduce_op", ctypes.c_int32), ("reduce_mode", ctypes.c_int32),
                 ("reduce_ndim", ctypes.c_int32), ("reduce_chunk", ctypes.c_int64), ("reduce_identity", Scalar),
-                ("noutputs", ctypes.c_int32), ("output", ctypes.c_int32 * MAX_OUTPUTS)]
+                ("noutputs", ctypes.c_int32), ("output", ctypes.c_int32 * MAX_OUTPUTS),
+                ("output_reduce_op", ctypes.c_int32 * MAX_OUTPUTS), ("output_identity", Scalar * MAX_OUTPUTS)]
 
 
 class Resources(ctypes.Structure):

@@ -152,3 +152,65 @@ def test_opengl_keys_programs_by_their_outputs(opengl):
         assert opengl.counters().programs_compiled == before.programs_compiled + 1
     finally:
         opengl.free(blk)
+
+
+def sequential_fold(ufunc, values, identity, dtype):
+    acc = np.array(identity, dtype)
+    with np.errstate(all="ignore"):
+        for v in values:
+            acc = ufunc(acc, v).astype(dtype)
+    return acc
+
+
+def test_a_reduction_with_several_outputs(driver):
+    """Chunked folds of several instructions, each with its own op and
+    identity, in one pass: the sum and the maximum of x, and the sum of
+    x * x -- each exactly as a fold of its own in increasing order."""
+    outer, inner, chunk = 3, 50, 16
+    x = np.random.default_rng(4).standard_normal(outer * inner).astype(np.float32)
+    blk = driver.upload(x)
+    ir = IrBuilder((outer, inner))
+    load = ir.load(blk, F32)
+    square = ir.op("MULTIPLY", F32, load, load)
+    nchunks = -(-inner // chunk)
+    n = outer * nchunks
+    dsts = [driver.alloc(F32, n) for _ in range(3)]
+    try:
+        built = ir.build(count=n, reduce_op=OP["ADD"], reduce_mode=REDUCE_CHUNKS, reduce_ndim=1, reduce_chunk=chunk,
+                         reduce_identity=0.0, outputs=[load, square])
+        # outputs: 0 = ADD of x * x (the last instruction), 1 = MAXIMUM of x, 2 = ADD of x
+        built.struct.output[0], built.struct.output[1], built.struct.output[2] = square, load, load
+        built.struct.output_reduce_op[1], built.struct.output_identity[1].f = OP["MAXIMUM"], -np.inf
+        built.struct.output_reduce_op[2], built.struct.output_identity[2].f = OP["ADD"], 0.0
+        driver.eval(built, dsts)
+        got = [driver.read(b, 0, n, np.float32) for b in dsts]
+    finally:
+        for b in dsts + [blk]:
+            driver.free(b)
+    rows = x.reshape(outer, inner)
+    pieces = [rows[o, c * chunk:(c + 1) * chunk] for o in range(outer) for c in range(nchunks)]
+    want = [np.array([sequential_fold(np.add, p * p, 0.0, np.float32) for p in pieces], np.float32),
+            np.array([sequential_fold(np.maximum, p, -np.inf, np.float32) for p in pieces], np.float32),
+            np.array([sequential_fold(np.add, p, 0.0, np.float32) for p in pieces], np.float32)]
+    for g, w in zip(got, want):
+        assert g.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize("case", ["scan", "not_a_fold"])
+def test_malformed_reductions_with_several_outputs(driver, case):
+    n = 32
+    blk = driver.upload(np.arange(n, dtype=np.float32))
+    dsts = [driver.alloc(F32, n), driver.alloc(F32, n)]
+    try:
+        ir = IrBuilder((n,))
+        load = ir.load(blk, F32)
+        ir.op("NEGATIVE", F32, load)
+        mode = REDUCE_CHUNKS if case == "not_a_fold" else 1  # REDUCE_PREFIX
+        built = ir.build(count=1 if mode == REDUCE_CHUNKS else n, reduce_op=OP["ADD"], reduce_mode=mode,
+                         reduce_ndim=1, reduce_chunk=n, outputs=[load])
+        built.struct.output_reduce_op[1] = OP["NEGATIVE"] if case == "not_a_fold" else OP["ADD"]
+        assert driver.eval_rc(built, dsts) == ERROR
+        assert driver.last_error()
+    finally:
+        for b in dsts + [blk]:
+            driver.free(b)

@@ -122,7 +122,7 @@ private:
             std::vector<gpupy_ir_instr> bound = p.instrs;
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
             const gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction,
-                                        dst_offset(part, p, piece.a), &p.also_at);
+                                        dst_offset(part, p, piece.a), &p.outputs_at, &p.also_reduce);
             drv_.eval_ir(ir, dst.data());
             ++stats().evaluations;
         }
@@ -260,7 +260,8 @@ private:
                 in->blocks[0] = wrapped(x);
             }
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
-            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.also_at),
+            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.outputs_at,
+                                    &p.also_reduce),
                             dst.data());
         }
     }

@@ -131,6 +131,7 @@ NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
 }
 
 NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& p) {
+    const bool sizable = operand.geom.size() >= recent_min_elements();  // (its work is its operand's size)
     std::string key = key_header(CORE_OP_REDUCE, dtype, shape);
     append<int32_t>(key, p.fold);
     append<int32_t>(key, p.mode);
@@ -142,7 +143,9 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     Node* n = new_expression(CORE_OP_REDUCE, dtype, shape, std::move(key));
     n->reduce_ = p;
     n->children_.push_back(std::move(operand));
-    return intern(n);
+    NodeRef made = intern(n);
+    if (sizable) note_recent(n);
+    return made;
 }
 
 NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {

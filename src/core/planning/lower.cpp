@@ -44,7 +44,7 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
                                   DomainFold* fold, bool top_as_leaf, size_t expected, const std::vector<int32_t>* also,
-                                  std::vector<int32_t>* also_at) {
+                                  std::vector<int32_t>* outputs_at) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
     const bool wide = nd > GPUPY_MAX_DIMS;
@@ -77,7 +77,9 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     std::vector<int32_t> emitted(part.items.size(), -1);
     std::vector<std::pair<int32_t, size_t>> stack;
     std::vector<int32_t> roots;
-    if (also) roots = *also;
+    for (size_t k = 0; also && k < also->size(); ++k) {
+        if ((*also)[k] != top) roots.push_back((*also)[k]);
+    }
     roots.push_back(top);
     for (const int32_t root : roots) {
         stack.emplace_back(root, 0);
@@ -139,18 +141,17 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             out.push_back(in);
         }
     }
-    if (also && emitted[top] != static_cast<int32_t>(out.size()) - 1)
-        throw InternalError("a further output of an evaluation contains its first");
-    if (also_at) {
-        also_at->clear();
-        for (const int32_t a : *also) also_at->push_back(emitted[a]);
+    if (outputs_at) {
+        outputs_at->assign(1, emitted[top]);
+        for (size_t k = 0; also && k < also->size(); ++k) outputs_at->push_back(emitted[(*also)[k]]);
     }
     *fold = wide ? fold_domain(dom.shape, maps, out) : DomainFold{};
     return out;
 }
 
 gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
-                 int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs) {
+                 int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs,
+                 const std::vector<ReduceParams>* also_reduce) {
     gpupy_ir ir;
     std::memset(&ir, 0, sizeof ir);
     ir.ninstr = static_cast<int32_t>(instrs.size());
@@ -166,13 +167,20 @@ gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir
     ir.reduce_op = GPUPY_OP_NONE;
     ir.noutputs = 1;
     ir.output[0] = ir.ninstr - 1;
-    for (size_t k = 0; outputs && k < outputs->size(); ++k) ir.output[ir.noutputs++] = (*outputs)[k];
+    if (outputs && !outputs->empty()) {
+        ir.noutputs = static_cast<int32_t>(outputs->size());
+        for (size_t k = 0; k < outputs->size(); ++k) ir.output[k] = (*outputs)[k];
+    }
     if (reduce) {
         ir.reduce_op = dom.reduce.fold;
         ir.reduce_mode = dom.reduce.mode;
         ir.reduce_ndim = dom.reduce.ndim;
         ir.reduce_chunk = dom.reduce.chunk;
         ir.reduce_identity = dom.reduce.identity;
+        for (size_t k = 0; also_reduce && k < also_reduce->size(); ++k) {
+            ir.output_reduce_op[k + 1] = (*also_reduce)[k].fold;
+            ir.output_identity[k + 1] = (*also_reduce)[k].identity;
+        }
     }
     return ir;
 }

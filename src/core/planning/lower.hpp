@@ -34,19 +34,21 @@ ItemInstr item_instr(const Item& it, bool as_leaf);
 // and fold do not fit together): the IR reads it.
 // `expected`: about how many instructions to expect (room is made for them
 // at once; growing a vector of these large records copies them repeatedly).
-// `also`: items lowered first into the same list (more outputs of one
-// evaluation, planning/siblings.hpp), their instructions into *also_at;
-// `top` stays the last instruction.
+// `also`: items lowered into the same list before `top` (more outputs of
+// one evaluation, planning/siblings.hpp); *outputs_at gets the
+// instructions of top, then of each of them.
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
                                   DomainFold* fold, bool top_as_leaf = false, size_t expected = 0,
-                                  const std::vector<int32_t>* also = nullptr, std::vector<int32_t>* also_at = nullptr);
+                                  const std::vector<int32_t>* also = nullptr, std::vector<int32_t>* outputs_at = nullptr);
 
 // The gpupy_ir of `instrs` (their leaves' blocks bound, a folded domain's
 // piece offsets applied) for outputs [a, b). `reduce`: a reduction over
 // the domain (the root pass of a reduction part); else elementwise over the
 // domain. dst_offset: where output a goes in the destination block(s).
-// `outputs`: instructions written besides the last one (elementwise).
+// `outputs`: the instructions written (none: the last one); a reduction's
+// further outputs fold as `also_reduce` says.
 gpupy_ir make_ir(const Domain& domain, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
-                 int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs = nullptr);
+                 int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs = nullptr,
+                 const std::vector<ReduceParams>* also_reduce = nullptr);
 
 }  // namespace gpupy

@@ -105,9 +105,12 @@ struct Pass {
     int64_t block = 0;  // collapsed operand: the block of its view it fills
     int64_t out_begin = 0, out_end = 0;  // output positions (root: of the block; else domain positions)
     std::vector<gpupy_ir_instr> instrs;  // leaves' blocks unbound
-    // The root pass's further outputs (planning/siblings.hpp): their items,
-    // lowered before `top`, and their instructions.
-    std::vector<int32_t> also, also_at;
+    // The root pass's further outputs (planning/siblings.hpp): their items
+    // (lowered before `top`), for a reduction their folds, and the
+    // instructions of all its outputs (top's first).
+    std::vector<int32_t> also;
+    std::vector<ReduceParams> also_reduce;
+    std::vector<int32_t> outputs_at;
     DomainFold fold;                     // active for domains of more than GPUPY_MAX_DIMS dims
     std::vector<Leaf> leaves;
     std::vector<Piece> pieces;

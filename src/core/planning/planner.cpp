@@ -70,7 +70,7 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
         std::vector<int32_t> to_pack;
         for (Pass& p : part.passes) {
             p.leaves.clear();
-            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf, 0, &p.also, &p.also_at);
+            p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf, 0, &p.also, &p.outputs_at);
             split(ctx, part, p, &to_pack);
         }
         if (to_pack.empty()) return true;

@@ -34,6 +34,20 @@ NodeSet pending_below(const Node* x) {
     return out;
 }
 
+// What computing x reads: its pending expression nodes and the evaluated
+// nodes (arrays, stored results) at their edge.
+NodeSet reads(const Node* x) {
+    NodeSet out;
+    std::vector<const Node*> stack{x};
+    while (!stack.empty() && out.size() < kMaxSubgraph) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (!out.insert(n).second || n->kind() != NodeKind::Expression || n->complete()) continue;
+        for (const NodeView& c : n->children()) stack.push_back(c.node.get());
+    }
+    return out;
+}
+
 // Whether computing c computes an operation the root's computation does
 // too (an INDEX is no work worth sharing).
 bool shares_work(const NodeSet& below_c, const NodeSet& below_root) {
@@ -76,26 +90,61 @@ std::vector<Node*> candidates(const PlanContext& ctx, const BlockPlan& plan) {
     return outermost;
 }
 
-// The root pass's IR with `also` as further outputs fits one evaluation.
-bool fits(const PlanContext& ctx, const PartPlan& part, const Pass& root, const std::vector<int32_t>& also) {
+// Recent reductions to compute with the root, a reduction: over a domain of
+// the same shape in the same chunks, reading something the root reads --
+// a reduction is one pass over memory, and two of them over the same data
+// one pass (a sum and a maximum of one array; a sum of x and of x * x).
+std::vector<Node*> reduction_candidates(const PlanContext& ctx, const BlockPlan& plan) {
+    const Node* x = plan.root.node.get();
+    const NodeView& xo = x->children().at(0);
+    const ReduceParams& xp = x->reduce_params();
+    const NodeSet read_by_root = reads(xo.node.get());
+    std::vector<Node*> found;
+    const std::vector<Node*>& recent = recent_nodes();
+    for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
+        Node* c = *it;
+        if (c == x || c->op() != CORE_OP_REDUCE || c->shape() != x->shape() ||
+            !still_needed(ctx, c, plan.block, plan.o0, plan.o1))
+            continue;
+        const ReduceParams& cp = c->reduce_params();
+        const NodeView& co = c->children().at(0);
+        if (cp.mode != GPUPY_REDUCE_CHUNKS || cp.ndim != xp.ndim || cp.chunk != xp.chunk ||
+            co.geom.shape != xo.geom.shape || co.node->dtype() != c->dtype())
+            continue;
+        bool shared = c->together && c->together == x->together;
+        for (const Node* n : reads(co.node.get())) {
+            if (shared) break;
+            shared = n->kind() != NodeKind::Constant && n->op() != GPUPY_OP_INDEX && read_by_root.count(n);
+        }
+        if (!shared) continue;
+        found.push_back(c);
+    }
+    return found;
+}
+
+// The root pass's IR with its `also` as further outputs fits one evaluation.
+bool fits(const PlanContext& ctx, const PartPlan& part, const Pass& root) {
     std::vector<Leaf> leaves;
     DomainFold fold;
     std::vector<int32_t> at;
-    std::vector<gpupy_ir_instr> instrs = lower(part, root.top, ctx.mode, &leaves, &fold, false, 0, &also, &at);
+    std::vector<gpupy_ir_instr> instrs = lower(part, root.top, ctx.mode, &leaves, &fold, false, 0, &root.also, &at);
     for (const Leaf& l : leaves) {  // shaped as partition's checks are: blocks bound only at execution
         gpupy_ir_instr& in = instrs[l.instr];
         in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part.items[l.item], ctx.B)) : 1;
         in.block_elems = ctx.B;
     }
     ++stats().check_ir_calls;
-    const gpupy_ir ir = make_ir(part.domain, fold, instrs, part.domain.o0, part.domain.o1, false, 0, &at);
+    const Domain& d = part.domain;
+    const gpupy_ir ir = d.reduction ? make_ir(d, fold, instrs, d.o0, d.o1, true, 0, &at, &root.also_reduce)
+                                    : make_ir(d, fold, instrs, d.d0, d.d1, false, 0, &at);
     gpupy_resources r{};
     return ctx.driver.check_ir(ir, &r);
 }
 
 void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int32_t>* to_pack) {
     root.leaves.clear();
-    root.instrs = lower(part, root.top, ctx.mode, &root.leaves, &root.fold, root.top_as_leaf, 0, &root.also, &root.also_at);
+    root.instrs =
+        lower(part, root.top, ctx.mode, &root.leaves, &root.fold, root.top_as_leaf, 0, &root.also, &root.outputs_at);
     split(ctx, part, root, to_pack);
 }
 
@@ -104,20 +153,24 @@ void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int
 void add_siblings(const PlanContext& ctx, BlockPlan& plan) {
     const Node* x = plan.root.node.get();
     if (plan.parts.size() != 1 || recent_nodes().size() < 2 || x->kind() != NodeKind::Expression ||
-        x->size() < recent_min_elements() || !is_identity_view(plan.root.geom, x->shape()))
+        !is_identity_view(plan.root.geom, x->shape()))
         return;
     PartPlan& part = plan.parts.front();
     Pass& root = part.passes.back();
-    if (!root.root || root.top_as_leaf || root.fold.active || part.domain.reduction ||
-        part.items[root.top].cls != Item::Interior)
+    const bool reduction = part.domain.reduction;
+    if (part.domain.size() < recent_min_elements() || !root.root || root.top_as_leaf || root.fold.active) return;
+    if (reduction ? (part.domain.reduce.mode != GPUPY_REDUCE_CHUNKS) : part.items[root.top].cls != Item::Interior)
         return;
-    for (Node* c : candidates(ctx, plan)) {
+    for (Node* c : reduction ? reduction_candidates(ctx, plan) : candidates(ctx, plan)) {
         if (root.also.size() + 1 >= GPUPY_MAX_OUTPUTS) break;
-        const int32_t top = walk_more(ctx, part, NodeView{NodeRef(c), identity_view(c->shape())});
+        const NodeView what = reduction ? c->children().at(0) : NodeView{NodeRef(c), identity_view(c->shape())};
+        const int32_t top = walk_more(ctx, part, what);
         if (top < 0) continue;
         root.also.push_back(top);
-        if (!fits(ctx, part, root, root.also)) {
+        if (reduction) root.also_reduce.push_back(c->reduce_params());
+        if (!fits(ctx, part, root)) {
             root.also.pop_back();  // (its items stay, read by nothing)
+            if (reduction) root.also_reduce.pop_back();
             continue;
         }
         plan.siblings.emplace_back(c);
@@ -128,10 +181,10 @@ void add_siblings(const PlanContext& ctx, BlockPlan& plan) {
     if (!to_pack.empty()) {
         // A sibling reads something only a host gather can bind: not worth it.
         root.also.clear();
+        root.also_reduce.clear();
         plan.siblings.clear();
         to_pack.clear();
         relower(ctx, part, root, &to_pack);
-        return;
     }
 }
 

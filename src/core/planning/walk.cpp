@@ -310,7 +310,7 @@ int32_t walk_more(const PlanContext& ctx, PartPlan& part, const NodeView& extra)
     Walker w(ctx, part);
     w.index_items();
     const int32_t top = w.add_item(extra);
-    if (top < static_cast<int32_t>(items)) return -1;  // already part of the plan
+    if (top < static_cast<int32_t>(items)) return top;  // already an item of the plan
     w.expand(top);
     bool fused = ctx.prereqs->size() == prereqs && part.items[top].cls == Item::Interior;
     for (size_t i = items; fused && i < part.items.size(); ++i) {

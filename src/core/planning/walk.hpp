@@ -20,8 +20,8 @@ namespace gpupy {
 void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1);
 
 // Walks `extra` (a view over the same domain) into the part's items, after
-// walk(): its top item, or -1 -- the part unchanged, nothing required --
-// when it is already an item of the part or cannot be fused as it is now
+// walk(): its item (one the part has already, or a new one), or -1 -- the
+// part unchanged, nothing required -- when it cannot be fused as it is now
 // (something it reads must be evaluated first).
 int32_t walk_more(const PlanContext& ctx, PartPlan& part, const NodeView& extra);
 
