@@ -479,6 +479,20 @@ def _segment_totals(written, addends, length):
     return function("where")(end > first, upto - before, 0)
 
 
+def _at_target(name, func, a, indices, b):
+    """The positions ufunc.at(a, indices, b) writes (NumPy's IndexError for
+    one out of range); False for a key gpupy leaves to NumPy; True once done
+    by NumPy's `func` as a host placement (a CPU renderer)."""
+    target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
+    if target is None:
+        return False
+    target.check_bounds()
+    if data_dependent_shapes_on_host():
+        run_on_host(name, func, (a, indices, b), {})
+        return True
+    return target
+
+
 # ufunc.at applies its writes to an element one after another, in the order
 # written: an element written more often than this takes that many fused
 # steps, beyond which NumPy's loop is the better way.
@@ -509,13 +523,9 @@ def ufunc_at(ufunc, a, indices, b):
         return False
     if not np.can_cast(loop, a.dtype, "same_kind"):
         return False
-    target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
-    if target is None:
-        return False
-    target.check_bounds()
-    if data_dependent_shapes_on_host():
-        run_on_host(ufunc.__name__ + ".at", ufunc._np.at, (a, indices, b), {})
-        return True
+    target = _at_target(ufunc.__name__ + ".at", ufunc._np.at, a, indices, b)
+    if not isinstance(target, _IntegerKey):
+        return target
     v = target.view
     np.broadcast_shapes(operands.shape, target.shape)  # (NumPy's ValueError)
     if 0 in target.shape:
@@ -551,13 +561,9 @@ def add_at(a, indices, b):
     addends = _as_gpu(b)
     if not isinstance(addends, GpuArray) or addends.dtype.kind not in "biu":
         return False
-    target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
-    if target is None:
-        return False
-    target.check_bounds()
-    if data_dependent_shapes_on_host():
-        run_on_host("add.at", np.add.at, (a, indices, b), {})
-        return True
+    target = _at_target("add.at", np.add.at, a, indices, b)
+    if not isinstance(target, _IntegerKey):
+        return target
     v = target.view
     np.broadcast_shapes(addends.shape, target.shape)  # (NumPy's ValueError)
     if 0 in target.shape:
