@@ -195,7 +195,7 @@ _NAMESPACE_METHODS = ("argpartition", "argsort", "choose", "clip", "conj", "conj
 
 # ndarray methods run by NumPy on the values read back (in-place ones are
 # written back; see _fallback._WRITES).
-_HOST_METHODS = ("partition", "getfield", "setfield", "byteswap")
+_HOST_METHODS = ("getfield", "setfield", "byteswap")
 
 # Methods that only read the values to store or encode them (not counted).
 _READ_METHODS = ("tobytes", "tofile", "dump", "dumps")
@@ -505,6 +505,10 @@ class ArrayMethods:
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """In place, as ndarray.sort: the sorted copy (gpupy/_sorting.py) written back."""
         hooks["sort_in_place"](self, axis=axis, kind=kind, order=order, stable=stable)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """In place, as ndarray.partition: a partitioned copy (gpupy/_sorting.py) written back."""
+        hooks["partition_in_place"](self, kth, axis=axis, kind=kind, order=order)
 
     def compress(self, condition, axis=None, out=None):
         return function("compress")(condition, self, axis, out)

@@ -1,8 +1,9 @@
 """Sorting on the device: numpy.sort, numpy.argsort, ndarray.sort,
 numpy.median (the middle of the sorted slices), numpy.percentile and
 numpy.quantile (NumPy's order statistics and interpolation, its linear,
-lower, higher, nearest and midpoint methods) and numpy.unique (the starts
-of the sorted runs, compacted as a mask is) on a
+lower, higher, nearest and midpoint methods), numpy.partition and
+numpy.argpartition (a sorted slice is a partition at every kth) and
+numpy.unique (the starts of the sorted runs, compacted as a mask is) on a
 bitonic sorting network (Batcher), one fused evaluation per compare-and-
 exchange stage.
 
@@ -210,6 +211,49 @@ def _inverse_keeps_the_shape():
 _inverse_keeps_the_shape.answer = None
 
 
+def _partition_call(name, a, kth, axis, kind, order, values):
+    """numpy.partition (values) or numpy.argpartition (positions): NumPy
+    leaves the order within the two sides of each kth undefined, and a
+    sorted slice is a partition at every kth -- so on the device, the
+    stable sort; placed on the host, NumPy's introselect. NumPy's checks
+    and errors either way."""
+    g = _as_gpu(a)
+    kwargs = dict(axis=axis, kind=kind, order=order)
+    if not isinstance(g, GpuArray) or order is not None or g.dtype.kind not in "biuf":
+        return call_numpy(name, (a, kth), kwargs, reason=f"{name} of a structured or complex array")
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if data_dependent_shapes_on_host():
+        return run_on_host(name, getattr(np, name), (g, kth), kwargs)
+    if axis is None:
+        g, axis = g.reshape(-1), 0
+    _check_axis(axis, g.ndim)
+    n = g.shape[axis]
+    positions = np.asarray(kth.get() if isinstance(kth, GpuArray) else kth)
+    if positions.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    for k in positions.reshape(-1).tolist():
+        at = k + n if k < 0 else k
+        if not 0 <= at < n:
+            raise ValueError(f"kth(={at}) out of bounds ({n})")
+    return _sort_call("sort" if values else "argsort", g, axis, "stable", None, None, values)
+
+
+@implements(np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    return _partition_call("partition", a, kth, axis, kind, order, values=True)
+
+
+@implements(np.argpartition)
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    return _partition_call("argpartition", a, kth, axis, kind, order, values=False)
+
+
+def partition_in_place(a, kth, axis=-1, kind="introselect", order=None):
+    """ndarray.partition: the array's values replaced by a partitioned copy."""
+    a[...] = partition(a, kth, axis=axis, kind=kind, order=order)
+
+
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
     """ndarray.sort: the array's values replaced by their sorted copy."""
     a[...] = sort(a, axis=axis, kind=kind, order=order, stable=stable)
@@ -317,3 +361,4 @@ def _check_axis(axis, ndim):
 
 
 hooks["sort_in_place"] = sort_in_place
+hooks["partition_in_place"] = partition_in_place

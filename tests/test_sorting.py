@@ -4,6 +4,8 @@ compare-and-exchange stages.
 NumPy's stable sort is the oracle -- values, positions, NaN last, the order
 of equal zeros of both signs -- on both drivers, with the device forced and
 as placed by cost (on a CPU renderer: NumPy, as a host placement)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -199,3 +201,49 @@ def test_percentile_on_the_device_is_a_sort(gpu):
         assert s["fallbacks"] == 0 and s["host_placements"] == 0 and s["evaluations"] >= 10  # log2(16) (+1) / 2 stages
     finally:
         gp.set_placement(previous)
+
+
+@pytest.mark.parametrize("kth", [0, 3, -1, [1, 5]], ids=str)
+@pytest.mark.parametrize("axis", [-1, 0, None], ids=str)
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64"])
+def test_partition_and_argpartition(gpu, placement, kth, axis, dtype):
+    """NumPy leaves the order within each side undefined: what is held is
+    the partition itself -- the kth elements in their sorted places, nothing
+    larger before them, nothing smaller after (NaN last) -- the same
+    values as NumPy's, and argpartition's positions reading them."""
+    a = (np.random.default_rng(8).standard_normal((6, 9)) * 4).astype(dtype)
+    if a.dtype.kind == "f":
+        a[1, 3] = np.nan
+    g = gp.asarray(a)
+    want = np.partition(a, kth, axis=axis)
+    got = np.asarray(gp.partition(g, kth, axis=axis))
+    positions = np.asarray(gp.argpartition(g, kth, axis=axis))
+    assert got.shape == want.shape and got.dtype == want.dtype and positions.dtype == np.intp
+    flat = a.reshape(-1) if axis is None else a
+    ax = 0 if axis is None else axis
+    by_position = np.take_along_axis(flat, positions, axis=ax)
+    ordered = np.sort(flat, axis=ax)
+    for result in (got, by_position):
+        np.testing.assert_array_equal(np.sort(result, axis=ax), ordered)  # the same values
+        r, o = np.moveaxis(result, ax, -1), np.moveaxis(ordered, ax, -1)
+        n = r.shape[-1]
+        for k in np.atleast_1d(kth):
+            k = k % n
+            np.testing.assert_array_equal(r[..., k], o[..., k])
+            key = lambda x: np.where(np.isnan(x), np.inf, x) if x.dtype.kind == "f" else x  # noqa: E731
+            assert (key(r[..., :k]) <= key(r[..., k:k + 1])).all() and (key(r[..., k + 1:]) >= key(r[..., k:k + 1])).all()
+
+
+def test_partition_in_place_and_errors(gpu, placement):
+    a = np.random.default_rng(9).standard_normal(10)
+    g = gp.asarray(a)
+    assert g.partition(4) is None
+    got = np.asarray(g)
+    assert got[4] == np.sort(a)[4] and (got[:4] <= got[4]).all() and (got[5:] >= got[4]).all()
+    for bad, error in ((10, ValueError), (-11, ValueError), (1.5, TypeError)):
+        with pytest.raises(error) as want:
+            np.partition(a, bad)
+        with pytest.raises(error, match=re.escape(str(want.value))):
+            gp.partition(gp.asarray(a), bad)
+    with pytest.raises(ValueError, match="introselect"):
+        gp.partition(gp.asarray(a), 2, kind="quick")
