@@ -620,7 +620,11 @@ def put(a, ind, v, mode="raise"):
     if mode == "raise":
         bad = (index < -n) | (index >= n)
         if bool(bad.any()):
-            first = int(_read_at(index, function("argmax")(bad).reshape(1))[0])
+            # NumPy writes the elements before the first bad index, then raises.
+            at = int(function("argmax")(bad))
+            first = int(_read_at(index, function("full")(1, at, np.int64))[0])
+            if at:
+                put(a, index[:at], _cycled(values, index.size)[:at])
             raise IndexError(f"index {first} is out of bounds for axis 0 with size {n}")
         index = function("where")(index < 0, index + n, index)
     elif mode == "wrap":
