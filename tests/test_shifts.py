@@ -192,3 +192,16 @@ def test_nested_rolls_read_the_operand_once(gpu):
     loads = [i for i in gp._core._ir(twice + again, 0) if i["op"] == "load"]
     assert len(loads) == 2
     gpu.assert_same(twice + again, np.roll(np.roll(np.asarray(g), 1, 0), 2, 1) + np.roll(np.asarray(g), 2, 0))
+
+
+@pytest.mark.parametrize("mode", ["edge", "constant"])
+def test_a_reduction_across_a_padded_array_in_tiny_blocks(gpu, mode):
+    """sum over axis 0 of a padded array reads it transposed, too many
+    blocks to bind: the leaf is packed on the host, in whole blocks of its
+    view. A block of the reduction's outputs ended inside one of those, and
+    only the values that block read had been read back (an internal error
+    -- found by the fuzz campaign)."""
+    gp.set_block_size(7)
+    h = np.arange(6, dtype=np.float32).reshape(3, 2)
+    x = gp.pad(gp.asarray(h), (2, 5), mode=mode)
+    gpu.assert_same(x.sum(axis=0), np.pad(h, (2, 5), mode=mode).sum(axis=0))

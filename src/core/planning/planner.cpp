@@ -84,6 +84,12 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
                 if (!reads) continue;
                 int64_t da, db;
                 read_range(part.domain, p, &da, &db);
+                // A packed leaf is uploaded as whole blocks of its view: the
+                // values of every position of those blocks must be on the
+                // host, not only the ones this pass reads (a reduction's
+                // block of outputs may end inside a block of its domain).
+                da = da / ctx.B * ctx.B;
+                db = std::min(part.domain.size(), ((db - 1) / ctx.B + 1) * ctx.B);
                 const Span span = view_span(it.view.geom, da, db);
                 if (host_has(*x, span.lo, span.hi)) continue;
                 // The values exist only on the device: read the storage back first.
