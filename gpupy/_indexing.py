@@ -421,10 +421,15 @@ def _numpy_accepts_mask_assignment(shape, mask_shape, count, value_shape):
 
 
 def _assigned_values(dtype, value):
-    """The value NumPy assigns, converted as its setitem converts: a single
-    value as one element of `dtype` (a 0-d ndarray; NumPy's errors), an
-    array cast (a GpuArray); None for what gpupy cannot hold."""
+    """The value NumPy assigns through a mask or index arrays, converted as
+    that setitem converts: a Python number as one element of `dtype`
+    (NumPy's errors for one out of range), a NumPy scalar or an array cast
+    as arrays are (unsafely: np.uint8(255) into int8 is -1, where `a[...] =`
+    would raise) -- a 0-d ndarray or a GpuArray; None for what gpupy cannot
+    hold."""
     if np.ndim(value) == 0 and not isinstance(value, GpuArray):
+        if isinstance(value, (np.generic, np.ndarray)):
+            return np.asarray(value).astype(dtype)
         return stored_as(value, dtype)
     v = _as_gpu(value)
     return v.astype(dtype) if isinstance(v, GpuArray) else None

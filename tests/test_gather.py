@@ -506,3 +506,22 @@ def test_bincount(gpu, placement, n):
         gpu.assert_same(gp.bincount(gp.asarray(x), minlength=minlength), np.bincount(x, minlength=minlength))
     with pytest.raises(ValueError, match="negative"):
         gp.bincount(gp.asarray(np.array([1, -1])))
+
+
+@pytest.mark.parametrize("value", [300, np.int64(300), np.float64(2.7), 2.7, np.array(300), -1, np.uint8(255), True],
+                         ids=repr)
+@pytest.mark.parametrize("key", ["mask", "indices"])
+def test_values_assigned_through_masks_and_indices_convert_as_numpy(gpu, value, key):
+    """A NumPy scalar converts as an array does (unsafely: np.uint8(255)
+    into int8 is -1), a Python number with NumPy's OverflowError -- unlike
+    `a[...] = v`, which refuses both out of range (found by the fuzzer)."""
+    k = np.array([True, False]) if key == "mask" else np.array([0])
+    want, got = np.zeros(2, np.int8), gp.zeros(2, np.int8)
+    try:
+        want[k] = value
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            got[gp.asarray(k)] = value
+        return
+    got[gp.asarray(k)] = value
+    gpu.assert_same(got, want)

@@ -228,6 +228,19 @@ def draw_index(data, shape):
     return tuple(key)
 
 
+def draw_mask(data, shape):
+    """A boolean array of `shape`: drawn element by element when small, else
+    from a drawn seed and density (hypothesis cannot draw lists of
+    thousands; pads make arrays that large)."""
+    size = int(np.prod(shape))
+    if size <= 256:
+        bits = data.draw(st.lists(st.booleans(), min_size=size, max_size=size), label="mask")
+        return np.array(bits, dtype=bool).reshape(shape)
+    seed = data.draw(st.integers(0, 2**32 - 1), label="mask seed")
+    density = data.draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]), label="mask density")
+    return np.random.default_rng(seed).random(shape) < density
+
+
 def draw_fancy_index(data, shape):
     """A boolean mask over the leading dimensions, or an index with one or
     two integer arrays (maybe out of range, the second broadcasting against
@@ -236,9 +249,7 @@ def draw_fancy_index(data, shape):
         return None
     if data.draw(st.integers(0, 3), label="fancy kind") == 0:  # a boolean mask over the leading dims
         lead = data.draw(st.integers(1, len(shape)), label="mask dims")
-        size = int(np.prod(shape[:lead]))
-        bits = data.draw(st.lists(st.booleans(), min_size=size, max_size=size), label="mask")
-        return (np.array(bits, dtype=bool).reshape(shape[:lead]),)
+        return (draw_mask(data, shape[:lead]),)
     axis = data.draw(st.integers(0, len(shape) - 1), label="fancy axis")
     n = shape[axis]
     idx = data.draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=5), label="fancy indices")
@@ -580,9 +591,8 @@ class Program:
         i = self.slots.index(a)
         values = draw_values(self.data, a.ref.dtype, (self.draw(st.integers(0, 5), "value count"),))
         if kind == "putmask":
-            mask = self.draw(st.lists(st.booleans(), min_size=a.ref.size, max_size=a.ref.size), "mask")
-            m = np.array(mask, bool).reshape(a.ref.shape)
-            how = f"putmask(x{i}, {mask}, {values.tolist()})"
+            m = draw_mask(self.data, a.ref.shape)
+            how = f"putmask(x{i}, {m.tolist()}, {values.tolist()})"
             ref_fn = lambda: np.putmask(a.ref, m, values)  # noqa: E731
             got_fn = lambda: gp.putmask(a.got, gp.asarray(m), gp.asarray(values))  # noqa: E731
         else:
