@@ -110,10 +110,21 @@ std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
     return "";
 }
 
-std::string destination_error(const gpupy_ir& ir, const int32_t* dst_dtypes) {
+std::string destinations_error(const gpupy_ir& ir, gpupy_block* const* dst, const int32_t* dst_dtypes) {
     for (int k = 0; k < ir.noutputs; ++k) {
         if (ir.instr[ir.output[k]].dtype != dst_dtypes[k])
             return "output " + std::to_string(k) + "'s dtype differs from its destination block's";
+        for (int j = 0; j < k; ++j) {
+            if (dst[j] == dst[k]) return "two outputs share a destination block";
+        }
+    }
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        for (int b = 0; b < in.nblocks && reads_blocks(in); ++b) {
+            for (int k = 0; k < ir.noutputs; ++k) {
+                if (in.blocks[b] == dst[k]) return "a destination is also read by instruction " + std::to_string(i);
+            }
+        }
     }
     return "";
 }

@@ -19,9 +19,11 @@ namespace gpupy_driver {
 // and the reduction's fields.
 std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks);
 
-// "" if output k's instruction has dtype dst_dtypes[k] for every output of
-// a well-formed `ir`, else which does not.
-std::string destination_error(const gpupy_ir& ir, const int32_t* dst_dtypes);
+// "" if the destination blocks dst[0 .. ir.noutputs - 1] of a well-formed
+// `ir` suit it -- distinct blocks, none read by an instruction, each of
+// its output's dtype (dst_dtypes[k], the driver knows its blocks' dtypes)
+// -- else which does not.
+std::string destinations_error(const gpupy_ir& ir, gpupy_block* const* dst, const int32_t* dst_dtypes);
 
 // The dtype of the operands of instruction `in` (for WHERE, its value
 // operands; for CAST, what it converts from).

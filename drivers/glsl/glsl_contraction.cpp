@@ -224,26 +224,28 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     s << "    " << T4 << " acc[4] = " << T4 << "[4](" << T4 << "(u_ident), " << T4 << "(u_ident), " << T4
       << "(u_ident), " << T4 << "(u_ident));\n";
     s << "    for (int kt = k0; kt < k1; kt += " << kContractionStep << ") {\n";
+    // Stages one 4-vector of a panel: the elements at its k step position
+    // `kpos` of the four lines (rows of A, columns of B) from `first`.
     // Reads stay inside the operand (clamped indices); what lies outside the
     // matrices or the chunk is staged as zero and never summed or stored.
-    s << "        int k = min(kt + ka, k1 - 1);\n";
-    s << "        bool ka_in = kt + ka < k1;\n";
-    for (int q = 0; q < 4; ++q) {
-        s << "        int ia" << q << " = i0 + 4 * ra + " << q << ";\n";
-        s << "        " << T << " va" << q << " = read_a(oa + min(ia" << q << ", n - 1) * sai + k * sak);\n";
-    }
-    s << "        s_a[ka][ra] = " << T4 << "(";
-    for (int q = 0; q < 4; ++q) s << (q ? ", " : "") << "(ia" << q << " < n && ka_in) ? va" << q << " : " << T << "(0)";
-    s << ");\n";
-    s << "        k = min(kt + kb, k1 - 1);\n";
-    s << "        bool kb_in = kt + kb < k1;\n";
-    for (int q = 0; q < 4; ++q) {
-        s << "        int jb" << q << " = j0 + 4 * jb + " << q << ";\n";
-        s << "        " << T << " vb" << q << " = read_b(ob + k * sbk + min(jb" << q << ", m - 1) * sbj);\n";
-    }
-    s << "        s_b[kb][jb] = " << T4 << "(";
-    for (int q = 0; q < 4; ++q) s << (q ? ", " : "") << "(jb" << q << " < m && kb_in) ? vb" << q << " : " << T << "(0)";
-    s << ");\n";
+    auto stage = [&](const std::string& slot, const char* read, const char* kpos, const char* first, const char* lines,
+                     const char* base, const char* line_stride, const char* k_stride) {
+        s << "        {\n";
+        s << "            int k = min(kt + " << kpos << ", k1 - 1);\n";
+        s << "            bool k_in = kt + " << kpos << " < k1;\n";
+        for (int q = 0; q < 4; ++q) {
+            s << "            int x" << q << " = " << first << " + " << q << ";\n";
+            s << "            " << T << " v" << q << " = " << read << "(" << base << " + min(x" << q << ", " << lines
+              << " - 1) * " << line_stride << " + k * " << k_stride << ");\n";
+        }
+        s << "            " << slot << " = " << T4 << "(";
+        for (int q = 0; q < 4; ++q)
+            s << (q ? ", " : "") << "(x" << q << " < " << lines << " && k_in) ? v" << q << " : " << T << "(0)";
+        s << ");\n";
+        s << "        }\n";
+    };
+    stage("s_a[ka][ra]", "read_a", "ka", "i0 + 4 * ra", "n", "oa", "sai", "sak");
+    stage("s_b[kb][jb]", "read_b", "kb", "j0 + 4 * jb", "m", "ob", "sbj", "sbk");
     s << "        memoryBarrierShared();\n";
     s << "        barrier();\n";
     // Only the step's real k: the sum is the IR's, term for term.

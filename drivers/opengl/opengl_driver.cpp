@@ -293,19 +293,13 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
             d->last_error = "eval_ir: destination " + std::to_string(k) + " is not a live block of this driver";
             return GPUPY_ERROR;
         }
-        for (int j = 0; j < k; ++j) {
-            if (dst[j] == dst[k]) {
-                d->last_error = "eval_ir: two outputs share a destination block";
-                return GPUPY_ERROR;
-            }
-        }
         if (ir.dst_offset + ir.count > dst[k]->nelems) {
             d->last_error = "eval_ir: output range outside the destination block";
             return GPUPY_ERROR;
         }
         dst_dtypes[k] = dst[k]->dtype;
     }
-    if (std::string e = gpupy_driver::destination_error(ir, dst_dtypes); !e.empty()) {
+    if (std::string e = gpupy_driver::destinations_error(ir, dst, dst_dtypes); !e.empty()) {
         d->last_error = "eval_ir: " + e;
         return GPUPY_ERROR;
     }
@@ -318,12 +312,6 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
                 d->last_error = "eval_ir: instruction " + std::to_string(i) + " reads a block that is not a live " +
                                 gpupy::dtype_name(in.dtype) + " block";
                 return GPUPY_ERROR;
-            }
-            for (int k = 0; k < ir.noutputs; ++k) {
-                if (blk == dst[k]) {
-                    d->last_error = "eval_ir: a destination is also read by instruction " + std::to_string(i);
-                    return GPUPY_ERROR;
-                }
             }
         }
     }

@@ -184,14 +184,8 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* const* dst) {
             return GPUPY_ERROR;
         }
         dtypes[k] = outputs[k]->dtype;
-        for (int j = 0; j < k; ++j) {
-            if (outputs[j] == outputs[k]) {
-                c->error = "two outputs share a destination block";
-                return GPUPY_ERROR;
-            }
-        }
     }
-    if (std::string err = gpupy_driver::destination_error(*ir, dtypes); !err.empty()) {
+    if (std::string err = gpupy_driver::destinations_error(*ir, dst, dtypes); !err.empty()) {
         c->error = err;
         return GPUPY_ERROR;
     }
@@ -200,17 +194,6 @@ int sw_eval_ir(void* ctx, const gpupy_ir* ir, gpupy_block* const* dst) {
         // The core's partitioner must never send more than check_ir allows.
         c->error = "IR holds " + std::to_string(ops) + " operations, max_ops is " + std::to_string(c->max_ops);
         return GPUPY_ERROR;
-    }
-    for (int i = 0; i < ir->ninstr; ++i) {
-        const gpupy_ir_instr& in = ir->instr[i];
-        for (int b = 0; b < in.nblocks && gpupy_driver::reads_blocks(in); ++b) {
-            for (int k = 0; k < ir->noutputs; ++k) {
-                if (in.blocks[b] == dst[k]) {
-                    c->error = "destination block is also an operand";
-                    return GPUPY_ERROR;
-                }
-            }
-        }
     }
     if (!interpret(*ir, outputs, &c->error, c->threads, c->use_offered ? &c->offered : nullptr))
         return GPUPY_ERROR;

@@ -149,6 +149,15 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     return out;
 }
 
+void shape_unbound_leaves(const PartPlan& part, const std::vector<Leaf>& leaves, int64_t B,
+                          std::vector<gpupy_ir_instr>& instrs) {
+    for (const Leaf& l : leaves) {
+        gpupy_ir_instr& in = instrs[l.instr];
+        in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part.items[l.item], B)) : 1;
+        in.block_elems = B;
+    }
+}
+
 gpupy_ir make_ir(const Domain& dom, const DomainFold& fold, std::vector<gpupy_ir_instr>& instrs, int64_t a,
                  int64_t b, bool reduce, int64_t dst_offset, const std::vector<int32_t>* outputs,
                  const std::vector<ReduceParams>* also_reduce) {

@@ -41,6 +41,12 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
                                   DomainFold* fold, bool top_as_leaf = false, size_t expected = 0,
                                   const std::vector<int32_t>* also = nullptr, std::vector<int32_t>* outputs_at = nullptr);
 
+// The leaves of `instrs` shaped as a resource check sees them before the
+// executor binds blocks: one block of B elements each (a gather as many as
+// its source has, all of which it binds).
+void shape_unbound_leaves(const PartPlan& part, const std::vector<Leaf>& leaves, int64_t B,
+                          std::vector<gpupy_ir_instr>& instrs);
+
 // The gpupy_ir of `instrs` (their leaves' blocks bound, a folded domain's
 // piece offsets applied) for outputs [a, b). `reduce`: a reduction over
 // the domain (the root pass of a reduction part); else elementwise over the

@@ -107,13 +107,7 @@ private:
         // Each check lowers a little more than the last one did.
         std::vector<gpupy_ir_instr> instrs = lower(part_, i, ctx_.mode, &leaves, &fold, top_as_leaf, last_lowered_ + 64);
         last_lowered_ = instrs.size();
-        for (const Leaf& l : leaves) {
-            // Blocks are bound only at execution; checking needs the shape
-            // (a gather binds all its source's blocks).
-            gpupy_ir_instr& in = instrs[l.instr];
-            in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part_.items[l.item], ctx_.B)) : 1;
-            in.block_elems = ctx_.B;
-        }
+        shape_unbound_leaves(part_, leaves, ctx_.B, instrs);
         const Domain& d = part_.domain;
         // An operand inside a reduction is staged as an elementwise
         // evaluation over the domain, so it is checked as one.

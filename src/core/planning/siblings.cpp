@@ -20,33 +20,25 @@ constexpr size_t kMaxSubgraph = 4096;
 
 using NodeSet = std::unordered_set<const Node*>;
 
-// The unevaluated expression nodes that computing x computes (x included):
-// down through expressions not yet complete, as fusion would.
-NodeSet pending_below(const Node* x) {
+// The nodes computing x reaches, x included, down through expressions not
+// yet complete (as fusion would): the pending ones alone -- what computing
+// x computes -- or with the evaluated nodes at their edge (arrays, stored
+// results) -- what it reads.
+NodeSet reached(const Node* x, bool with_edge) {
     NodeSet out;
     std::vector<const Node*> stack{x};
     while (!stack.empty() && out.size() < kMaxSubgraph) {
         const Node* n = stack.back();
         stack.pop_back();
-        if (n->kind() != NodeKind::Expression || n->complete() || !out.insert(n).second) continue;
+        const bool pending = n->kind() == NodeKind::Expression && !n->complete();
+        if ((!pending && !with_edge) || !out.insert(n).second || !pending) continue;
         for (const NodeView& c : n->children()) stack.push_back(c.node.get());
     }
     return out;
 }
 
-// What computing x reads: its pending expression nodes and the evaluated
-// nodes (arrays, stored results) at their edge.
-NodeSet reads(const Node* x) {
-    NodeSet out;
-    std::vector<const Node*> stack{x};
-    while (!stack.empty() && out.size() < kMaxSubgraph) {
-        const Node* n = stack.back();
-        stack.pop_back();
-        if (!out.insert(n).second || n->kind() != NodeKind::Expression || n->complete()) continue;
-        for (const NodeView& c : n->children()) stack.push_back(c.node.get());
-    }
-    return out;
-}
+NodeSet pending_below(const Node* x) { return reached(x, false); }
+NodeSet reads(const Node* x) { return reached(x, true); }
 
 // Whether computing c computes an operation the root's computation does
 // too (an INDEX is no work worth sharing).
@@ -128,11 +120,7 @@ bool fits(const PlanContext& ctx, const PartPlan& part, const Pass& root) {
     DomainFold fold;
     std::vector<int32_t> at;
     std::vector<gpupy_ir_instr> instrs = lower(part, root.top, ctx.mode, &leaves, &fold, false, 0, &root.also, &at);
-    for (const Leaf& l : leaves) {  // shaped as partition's checks are: blocks bound only at execution
-        gpupy_ir_instr& in = instrs[l.instr];
-        in.nblocks = is_gather(in) ? static_cast<int32_t>(source_blocks(part.items[l.item], ctx.B)) : 1;
-        in.block_elems = ctx.B;
-    }
+    shape_unbound_leaves(part, leaves, ctx.B, instrs);
     ++stats().check_ir_calls;
     const Domain& d = part.domain;
     const gpupy_ir ir = d.reduction ? make_ir(d, fold, instrs, d.o0, d.o1, true, 0, &at, &root.also_reduce)
