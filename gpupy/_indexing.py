@@ -484,10 +484,12 @@ def _segment_totals(written, addends, length):
     return function("where")(end > first, upto - before, 0)
 
 
-def _at_target(name, func, a, indices, b):
+def _at_target(name, func, a, indices, b, operands):
     """The positions ufunc.at(a, indices, b) writes (NumPy's IndexError for
-    one out of range); False for a key gpupy leaves to NumPy; True once done
-    by NumPy's `func` as a host placement (a CPU renderer)."""
+    one out of range, its ValueError for operands that do not broadcast to
+    them); False for a key gpupy leaves to NumPy; True once done -- by
+    NumPy's `func` as a host placement (a CPU renderer), or as there is
+    nothing to write."""
     target = _IntegerKey.parse(a, indices if isinstance(indices, tuple) else (indices,))
     if target is None:
         return False
@@ -495,7 +497,8 @@ def _at_target(name, func, a, indices, b):
     if data_dependent_shapes_on_host():
         run_on_host(name, func, (a, indices, b), {})
         return True
-    return target
+    np.broadcast_shapes(operands.shape, target.shape)
+    return True if 0 in target.shape else target
 
 
 # ufunc.at applies its writes to an element one after another, in the order
@@ -528,13 +531,10 @@ def ufunc_at(ufunc, a, indices, b):
         return False
     if not np.can_cast(loop, a.dtype, "same_kind"):
         return False
-    target = _at_target(ufunc.__name__ + ".at", ufunc._np.at, a, indices, b)
+    target = _at_target(ufunc.__name__ + ".at", ufunc._np.at, a, indices, b, operands)
     if not isinstance(target, _IntegerKey):
         return target
     v = target.view
-    np.broadcast_shapes(operands.shape, target.shape)  # (NumPy's ValueError)
-    if 0 in target.shape:
-        return True
     written = target.written_positions()
     order = function("argsort")(written, kind="stable")
     ordered = _read_at(written, order)
@@ -566,13 +566,10 @@ def add_at(a, indices, b):
     addends = _as_gpu(b)
     if not isinstance(addends, GpuArray) or addends.dtype.kind not in "biu":
         return False
-    target = _at_target("add.at", np.add.at, a, indices, b)
+    target = _at_target("add.at", np.add.at, a, indices, b, addends)
     if not isinstance(target, _IntegerKey):
         return target
     v = target.view
-    np.broadcast_shapes(addends.shape, target.shape)  # (NumPy's ValueError)
-    if 0 in target.shape:
-        return True
     written = target.written_positions()
     values = function("broadcast_to")(addends, target.shape).reshape(-1).astype(np.int64)
     totals = _segment_totals(written, values, v.size).reshape(v.shape)

@@ -232,13 +232,13 @@ def _einsum_labels(subscripts, operands):
             return None  # a repeated label (a diagonal, a trace): NumPy's
         labels.append(t)
     if not arrow:
-        once = [c for c in "".join(labels) if "".join(labels).count(c) == 1 and c not in ellipsis]
-        output = ellipsis + "".join(sorted(once))
+        every = "".join(labels)
+        output = ellipsis + "".join(sorted(c for c in every if every.count(c) == 1 and c not in ellipsis))
     elif "..." in output:
         output = output.replace("...", ellipsis)
     elif ellipsis:
         return None
-    if not output.isalpha() and output or len(set(output)) != len(output) or set(output) - set("".join(labels)):
+    if (output and not output.isalpha()) or len(set(output)) != len(output) or set(output) - set("".join(labels)):
         return None
     return labels, output
 
