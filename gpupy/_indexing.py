@@ -641,13 +641,19 @@ def put(a, ind, v, mode="raise"):
     return None
 
 
-def _same_size_mask(name, a, mask):
-    m = _as_gpu(mask)
-    if not isinstance(m, GpuArray):
+def _masked_write(name, a, mask, values):
+    """For place and putmask: (the mask as a bool array of a's shape, the
+    values as a GpuArray), NumPy's ValueError for a mask of another size,
+    or None for what NumPy does (a target gpupy cannot write, a mask or
+    values it cannot hold)."""
+    if not isinstance(a, GpuArray) or not a.flags.writeable:
+        return None
+    m, v = _as_gpu(mask), _as_gpu(values)
+    if not (isinstance(m, GpuArray) and isinstance(v, GpuArray)):
         return None
     if m.size != a.size:
         raise ValueError(f"{name}: mask and data must be the same size")
-    return m.astype(np.bool_).reshape(a.shape)
+    return m.astype(np.bool_).reshape(a.shape), v
 
 
 @implements(np.place)
@@ -655,12 +661,10 @@ def place(arr, mask, vals):
     """numpy.place: the masked elements of arr, in order, take vals
     repeated -- a mask assignment on the device (the values gathered by
     rank)."""
-    if not isinstance(arr, GpuArray) or not arr.flags.writeable:
-        return call_numpy("place", (arr, mask, vals), {}, reason="an array or a target it does not take")
-    m = _same_size_mask("place", arr, mask)
-    values = _as_gpu(vals)
-    if m is None or not isinstance(values, GpuArray):
-        return call_numpy("place", (arr, mask, vals), {}, reason="a mask or values gpupy cannot hold")
+    operands = _masked_write("place", arr, mask, vals)
+    if operands is None:
+        return call_numpy("place", (arr, mask, vals), {}, reason="a target, mask or values gpupy cannot hold")
+    m, values = operands
     count = int(m.sum())
     if count == 0:
         return None
@@ -674,12 +678,10 @@ def place(arr, mask, vals):
 def putmask(a, mask, values):
     """numpy.putmask: a.flat[n] = values.flat[n % len(values)] where the
     mask is true -- one fused select on the device."""
-    if not isinstance(a, GpuArray) or not a.flags.writeable:
-        return call_numpy("putmask", (a, mask, values), {}, reason="an array or a target it does not take")
-    m = _same_size_mask("putmask", a, mask)
-    v = _as_gpu(values)
-    if m is None or not isinstance(v, GpuArray):
-        return call_numpy("putmask", (a, mask, values), {}, reason="a mask or values gpupy cannot hold")
+    operands = _masked_write("putmask", a, mask, values)
+    if operands is None:
+        return call_numpy("putmask", (a, mask, values), {}, reason="a target, mask or values gpupy cannot hold")
+    m, v = operands
     if v.size == 0:
         return None
     v = _cycled(v.reshape(-1).astype(a.dtype), a.size).reshape(a.shape)
