@@ -76,6 +76,10 @@ del _module
 
 ndarray = GpuArray
 
+# The Array API standard (docs/ecosystem.md): gpupy is its own namespace.
+from ._array_api import API_VERSION as __array_api_version__  # noqa: E402
+from ._array_api import array_namespace_info as __array_namespace_info__  # noqa: E402
+
 
 def _assemble():
     """The one step after the sections registered: every NumPy name in

@@ -7,6 +7,7 @@ its operands through `asarray`.
 import numpy as np
 
 from . import _core
+from ._array_api import check_device
 from ._core import GpuArray
 
 
@@ -28,6 +29,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
         # copy first (a second 32 MB copy doubled asarray's time).
         host = np.array(object, dtype=dtype, copy=None if copy is None or copy else False, order=order, ndmin=ndmin)
         if not is_supported(host.dtype):
+            if copy and isinstance(object, np.ndarray) and np.may_share_memory(host, object):
+                host = host.copy()  # NumPy was not asked to copy (gpupy's own dtypes are copied below)
             return host
         return _core.array_from_numpy(host)
     if isinstance(result, GpuArray) and result.ndim < ndmin:
@@ -35,8 +38,9 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     return result
 
 
-def asarray(a, dtype=None, order=None, *, copy=None, like=None):
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """Like numpy.asarray: a GpuArray argument comes back as is."""
+    check_device(device)
     if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
         return a
     return array(a, dtype=dtype, copy=True if copy is None else copy)

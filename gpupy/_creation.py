@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from . import _core
+from ._array_api import check_device
 from ._convert import array, asarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy
@@ -25,11 +26,12 @@ _PYTHON_NUMBERS = (int, float, bool)
 
 
 def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
+    check_device(device)
     if type(fill_value) in _PYTHON_NUMBERS and dtype is not None:
         # The common call: none of the checks below.
         return _filled(shape, fill_value, dtype)
     if isinstance(fill_value, GpuArray) or np.ndim(fill_value) != 0:
-        return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="non-scalar fill value")
+        return call_numpy("full", (shape, fill_value), {"dtype": dtype, "order": order}, reason="its fill value is not a scalar")
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
     if not is_supported(dtype):
         return np.full(shape, fill_value, dtype=dtype)
@@ -47,14 +49,17 @@ def _filled(shape, value, dtype):
 
 
 def zeros(shape, dtype=float, order="C", *, like=None, device=None):
+    check_device(device)
     return _filled(shape, 0, float if dtype is None else dtype)  # dtype=None is float64, as in NumPy
 
 
 def ones(shape, dtype=None, order="C", *, like=None, device=None):
+    check_device(device)
     return _filled(shape, 1, float if dtype is None else dtype)
 
 
 def empty(shape, dtype=float, order="C", *, like=None, device=None):
+    check_device(device)
     # Zeros: as cheap as uninitialised memory, and deterministic.
     return _filled(shape, 0, float if dtype is None else dtype)
 
@@ -72,6 +77,7 @@ def _like_dtype(a, dtype):
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_device(device)
     return full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype))
 
 
@@ -83,14 +89,17 @@ def _filled_like(a, value, dtype, shape):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_device(device)
     return _filled_like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_device(device)
     return _filled_like(a, 1, dtype, shape)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    check_device(device)
     return _filled_like(prototype, 0, dtype, shape)
 
 
@@ -98,8 +107,9 @@ def _index(shape, axis, dtype):
     return _core.index_array(shape, axis, dtype)
 
 
-def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, device=None):
+def arange(start_or_stop, stop=None, step=None, dtype=None, *, like=None, device=None):
     """Like numpy.arange, as an index expression: start + i * step."""
+    check_device(device)
     if stop is None:
         start, stop = 0, start_or_stop
     else:
@@ -113,7 +123,7 @@ def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, dev
         # dtype gpupy cannot hold.
         return np.arange(start, stop, step, dtype=dtype)
     if any(isinstance(a, (complex, np.complexfloating)) or np.ndim(a) != 0 for a in args):
-        return call_numpy("arange", (start, stop, step), {"dtype": dtype}, reason="non-real or array arguments")
+        return call_numpy("arange", (start, stop, step), {"dtype": dtype}, reason="its arguments are complex or arrays")
     if step == 0:
         raise ZeroDivisionError("division by zero")
     if dtype is None:
@@ -146,17 +156,18 @@ def arange(start_or_stop, stop=None, step=None, /, dtype=None, *, like=None, dev
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """Like numpy.linspace, computed as an index expression."""
+    check_device(device)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     if np.ndim(start) != 0 or np.ndim(stop) != 0 or isinstance(start, GpuArray) or isinstance(stop, GpuArray):
         return call_numpy("linspace", (start, stop, num, endpoint, retstep, dtype, axis), {},
-                          reason="array endpoints")
+                          reason="its endpoints are arrays")
     div = (num - 1) if endpoint else num
     dt = np.result_type(start, stop, 1.0)
     if not is_supported(dt):
         return call_numpy("linspace", (start, stop, num, endpoint, retstep, dtype, axis), {},
-                          reason=f"dtype {dt}")
+                          reason=f"gpupy cannot hold its dtype, {dt}")
     start_a = np.asarray(start, dtype=dt)
     stop_a = np.asarray(stop, dtype=dt)
     delta = np.subtract(stop_a, start_a, dtype=dt.type)

@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._array_api import check_device
 
 
 class GpupyFallbackWarning(UserWarning):
@@ -127,10 +128,10 @@ def note_fallback(name, reason, attempt=None):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # NumPy's warnings are not errors in the input
                 attempt()
-        raise FallbackError(f"gpupy would run {name} in NumPy on the CPU: {reason}")
+        raise FallbackError(f"gpupy would run {name} in NumPy on the CPU: {reason}.")
     _counts[name] += 1
     if _mode == "warn":
-        warnings.warn(f"gpupy runs {name} in NumPy on the CPU: {reason}", GpupyFallbackWarning,
+        warnings.warn(f"gpupy runs {name} in NumPy on the CPU: {reason}.", GpupyFallbackWarning,
                       stacklevel=_user_stacklevel())
 
 
@@ -355,7 +356,7 @@ def _has_callable(args, kwargs):
     return False
 
 
-def call_numpy(name, args, kwargs, func=None, reason="not supported on the device"):
+def call_numpy(name, args, kwargs, func=None, reason="gpupy does not support it on the device"):
     """Runs NumPy's `func` (default numpy.<name>) on flushed arguments.
 
     `name` is the qualified NumPy name ("sum", "linalg.inv", "add.at",
@@ -366,6 +367,10 @@ def call_numpy(name, args, kwargs, func=None, reason="not supported on the devic
     """
     if func is None:
         func = getattr(np, name)
+    if kwargs.get("device") is not None:
+        # gpupy's device, for NumPy's function: what falls back runs on NumPy's one device.
+        check_device(kwargs["device"])
+        kwargs = dict(kwargs, device="cpu")
     if name not in HOST_IO:
         # Raise mode tries NumPy first, so that bad input gets NumPy's error;
         # not for random draws (they would advance the generator's state) or
@@ -386,7 +391,7 @@ def fallback_function(qualname, func, module="gpupy"):
 
     @functools.wraps(func)
     def fallback(*args, **kwargs):
-        return call_numpy(qualname, args, kwargs, func=func, reason="function gpupy does not implement")
+        return call_numpy(qualname, args, kwargs, func=func, reason="gpupy does not implement this function")
 
     fallback.__module__ = module
     fallback.__qualname__ = qualname.rpartition(".")[2]

@@ -282,7 +282,7 @@ def _nonzero_on_device(a):
 def nonzero(a):
     g = _as_gpu(a)
     if not isinstance(g, GpuArray) or g.ndim == 0:
-        return call_numpy("nonzero", (a,), {}, reason="nonzero of a 0-d array or of a dtype gpupy cannot hold")
+        return call_numpy("nonzero", (a,), {}, reason="the array is 0-d or of a dtype gpupy cannot hold")
     if data_dependent_shapes_on_host():
         return run_on_host("nonzero", np.nonzero, (g,), {})
     return _nonzero_on_device(g)
@@ -297,7 +297,7 @@ def flatnonzero(a):
 def argwhere(a):
     g = _as_gpu(a)
     if not isinstance(g, GpuArray) or g.ndim == 0:
-        return call_numpy("argwhere", (a,), {}, reason="argwhere of a 0-d array or of a dtype gpupy cannot hold")
+        return call_numpy("argwhere", (a,), {}, reason="the array is 0-d or of a dtype gpupy cannot hold")
     return function("stack")(nonzero(g), axis=1)
 
 
@@ -307,7 +307,7 @@ def compress(condition, a, axis=None, out=None):
     g = _as_gpu(a)
     if out is not None or not isinstance(g, GpuArray) or not isinstance(cond, GpuArray) or cond.ndim != 1:
         return call_numpy("compress", (condition, a), dict(axis=axis, out=out),
-                          reason="compress with out= or a condition that is not 1-D")
+                          reason="out= is given or the condition is not 1-D")
     positions = nonzero(cond)[0]
     return take(g, positions, axis=axis)
 
@@ -322,14 +322,14 @@ def searchsorted(a, v, side="left", sorter=None):
     g = _as_gpu(a)
     if sorter is not None or not isinstance(g, GpuArray) or g.ndim != 1:
         return call_numpy("searchsorted", (a, v), dict(side=side, sorter=sorter),
-                          reason="searchsorted with a sorter or of an array that is not 1-D")
+                          reason="a sorter is given or the array is not 1-D")
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     if data_dependent_shapes_on_host():
         return run_on_host("searchsorted", np.searchsorted, (g, v), dict(side=side))
     values = _as_gpu(v)
     if not isinstance(values, GpuArray):
-        return call_numpy("searchsorted", (a, v), dict(side=side), reason="values of a dtype gpupy cannot hold")
+        return call_numpy("searchsorted", (a, v), dict(side=side), reason="gpupy cannot hold the dtype of the values")
     found = _binary_search(g, values, side)
     return found if np.ndim(v) else found[()]
 
@@ -341,7 +341,7 @@ def take_along_axis(arr, indices, axis=-1):
         g, axis = g.reshape(-1), 0
     if not isinstance(g, GpuArray) or not isinstance(idx, GpuArray) or idx.dtype.kind not in "iu":
         return call_numpy("take_along_axis", (arr, indices), dict(axis=axis),
-                          reason="take_along_axis of indices that are not integers")
+                          reason="the indices are not integers")
     if idx.ndim != g.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     ax = int(axis)
@@ -605,11 +605,11 @@ def put(a, ind, v, mode="raise"):
     device (placed like the others). NumPy's modes: raise (negative indices
     count from the end; out of range is NumPy's IndexError), wrap, clip."""
     if mode not in ("raise", "wrap", "clip") or not isinstance(a, GpuArray) or not a.flags.writeable:
-        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="a mode, an array or a target it does not take")
+        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="the mode, the array or the target is one gpupy does not take")
     index = _as_gpu(ind)
     values = _as_gpu(v)
     if not (isinstance(index, GpuArray) and index.dtype.kind in "biuf" and isinstance(values, GpuArray)):
-        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="indices or values gpupy cannot hold")
+        return call_numpy("put", (a, ind, v), dict(mode=mode), reason="gpupy cannot hold the indices or the values")
     index = index.reshape(-1).astype(np.int64)
     values = values.reshape(-1).astype(a.dtype)
     n = a.size
@@ -663,7 +663,7 @@ def place(arr, mask, vals):
     rank)."""
     operands = _masked_write("place", arr, mask, vals)
     if operands is None:
-        return call_numpy("place", (arr, mask, vals), {}, reason="a target, mask or values gpupy cannot hold")
+        return call_numpy("place", (arr, mask, vals), {}, reason="gpupy cannot hold the target, the mask or the values")
     m, values = operands
     count = int(m.sum())
     if count == 0:
@@ -680,7 +680,7 @@ def putmask(a, mask, values):
     mask is true -- one fused select on the device."""
     operands = _masked_write("putmask", a, mask, values)
     if operands is None:
-        return call_numpy("putmask", (a, mask, values), {}, reason="a target, mask or values gpupy cannot hold")
+        return call_numpy("putmask", (a, mask, values), {}, reason="gpupy cannot hold the target, the mask or the values")
     m, v = operands
     if v.size == 0:
         return None
@@ -694,7 +694,7 @@ def bincount(x, weights=None, minlength=0):
     g = _as_gpu(x)
     if weights is not None or not isinstance(g, GpuArray) or g.ndim != 1 or g.dtype.kind not in "iub" or g.size == 0:
         return call_numpy("bincount", (x,), dict(weights=weights, minlength=minlength),
-                          reason="bincount with weights, or of an empty or non-integer array")
+                          reason="weights are given, or the array is empty or not of integers")
     if data_dependent_shapes_on_host():
         return run_on_host("bincount", np.bincount, (g,), dict(minlength=minlength))
     if g.dtype.kind == "i" and bool(g.min() < 0):
@@ -719,7 +719,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         if got is not None:
             return got
     return call_numpy("take", (a, indices), dict(axis=axis, out=out, mode=mode),
-                      reason="take with out=, mode=, one index or indices that are not integers")
+                      reason="out= or mode= is given, or the indices are one index or not integers")
 
 
 hooks["gather"] = gather

@@ -72,7 +72,7 @@ def matmul(a, b, /, out=None, **kwargs):
         return run_on_host("matmul", np.matmul, (a, b), dict(kwargs, **({} if out is None else {"out": out})))
     a, b = _gpu(a), _gpu(b)
     if kwargs or not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
-        return call_numpy("matmul", (a, b), dict(out=out, **kwargs), reason="arguments or dtypes")
+        return call_numpy("matmul", (a, b), dict(out=out, **kwargs), reason="gpupy does not handle its arguments or dtypes on the device")
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
             raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
@@ -104,7 +104,7 @@ def dot(a, b, out=None):
         return run_on_host("dot", np.dot, (a, b), {})  # a loop's dot of two slices: no conversions first
     a, b = _gpu(a), _gpu(b)
     if not (isinstance(a, GpuArray) and isinstance(b, GpuArray)):
-        return call_numpy("dot", (a, b), dict(out=out), reason="dtypes")
+        return call_numpy("dot", (a, b), dict(out=out), reason="gpupy does not handle these dtypes on the device")
     if a.ndim == 0 or b.ndim == 0:
         result = _core.ufunc("multiply", a, b)
     elif linear_algebra_on_host():

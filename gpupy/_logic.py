@@ -50,7 +50,7 @@ def isclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
     operands = [_operand(v) for v in (a, b, atol, rtol)] if _any_gpu(a, b, atol, rtol) else [None]
     if builtins.any(v is None for v in operands):
         return call_numpy("isclose", (a, b), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan},
-                          reason="operands the device cannot hold")
+                          reason="the device cannot hold its operands")
     x, y, atol, rtol = operands
     if isinstance(y, GpuArray):
         y = y.astype(np.result_type(y.dtype, 1.0), copy=False)
@@ -98,7 +98,7 @@ def _two_arrays(name, a1, a2, kwargs):
 def array_equal(a1, a2, equal_nan=False):
     pair = _two_arrays("array_equal", a1, a2, {})
     if pair is None:
-        return call_numpy("array_equal", (a1, a2), {"equal_nan": equal_nan}, reason="arrays the device cannot hold")
+        return call_numpy("array_equal", (a1, a2), {"equal_nan": equal_nan}, reason="the device cannot hold the arrays")
     if pair is False:
         return False
     x, y = pair
@@ -122,7 +122,7 @@ def array_equal(a1, a2, equal_nan=False):
 def array_equiv(a1, a2):
     pair = _two_arrays("array_equiv", a1, a2, {})
     if pair is None:
-        return call_numpy("array_equiv", (a1, a2), {}, reason="arrays the device cannot hold")
+        return call_numpy("array_equiv", (a1, a2), {}, reason="the device cannot hold the arrays")
     if pair is False:
         return False
     x, y = pair

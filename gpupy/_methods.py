@@ -12,12 +12,14 @@ back).
 
 import builtins
 import operator
+import sys
 import types
 
 import numpy as np
 
-from . import _core
+from . import _array_api, _core
 from ._core import GpuArray
+from ._deferral import overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
 from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function, hooks
 
@@ -62,21 +64,6 @@ def _selection_size(key, n):
     if isinstance(key, slice):
         return len(range(*key.indices(n)))
     return None
-
-
-_PLAIN_TYPES = frozenset({GpuArray, np.ndarray, int, float, bool, complex, type(None)})
-
-
-def _foreign(objects):
-    """True if an argument is an array-like of another library that
-    implements the protocols itself (NumPy's rule: defer to it)."""
-    for x in objects:
-        t = type(x)
-        if t in _PLAIN_TYPES or isinstance(x, (GpuArray, np.ndarray, np.generic)):
-            continue
-        if getattr(t, "__array_ufunc__", None) is not None:
-            return True
-    return False
 
 
 class Flags:
@@ -183,7 +170,7 @@ class Flat:
         def write():
             host.flat[host_key] = host_value
 
-        note_fallback("flat.__setitem__", "flat assignment with an index array or a repeated value", write)
+        note_fallback("flat.__setitem__", "the flat assignment has an index array or a repeated value", write)
         write()
         self.base[...] = host
 
@@ -214,7 +201,7 @@ def _host_method(name):
     unbound = getattr(np.ndarray, name)
 
     def method(self, *args, **kwargs):
-        return call_numpy(f"ndarray.{name}", (self,) + args, kwargs, func=unbound, reason="ndarray method")
+        return call_numpy(f"ndarray.{name}", (self,) + args, kwargs, func=unbound, reason="gpupy does not implement this ndarray method")
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = unbound.__doc__
@@ -228,13 +215,27 @@ class ArrayMethods:
 
     # --- printing and conversion
     def __repr__(self):
-        return repr(self.__array__())
+        # A scalar result prints as the NumPy scalar NumPy would have given.
+        return repr(self[()] if self._is_scalar else self.__array__())
 
     def __str__(self):
         return str(self.__array__())
 
     def __format__(self, spec):
         return format(self[()] if self.ndim == 0 else self.__array__(), spec)
+
+    def __hash__(self):
+        # Scalar results are immutable, so they hash as NumPy's scalars (by
+        # value, evaluating); arrays are mutable and unhashable, as ndarrays.
+        if self._is_scalar:
+            return hash(self[()])
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def __round__(self, ndigits=None):
+        if self.ndim == 0:
+            value = self[()]
+            return round(value) if ndigits is None else round(value, ndigits)
+        return function("round")(self, 0 if ndigits is None else ndigits)
 
     def _scalar_conversion(self, convert):
         """float()/int()/complex() as NumPy converts an ndarray of this shape:
@@ -352,7 +353,7 @@ class ArrayMethods:
             return self[...]
         # Reinterpreting the bits: NumPy's view, of a copy (writes to it do not
         # reach this array).
-        return call_numpy("ndarray.view", (self, dtype), {}, func=np.ndarray.view, reason="dtype reinterpretation")
+        return call_numpy("ndarray.view", (self, dtype), {}, func=np.ndarray.view, reason="gpupy does not reinterpret bits as another dtype on the device")
 
     # --- real/imag, flags, buffers
     @property
@@ -379,6 +380,29 @@ class ArrayMethods:
     def data(self):
         return memoryview(self.__array__())
 
+    # --- the Array API standard and DLPack (gpupy/_array_api.py)
+    device = property(_array_api.device_of)
+    to_device = _array_api.to_device
+    __dlpack__ = _array_api.dlpack
+    __dlpack_device__ = _array_api.dlpack_device
+
+    def __array_namespace__(self, /, *, api_version=None):
+        _array_api.check_api_version(api_version)
+        return sys.modules["gpupy"]
+
+    @property
+    def __array_interface__(self):
+        """NumPy's array interface (version 3), evaluating first. Its data is
+        a read-only buffer object rather than an address: whoever reads it
+        holds a reference to the host copy, which cannot go away under it
+        when this array is written or dropped."""
+        host = np.ascontiguousarray(self.__array__())
+        host.flags.writeable = False
+        interface = dict(host.__array_interface__)
+        interface["data"] = host
+        interface["strides"] = None
+        return interface
+
     @property
     def ctypes(self):
         return self.__array__().ctypes
@@ -400,9 +424,9 @@ class ArrayMethods:
         """NumPy's ufuncs on GpuArrays (np.sin(g), ndarray + g) stay on the device."""
         if kwargs:
             out = kwargs.get("out", ())
-            if _foreign(out if isinstance(out, tuple) else (out,)):
+            if overrides_ufuncs(out if isinstance(out, tuple) else (out,)):
                 return NotImplemented
-        if _foreign(inputs):
+        if overrides_ufuncs(inputs):
             return NotImplemented
         if method == "__call__" and not kwargs:
             # The common case (ndarray + g, np.sin(g)) straight to the core.
@@ -418,7 +442,7 @@ class ArrayMethods:
                 return target(*inputs, **kwargs)
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         return call_numpy(name, inputs, kwargs, func=ufunc if method == "__call__" else getattr(ufunc, method),
-                          reason="ufunc method gpupy does not implement")
+                          reason="gpupy does not implement this ufunc method")
 
     def __array_function__(self, func, types, args, kwargs):
         """numpy.f(g) calls gpupy's f where gpupy has one, else NumPy's."""
@@ -430,7 +454,7 @@ class ArrayMethods:
             impl = WRAPPERS.get(func)
         if impl is not None:
             return impl(*args, **kwargs)
-        return call_numpy(numpy_qualname(func), args, kwargs, func=func, reason="function gpupy does not implement")
+        return call_numpy(numpy_qualname(func), args, kwargs, func=func, reason="gpupy does not implement this function")
 
     @classmethod
     def __class_getitem__(cls, item):
@@ -527,7 +551,7 @@ def _advanced_getitem(self, key):
     if gathered is not None:
         return gathered
     host, host_key = self.__array__(), to_numpy(key)
-    note_fallback("__getitem__", "advanced indexing runs in NumPy", lambda: host[host_key])
+    note_fallback("__getitem__", "gpupy does not run this form of advanced indexing on the device", lambda: host[host_key])
     return from_numpy(host[host_key])
 
 
@@ -539,7 +563,7 @@ def _advanced_setitem(self, key, value):
     def attempt():
         np.array(self)[host_key] = host_value
 
-    note_fallback("__setitem__", "advanced indexing runs in NumPy", attempt)
+    note_fallback("__setitem__", "gpupy does not run this form of advanced indexing on the device", attempt)
     # Into the array's host memory, copied first only if something still
     # needs the old values.
     _core.write_on_host(self, host_key, host_value)

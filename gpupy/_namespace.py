@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _registry
 from ._core import GpuArray
+from ._deferral import deferring
 from ._fallback import call_numpy, fallback_function
 from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, hooks
 
@@ -150,7 +151,7 @@ class _IndexHelper:
         self._helper = helper
 
     def __getitem__(self, key):
-        return call_numpy(self._name, (key,), {}, func=self._helper.__getitem__, reason="index helper")
+        return call_numpy(self._name, (key,), {}, func=self._helper.__getitem__, reason="gpupy does not implement this index helper")
 
     def __len__(self):
         return len(self._helper)
@@ -195,11 +196,15 @@ def populate(ns):
             gp_value = _METADATA[name]
         else:
             gp_value = fallback_function(name, value)
-        ns[name] = gp_value
         if isinstance(value, np.ufunc):
             UFUNC_IMPL[value] = gp_value
         elif callable(value) and not isinstance(value, type) and gp_value is not value:
+            # numpy.f(g) reaches the implementation itself; gpupy.f first
+            # looks for arguments NumPy would hand the call to.
             _registry.register_wrapper(value, gp_value)
+            if name not in _METADATA and callable(gp_value) and not isinstance(gp_value, (type, _IndexHelper)):
+                gp_value = deferring(name, gp_value, value)
+        ns[name] = gp_value
     for name, value in device_ufuncs.items():
         ns.setdefault(name, value)
         UFUNC_IMPL.setdefault(getattr(np, name), value)

@@ -105,7 +105,7 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
                                            **({} if dtype is None else {"dtype": dtype}),
                                            **({} if initial is _NOVALUE else {"initial": initial}),
                                            **({} if where is True else {"where": where})),
-                          reason="arguments gpupy does not reduce on the device")
+                          reason="gpupy does not reduce with these arguments on the device")
     axes = _axes(axis, a.ndim, zero_d_axis=True)
     acc = np.dtype(dtype) if dtype is not None else default_dtype(a.dtype)
     if needs_identity and initial is _NOVALUE and builtins.any(a.shape[ax] == 0 for ax in axes):
@@ -161,7 +161,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True)
 def _bool_reduce(name, fold, a, axis, out, keepdims, where):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
-        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="arguments")
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim, zero_d_axis=True)
     result = _core.reduce(a, fold, list(axes), np.dtype(bool), CHUNK)
     return _finish(result, a, axes, keepdims, out)
@@ -193,12 +193,12 @@ def _mean_dtype(dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
-        return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="arguments")
+        return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim)
     n = _count(a.shape, axes)
     if n == 0:
         return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims),
-                          reason="mean of an empty slice")
+                          reason="the slice is empty (NumPy warns and gives NaN)")
     acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
     total = _core.reduce(a, "add", list(axes), acc, CHUNK)
     result = total / n
@@ -211,7 +211,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or a.dtype.kind != "f" or _unsupported({"where": where}):
-        return call_numpy("nanmean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="arguments")
+        return call_numpy("nanmean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim)
     nan = _core.ufunc("isnan", a)
     values = _core.where(nan, 0, a)
@@ -240,7 +240,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE
 def _arg_extreme(name, fold, a, axis, out, keepdims):
     a = _gpu(a)
     if not isinstance(a, GpuArray):
-        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="dtype")
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="gpupy does not handle this dtype on the device")
     if axis is None:
         flat = a.reshape(-1)
         result = _arg_extreme(name, fold, flat, 0, None, False)
@@ -308,12 +308,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     if (not isinstance(a, GpuArray) or _unsupported({"where": where}) or mean is not _NOVALUE
             or correction is not _NOVALUE):
         return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
-                          reason="arguments")
+                          reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim)
     n = _count(a.shape, axes)
     if n - ddof <= 0:
         return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
-                          reason="degrees of freedom <= 0")
+                          reason="the degrees of freedom are <= 0")
     acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
     centre = _keep(_core.reduce(a, "add", list(axes), acc, CHUNK) / n, a.shape, axes)
     deviation = _core.ufunc("subtract", a.astype(acc) if a.dtype != acc else a, centre)
@@ -337,7 +337,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def _scan(name, fold, a, axis, dtype, out):
     a = _gpu(a)
     if not isinstance(a, GpuArray):
-        return call_numpy(name, (a,), dict(axis=axis, dtype=dtype, out=out), reason="dtype")
+        return call_numpy(name, (a,), dict(axis=axis, dtype=dtype, out=out), reason="gpupy does not handle this dtype on the device")
     if axis is None:
         a = a.reshape(-1)
         axis = 0
@@ -368,7 +368,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
 def count_nonzero(a, axis=None, *, keepdims=False):
     a = _gpu(a)
     if not isinstance(a, GpuArray):
-        return call_numpy("count_nonzero", (a,), dict(axis=axis, keepdims=keepdims), reason="dtype")
+        return call_numpy("count_nonzero", (a,), dict(axis=axis, keepdims=keepdims), reason="gpupy does not handle this dtype on the device")
     axes = _axes(axis, a.ndim, zero_d_axis=True)
     result = _core.reduce(a.astype(bool), "add", list(axes), np.dtype(np.intp), CHUNK)
     if axis is None and not keepdims:
@@ -388,7 +388,7 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
         kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         if initial is not _NOVALUE:
             kwargs["initial"] = initial
-        return call_numpy(f"{name}.reduce", (array,), kwargs, func=uf._np.reduce, reason="ufunc without a device fold")
+        return call_numpy(f"{name}.reduce", (array,), kwargs, func=uf._np.reduce, reason="the ufunc has no fold on the device")
     if name in ("logical_and", "logical_or"):
         dt = np.dtype(bool) if dtype is None else np.dtype(dtype)
         default = lambda _: dt  # noqa: E731
@@ -405,7 +405,7 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     a = _gpu(array)
     if name not in _FOLDS or not isinstance(a, GpuArray):
         return call_numpy(f"{name}.accumulate", (array,), dict(axis=axis, dtype=dtype, out=out),
-                          func=uf._np.accumulate, reason="ufunc without a device fold")
+                          func=uf._np.accumulate, reason="the ufunc has no fold on the device")
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
     result = _core.scan(a, name, ax, acc, CHUNK)

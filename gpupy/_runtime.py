@@ -162,36 +162,57 @@ def reset_stats():
     reset_placement_counts()
 
 
-def config_text():
-    lines = [
-        f"gpupy {__version__}",
-        f"driver: {driver()}",
-    ]
-    if fallback_reason:
-        lines.append(f"opengl unavailable: {fallback_reason}")
-    for line in _core.driver_describe().strip().splitlines():
-        lines.append(f"  {line}")
-    lines.append(f"block size: {block_size()} elements")
-    lines.append(f"cache budget: {cache_bytes()} bytes")
+def config():
+    """The configuration show_config prints, as a dict of plain values
+    (what `python -m gpupy --json` prints)."""
     threshold = host_threshold()
     model = _calibration.cost_model()
     if threshold is not None:
-        lines.append(f"host engine: evaluations of at most {threshold} elements")
+        host_engine = f"evaluations of at most {threshold} elements"
     elif _core.cost_model_in_use():
-        lines.append(f"host engine: chosen by the cost model ({model['source']})")
+        host_engine = f"chosen by the cost model ({model['source']})"
     else:
-        lines.append("host engine: chosen by the driver's judgement")
-    if model["path"]:
-        lines.append(f"cost model: {model['path']}")
-    lines.append(f"eager threshold: {eager_threshold()} elements")
+        host_engine = "chosen by the driver's judgement"
+    device = {}
+    for line in _core.driver_describe().strip().splitlines():
+        key, _, value = line.partition(":")
+        device[key.strip()] = value.strip()
     engine = _core.host_engine_describe()
     loops = [line.split(":", 1)[1].split() for line in (engine or "").splitlines() if line.startswith("host_loops:")]
-    if loops:
-        lines.append(f"NumPy loops on the host: {len([w for w in loops[0] if '/' in w])} (op/dtype), "
-                     "for the math functions")
-    lines.append(f"fallback mode: {get_fallback()}")
-    lines.append(f"placement: {get_placement()}")
-    lines.append(f"driver libraries: {_core.driver_library_dir()}")
+    return {
+        "version": __version__,
+        "driver": driver(),
+        "opengl_unavailable": fallback_reason or None,
+        "device": device,
+        "block_size": block_size(),
+        "cache_bytes": cache_bytes(),
+        "host_engine": host_engine,
+        "cost_model": model["path"] or None,
+        "eager_threshold": eager_threshold(),
+        "numpy_host_loops": len([w for w in loops[0] if "/" in w]) if loops else 0,
+        "fallback_mode": get_fallback(),
+        "placement": get_placement(),
+        "driver_libraries": _core.driver_library_dir(),
+    }
+
+
+def config_text():
+    c = config()
+    lines = [f"gpupy {c['version']}", f"driver: {c['driver']}"]
+    if c["opengl_unavailable"]:
+        lines.append(f"opengl unavailable: {c['opengl_unavailable']}")
+    lines += [f"  {key}: {value}" for key, value in c["device"].items()]
+    lines.append(f"block size: {c['block_size']} elements")
+    lines.append(f"cache budget: {c['cache_bytes']} bytes")
+    lines.append(f"host engine: {c['host_engine']}")
+    if c["cost_model"]:
+        lines.append(f"cost model: {c['cost_model']}")
+    lines.append(f"eager threshold: {c['eager_threshold']} elements")
+    if c["numpy_host_loops"]:
+        lines.append(f"NumPy loops on the host: {c['numpy_host_loops']} (op/dtype), for the math functions")
+    lines.append(f"fallback mode: {c['fallback_mode']}")
+    lines.append(f"placement: {c['placement']}")
+    lines.append(f"driver libraries: {c['driver_libraries']}")
     return "\n".join(lines)
 
 

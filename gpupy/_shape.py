@@ -72,7 +72,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     gpu = _all_gpu(arrays)
     if gpu is None or not arrays:
         return call_numpy("concatenate", (arrays,), dict(axis=axis, out=out, dtype=dtype, casting=casting),
-                          reason="dtypes gpupy cannot hold" if arrays else "no arrays")
+                          reason="gpupy cannot hold the dtypes" if arrays else "there are no arrays")
     if axis is None:
         gpu = [a.reshape(-1) for a in gpu]
         axis = 0
@@ -314,7 +314,7 @@ _PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), 
 def pad(array, pad_width, mode="constant", **kwargs):
     a = _as_gpu(array)
     if callable(mode) or mode not in _PAD_KEYWORDS or kwargs.get("reflect_type", "even") != "even":
-        return call_numpy("pad", (a, pad_width, mode), kwargs, reason=f"mode {mode!r} with {kwargs or 'defaults'}")
+        return call_numpy("pad", (a, pad_width, mode), kwargs, reason=f"gpupy does not pad with mode {mode!r} and {kwargs or 'its defaults'} on the device")
     unsupported = set(kwargs) - _PAD_KEYWORDS[mode]
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
@@ -342,7 +342,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 def repeat(a, repeats, axis=None):
     a = _as_gpu(a)
     if np.ndim(repeats) != 0:
-        return call_numpy("repeat", (a, repeats), dict(axis=axis), reason="per-element repeat counts")
+        return call_numpy("repeat", (a, repeats), dict(axis=axis), reason="the repeat counts differ per element")
     r = int(repeats)
     if r < 0:
         raise ValueError("negative dimensions are not allowed")
@@ -374,11 +374,11 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
     hi = a_max if a_max is not np._NoValue else (max if max is not np._NoValue else None)
     if kwargs:
-        return call_numpy("clip", (a, lo, hi), dict(out=out, **kwargs), reason="arguments")
-    if lo is None and hi is None:
-        raise ValueError("One of max or min must be given")
+        return call_numpy("clip", (a, lo, hi), dict(out=out, **kwargs), reason="gpupy does not handle these arguments on the device")
     # NumPy's clip is minimum(maximum(a, lo), hi), NaN propagating.
     result = _as_gpu(a)
+    if lo is None and hi is None:  # NumPy 2.1 on: a copy (the Array API standard's clip)
+        result = result.copy()
     if lo is not None:
         result = _core.ufunc("maximum", result, lo)
     if hi is not None:
@@ -416,7 +416,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     a = _as_gpu(a)
     if prepend is not np._NoValue or append is not np._NoValue:
-        return call_numpy("diff", (a, n), dict(axis=axis, prepend=prepend, append=append), reason="prepend/append")
+        return call_numpy("diff", (a, n), dict(axis=axis, prepend=prepend, append=append), reason="prepend= or append= is given")
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     if a.ndim == 0:
@@ -468,10 +468,10 @@ def _triangle(m, k, lower):
     m = _as_gpu(m)
     name = "tril" if lower else "triu"
     if m.ndim == 0:
-        return call_numpy(name, (m, k), {}, reason=f"{name} of a 0-d array raises in NumPy")
+        return call_numpy(name, (m, k), {}, reason="the array is 0-d, which NumPy refuses")
     if not isinstance(k, (int, np.integer)):
         # (NumPy builds tri's columns with an integer arange of a float k.)
-        return call_numpy(name, (m, k), {}, reason=f"{name} with a diagonal offset that is not an integer")
+        return call_numpy(name, (m, k), {}, reason="the diagonal offset is not an integer")
     rows, cols = m.shape[-2:] if m.ndim >= 2 else (m.shape[-1], m.shape[-1])
     shift = k if lower else k - 1
     row_numbers = _as_gpu(np.arange(rows)[:, None])

@@ -115,7 +115,7 @@ def _sort_call(name, a, axis, kind, order, stable, values):
     g = _as_gpu(a)
     kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
     if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
-        return call_numpy(name, (a,), kwargs, reason=f"{name} of a structured or 0-d array, or of another kind")
+        return call_numpy(name, (a,), kwargs, reason="the array is structured or 0-d, or another sort kind is asked for")
     if data_dependent_shapes_on_host():
         return run_on_host(name, getattr(np, name), (g,), kwargs)
     if axis is None:
@@ -127,12 +127,26 @@ def _sort_call(name, a, axis, kind, order, stable, values):
 
 
 @implements(np.sort)
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return _sort_call("sort", a, axis, kind, order, stable, values=True)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """numpy.sort; `descending` is the Array API standard's (NumPy has none)."""
+    result = _sort_call("sort", a, axis, kind, order, stable, values=True)
+    if descending:  # equal values are indistinguishable: the ascending order reversed
+        return function("flip")(result, -1 if axis is None else axis)
+    return result
 
 
 @implements(np.argsort)
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """numpy.argsort; `descending` is the Array API standard's: largest
+    first, equal elements in their order (the stable ascending argsort of
+    the reversed array, reversed and counted from the end)."""
+    if descending:
+        g = _as_gpu(a)
+        if axis is None:
+            g, axis = g.reshape(-1), 0
+        flip = function("flip")
+        n = g.shape[axis] if g.ndim else 1
+        return (n - 1) - flip(_sort_call("argsort", flip(g, axis), axis, kind, order, stable, values=False), axis)
     return _sort_call("argsort", a, axis, kind, order, stable, values=False)
 
 
@@ -145,7 +159,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     kwargs = dict(axis=axis, out=out, overwrite_input=overwrite_input, keepdims=keepdims)
     one_axis = axis is None or isinstance(axis, (int, np.integer))
     if not isinstance(g, GpuArray) or out is not None or not one_axis or g.dtype.kind not in "biuf" or g.size == 0:
-        return call_numpy("median", (a,), kwargs, reason="median with out=, several axes, or of an empty array")
+        return call_numpy("median", (a,), kwargs, reason="out= or several axes are given, or the array is empty")
     if data_dependent_shapes_on_host():
         return run_on_host("median", np.median, (g,), dict(axis=axis, keepdims=keepdims))
     x, ax = (g.reshape(-1), 0) if axis is None else (g, int(axis))
@@ -175,7 +189,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     kwargs = dict(return_index=return_index, return_inverse=return_inverse, return_counts=return_counts, axis=axis,
                   equal_nan=equal_nan, sorted=sorted)
     if not isinstance(g, GpuArray) or axis is not None or g.size == 0 or not sorted:
-        return call_numpy("unique", (ar,), kwargs, reason="unique along an axis, unsorted, or of an empty array")
+        return call_numpy("unique", (ar,), kwargs, reason="an axis is given, sorted=False, or the array is empty")
     if data_dependent_shapes_on_host():
         return run_on_host("unique", np.unique, (g,), kwargs)
     flat = g.reshape(-1)
@@ -220,7 +234,7 @@ def _partition_call(name, a, kth, axis, kind, order, values):
     g = _as_gpu(a)
     kwargs = dict(axis=axis, kind=kind, order=order)
     if not isinstance(g, GpuArray) or order is not None or g.dtype.kind not in "biuf":
-        return call_numpy(name, (a, kth), kwargs, reason=f"{name} of a structured or complex array")
+        return call_numpy(name, (a, kth), kwargs, reason="the array is structured or complex")
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
     if data_dependent_shapes_on_host():
@@ -311,8 +325,9 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
     if (not isinstance(g, GpuArray) or g.dtype.kind not in "biuf" or out is not None or weights is not None or
             method not in _VIRTUAL_INDEX or not one_axis or g.size == 0 or host_q.ndim > 2 or
             host_q.dtype.kind not in "biuf"):
-        return call_numpy(name, (a, q), kwargs, reason=f"{name} with out=, weights, several axes, another method, "
-                                                       f"q of more than 2 dimensions, or of an empty or complex array")
+        return call_numpy(name, (a, q), kwargs, reason="out=, weights or several axes are given, the method "
+                                                       "is another, q has more than 2 dimensions, or the array is "
+                                                       "empty or complex")
     weak = type(q) in (int, float)  # NumPy's weak promotion of a Python number
     fractions = np.true_divide(host_q, scale) if scale != 1 else host_q
     if not (fractions.size == 0 or (fractions.min() >= 0 and fractions.max() <= 1)):

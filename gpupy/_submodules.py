@@ -71,7 +71,7 @@ def _flush_call(qualname, func, count, wrap_results):
         host_args, host_kwargs = c.flush(list(args)), c.flush(kwargs)
         if count:
             attempt = None if _has_callable(args, kwargs) else (lambda: func(*host_args, **host_kwargs))
-            note_fallback(qualname, "function gpupy does not implement", attempt)
+            note_fallback(qualname, "gpupy does not implement this function", attempt)
         result = func(*host_args, **host_kwargs)
         return c.wrap(result) if wrap_results else result
 

@@ -9,13 +9,15 @@ conjugate, divmod). `make_ufunc` gives the object for any NumPy ufunc; the
 namespace uses it through the registry.
 """
 
+import warnings
+
 import numpy as np
 
 from . import _core
 from ._convert import asarray
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._registry import UFUNC_IMPL, hooks
+from ._registry import UFUNC_IMPL, function, hooks
 
 # Keyword arguments that leave the computation as gpupy builds it.
 _NEUTRAL = {"casting": "same_kind", "order": "K", "subok": True, "where": True, "dtype": None, "signature": None}
@@ -63,16 +65,49 @@ class ufunc(_core.ufunc_base):
         return (ufunc_by_name, (self.__name__,))
 
     def _call(self, *args, **kwargs):
+        where = kwargs.get("where", True)
+        if not (where is True or (type(where) in (bool, np.bool_) and where)):
+            return self._masked(args, kwargs)
         out = kwargs.get("out")
         if isinstance(out, tuple):
             if len(out) != 1:
-                return call_numpy(self.__name__, args, kwargs, func=self._np, reason="several outputs")
+                return call_numpy(self.__name__, args, kwargs, func=self._np, reason="it is given several outputs")
             out = out[0]
         if len(args) == self._np.nin and _is_neutral(kwargs) and (out is None or isinstance(out, GpuArray)):
             result = _core.ufunc(self.__name__, *args, out=out)
             if result is not NotImplemented:
                 return result
-        return call_numpy(self.__name__, args, kwargs, func=self._np, reason="arguments gpupy does not handle")
+        return call_numpy(self.__name__, args, kwargs, func=self._np, reason="gpupy does not handle these arguments on the device")
+
+    def _masked(self, args, kwargs):
+        """f(..., out=out, where=mask): f of every element, written into out
+        through the mask, on the device. NumPy leaves out's other elements as
+        they were, and a new result's undefined (gpupy's are zero)."""
+        kwargs = dict(kwargs)
+        where = kwargs.pop("where")
+        out_given = "out" in kwargs
+        out = kwargs.pop("out", None)
+        if isinstance(out, tuple):
+            out = out[0] if len(out) == 1 else out
+        mask = asarray(where)
+        usable = (isinstance(mask, GpuArray) and mask.dtype == np.bool_ and len(args) == self._np.nin
+                  and (out is None or isinstance(out, GpuArray)))
+        if usable:
+            result = self(*args, **kwargs)  # other keywords (dtype=, casting=) as without a mask
+            usable = isinstance(result, GpuArray)
+        if usable and out is not None:
+            usable = (np.can_cast(result.dtype, out.dtype, kwargs.get("casting", "same_kind"))
+                      and np.broadcast_shapes(result.shape, mask.shape, out.shape) == out.shape)
+        if not usable:  # NumPy's answer, or its error
+            kwargs.update(where=where, out=out)
+            return call_numpy(self.__name__, args, kwargs, func=self._np, reason="gpupy cannot apply this mask on the device")
+        if out is not None:
+            function("copyto")(out, result, casting="unsafe", where=mask)
+            return out
+        if not out_given:
+            warnings.warn("'where' used without 'out', expect unitialized memory in output. If this is "
+                          "intentional, use out=None.", UserWarning, stacklevel=3)
+        return function("where")(mask, result, result.dtype.type(0))
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
         return hooks["ufunc_reduce"](self, array, axis, dtype, out, keepdims, initial, where)
@@ -122,7 +157,7 @@ class HostUfunc(ufunc):
     def _host(self, method, args, kwargs):
         name = self.__name__ if method == "__call__" else f"{self.__name__}.{method}"
         func = self._np if method == "__call__" else getattr(self._np, method)
-        return call_numpy(name, args, kwargs, func=func, reason="ufunc gpupy has no device op for")
+        return call_numpy(name, args, kwargs, func=func, reason="gpupy has no device op for this ufunc")
 
     def __call__(self, *args, **kwargs):
         return self._host("__call__", args, kwargs)

@@ -570,10 +570,9 @@ class TestWritesReachTheGpuArray:
 
 # --- ndarray methods and attributes --------------------------------------------------------------
 
-# ndarray attributes gpupy leaves out on purpose: `base` (a GpuArray view
-# has no Python base object), `device`/`to_device` (the array API's device
-# model, which gpupy does not implement).
-NOT_PROVIDED = {"base", "device", "to_device"}
+# The ndarray attribute gpupy leaves out on purpose: `base` (a GpuArray
+# view has no Python base object).
+NOT_PROVIDED = {"base"}
 
 
 class TestNdarrayMethods:

@@ -42,6 +42,14 @@ py::object wrap_gpuarray(GpuArray&& a) {
     return py::reinterpret_steal<py::object>(o);
 }
 
+py::object wrap_result(GpuArray&& a) {
+    const bool scalar = a.ndim() == 0;
+    if (scalar) a.writeable = false;
+    py::object o = wrap_gpuarray(std::move(a));
+    reinterpret_cast<GpuArrayObject*>(o.ptr())->scalar = scalar;
+    return o;
+}
+
 namespace {
 
 py::tuple dims_tuple(const Dims& d) {
@@ -115,6 +123,7 @@ py::object getitem(py::object self, py::handle key) {
 }
 
 void setitem(py::object self, py::handle key, py::handle value) {
+    if (is_scalar_result(self)) throw TypeError("a gpupy scalar (a 0-d result where NumPy gives a scalar) does not support item assignment");
     const GpuArray& a = gpuarray_ref(self);
     int64_t offset;
     if (element_key(a, key, &offset)) return store_element(a, offset, value);
@@ -206,8 +215,10 @@ PyObject* slot_matmul(PyObject* a, PyObject* b) {
     if (is_gpuarray(b) && Py_TYPE(a) != Py_TYPE(b)) return python_operator(b, "__rmatmul__", a);
     Py_RETURN_NOTIMPLEMENTED;
 }
+// `s += 1` on a scalar result makes a new scalar, as for NumPy's scalars.
 template <OpCode op>
 PyObject* slot_inplace(PyObject* self, PyObject* b) {
+    if (is_scalar_result(self)) return slot_binary<op>(self, b);
     return guarded([&] { return inplace(op, py::reinterpret_borrow<py::object>(self), b); });
 }
 template <OpCode op>
@@ -220,6 +231,7 @@ PyObject* slot_power(PyObject* a, PyObject* b, PyObject* mod) {
 }
 PyObject* slot_inplace_power(PyObject* self, PyObject* b, PyObject* mod) {
     if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+    if (is_scalar_result(self)) return slot_power(self, b, mod);
     return guarded([&] { return inplace(GPUPY_OP_POWER, py::reinterpret_borrow<py::object>(self), b); });
 }
 PyObject* slot_richcompare(PyObject* a, PyObject* b, int cmp) {
@@ -367,6 +379,7 @@ PyObject* get_transposed(PyObject* self, void*) {
 PyObject* get_writeable(PyObject* self, void*) {
     return attribute(self, [](const GpuArray& a) { return py::bool_(a.writeable); });
 }
+PyObject* get_is_scalar(PyObject* self, void*) { return PyBool_FromLong(is_scalar_result(self)); }
 PyObject* get_node_id(PyObject* self, void*) {
     return attribute(self, [](const GpuArray& a) { return py::int_(a.node()->id()); });
 }
@@ -390,6 +403,7 @@ PyGetSetDef array_getset[] = {
     {"T", get_transposed, nullptr, nullptr, nullptr},
     {"_writeable", get_writeable, nullptr, nullptr, nullptr},
     {"_node_id", get_node_id, nullptr, nullptr, nullptr},
+    {"_is_scalar", get_is_scalar, nullptr, nullptr, nullptr},
     {"_owner_id", get_owner_id, nullptr, nullptr, nullptr},
     {"_view", get_view, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},

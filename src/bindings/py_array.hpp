@@ -24,6 +24,11 @@ struct GpuArrayObject {
     PyObject_HEAD
     GpuArray value;
     PyObject* weakrefs;
+    // A 0-d result where NumPy gives a scalar (a reduction over every axis,
+    // a ufunc of 0-d operands): immutable as a NumPy scalar is -- hashable
+    // by value, no item assignment, in-place operators rebind -- and lazy
+    // until a value is asked for (docs/ecosystem.md, "Scalars").
+    bool scalar;
 };
 
 // Whether obj is a GpuArray (or subclass), and the GpuArray it holds.
@@ -33,6 +38,10 @@ inline GpuArray& gpuarray_mut(py::handle obj) { return reinterpret_cast<GpuArray
 inline const GpuArray& gpuarray_ref(py::handle obj) { return gpuarray_mut(obj); }  // obj must pass is_gpuarray
 // A new Python GpuArray holding `a`.
 py::object wrap_gpuarray(GpuArray&& a);
+// The same for a result NumPy would give as a scalar when it is 0-d (a
+// ufunc's without out=, a reduction's, a vector product's).
+py::object wrap_result(GpuArray&& a);
+inline bool is_scalar_result(py::handle obj) { return reinterpret_cast<GpuArrayObject*>(obj.ptr())->scalar; }
 
 // Runs f (returning a py::object) for a CPython slot: its result as a new
 // reference, or null with the Python error set from a C++ or Python

@@ -35,7 +35,10 @@ py::object& numpy_fallback() {
 }
 
 struct Operand {
-    enum Kind { Array, PyInt, PyFloat, Unsupported, Unknown };
+    // Foreign: an array-like of another library with NumPy's override
+    // protocol (a pandas Series, an xarray DataArray, a dask array), which
+    // decides what a ufunc of it gives.
+    enum Kind { Array, PyInt, PyFloat, Unsupported, Unknown, Foreign };
     Kind kind = Unknown;
     // A GpuArray argument is used in place (it outlives the call); one made
     // from a scalar or an ndarray is owned here.
@@ -66,7 +69,27 @@ struct Operand {
     }
 };
 
-Operand classify(py::handle obj) {
+// Whether an object's type implements NumPy's ufunc override protocol
+// (__array_ufunc__, NEP 13) itself, as pandas, xarray and dask types do:
+// NumPy hands a ufunc of one to it (or, where it sets the protocol to None,
+// refuses), and gpupy does as NumPy does.
+bool overrides_ufuncs(PyObject* p) {
+    static PyObject* const name = PyUnicode_InternFromString("__array_ufunc__");
+    PyObject* own = PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(p)), name);
+    if (!own) {
+        PyErr_Clear();
+        return false;
+    }
+    static PyObject* const ndarray_own = PyObject_GetAttr(reinterpret_cast<PyObject*>(&PyArray_Type), name);
+    const bool foreign = own != ndarray_own;
+    Py_DECREF(own);
+    return foreign;
+}
+
+// With `defer_foreign`, an array-like of another library that overrides
+// ufuncs is Foreign (a ufunc hands it over); otherwise it is converted
+// like any array-like (np.where, asarray and assignment read its values).
+Operand classify(py::handle obj, bool defer_foreign = false) {
     Operand o;
     o.obj = obj;
     PyObject* p = obj.ptr();
@@ -122,6 +145,9 @@ Operand classify(py::handle obj) {
     py::object arr;
     if (PyArray_Check(p)) {
         arr = py::reinterpret_borrow<py::object>(obj);
+    } else if (defer_foreign && overrides_ufuncs(p)) {
+        o.kind = Operand::Foreign;
+        return o;
     } else if (PyList_Check(p) || PyTuple_Check(p) || PyObject_HasAttrString(p, "__array__") ||
                PyObject_HasAttrString(p, "__array_interface__")) {
         arr = py::reinterpret_steal<py::object>(PyArray_FromAny(p, nullptr, 0, 0, 0, nullptr));
@@ -652,6 +678,31 @@ py::handle numpy_ufunc(OpCode op) {
     return f;
 }
 
+namespace {
+
+// The package's gpupy._deferral.defer_ufunc(numpy_ufunc, args).
+py::object& defer_ufunc_hook() {
+    static auto* f = new py::object();
+    return *f;
+}
+
+// A ufunc with an operand of another library (NEP 13): NumPy's ufunc,
+// whose override dispatch gives that library the call (GpuArray's own
+// __array_ufunc__ steps aside for it), so `g + series` is a Series with
+// its index as `ndarray + series` is -- through the package, which first
+// introduces gpupy to libraries that keep a list of the array types they
+// accept (dask). NotImplemented where the library opts out of ufuncs
+// (__array_ufunc__ = None): Python then asks its reflected operator.
+py::object defer_to_override(OpCode op, const std::vector<py::handle>& args, py::handle foreign) {
+    py::object protocol = py::getattr(py::type::handle_of(foreign), "__array_ufunc__");
+    if (protocol.is_none() || !*defer_ufunc_hook()) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    py::tuple argv(args.size());
+    for (size_t i = 0; i < args.size(); ++i) argv[i] = args[i];
+    return defer_ufunc_hook()(numpy_ufunc(op), argv);
+}
+
+}  // namespace
+
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
     if (std::all_of(args.begin(), args.end(), is_host_number)) {
         if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
@@ -660,8 +711,12 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     std::vector<Operand> ops;
     ops.reserve(args.size());
     bool unsupported = false;
+    // With out= (`g += series`), the other library's operand is read as an
+    // array: the result is the gpupy array written into.
+    const bool defer_foreign = !out || out.is_none();
     for (py::handle a : args) {
-        ops.push_back(classify(a));
+        ops.push_back(classify(a, defer_foreign));
+        if (ops.back().kind == Operand::Foreign) return defer_to_override(op, args, a);
         if (ops.back().kind == Operand::Unknown) {
             // `g == None` compares elementwise in NumPy; other operators
             // with unknown types are NotImplemented (a TypeError).
@@ -677,7 +732,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
                     const bool value = op == GPUPY_OP_NOT_EQUAL;
                     NodeView c = constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, value)),
                                                g.geom.shape);
-                    return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, GPUPY_BOOL, g.geom.shape, {c})));
+                    return wrap_result(GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, GPUPY_BOOL, g.geom.shape, {c})));
                 }
                 return call_numpy(op == GPUPY_OP_EQUAL ? "ndarray.__eq__" : "ndarray.__ne__", args, out);
             }
@@ -733,7 +788,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     if (has_out && small_in_place(op, loop, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
     if (std::optional<GpuArray> now = small_on_host(op, loop, ops, shape)) {
-        if (!has_out) return py::cast(std::move(*now));
+        if (!has_out) return wrap_result(std::move(*now));
         write_output(out_arr, *now, name);
         return py::reinterpret_borrow<py::object>(out);
     }
@@ -749,7 +804,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
                 write_output(out_arr, result, name);
                 return py::reinterpret_borrow<py::object>(out);
             }
-            return py::cast(std::move(result));
+            return wrap_result(std::move(result));
         }
         return call_numpy(name, args, out);
     }
@@ -765,7 +820,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         write_output(out_arr, result, name);
         return py::reinterpret_borrow<py::object>(out);
     }
-    return py::cast(std::move(result));
+    return wrap_result(std::move(result));
 }
 
 py::object apply_where(py::handle cond, py::handle x, py::handle y) {
@@ -872,6 +927,7 @@ void register_ops(py::module_& m) {
         },
         py::arg("name"), py::kw_only(), py::arg("out") = py::none());
     m.def("where", &apply_where);
+    m.def("_set_defer_ufunc", [](py::object f) { defer_ufunc_hook() = std::move(f); });
     m.def("host_call", &host_call);
     m.def("ufunc_names", [] {
         py::list names;

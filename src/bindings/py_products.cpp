@@ -86,7 +86,7 @@ py::object matrix_product(const GpuArray& x, const GpuArray& y, bool dot) {
     PyObject* r = PyObject_Vectorcall(dot ? numpy_dot : matmul, argv, 2, out_name);
     if (!r) throw py::error_already_set();
     Py_DECREF(r);  // dst itself
-    return py::cast(GpuArray::of(std::move(node)));
+    return wrap_result(GpuArray::of(std::move(node)));
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ void register_structural(py::module_& m) {
         [](const GpuArray& a, const std::string& fold, py::handle axes, py::handle dtype, int64_t chunk) {
             const DType t = dtype_or_type_error(dtype, "reduce into");
             const std::vector<int64_t> ax = ints_from(axes);
-            return reduce_now_or_lazily(a, fold_op(fold), ax, t, chunk);
+            return wrap_result(reduce_now_or_lazily(a, fold_op(fold), ax, t, chunk));
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
     m.def(

@@ -1,0 +1,151 @@
+"""Handing calls over to other array libraries, as NumPy does (NEP 13, NEP 18).
+
+A pandas Series, an xarray DataArray or a dask array implements NumPy's
+override protocols itself: `np.sin(series)` is a Series with its index,
+`np.sum(dask_array)` a lazy dask array. A script that replaces NumPy by
+gpupy must get the same objects back, so gpupy steps aside exactly where
+NumPy would:
+
+* a ufunc (gpupy's, NumPy's on a GpuArray, or an operator) with an operand
+  that overrides `__array_ufunc__` is NumPy's ufunc, whose dispatch gives
+  that operand's library the call (the operators do this in C,
+  src/bindings/py_ops.cpp; GpuArray.__array_ufunc__ returns NotImplemented
+  for such operands);
+* a function with an argument that implements `__array_function__` is
+  NumPy's function, which dispatches to it;
+* the functions NumPy forwards to the argument's own method
+  (`np.sum(x)` is `x.sum()` for anything but an ndarray) do the same for
+  objects that only override ufuncs (pandas, xarray), whose methods keep
+  their index and coordinates.
+
+Converters (array, asarray, ...) never step aside: turning the other
+library's object into a gpupy array is what they are for, as NumPy's turn
+it into an ndarray. Base layer: imports nothing of gpupy but `_core`.
+"""
+
+import functools
+
+import numpy as np
+
+from . import _core
+from ._core import GpuArray
+
+# What an argument's type asks of NumPy's dispatch: nothing (NATIVE), ufuncs
+# only (UFUNCS: pandas, xarray), or functions too (FUNCTIONS: dask, ...).
+NATIVE, UFUNCS, FUNCTIONS = 0, 1, 2
+
+_OWN_PROTOCOLS = {
+    "__array_ufunc__": (np.ndarray.__array_ufunc__, None),
+    "__array_function__": (np.ndarray.__array_function__,),
+}
+_kinds = {t: NATIVE for t in (int, float, bool, complex, str, bytes, type(None), slice, type(Ellipsis), dict)}
+
+# The functions numpy.fromnumeric and numpy's mean/std/var/squeeze forward to
+# the argument's method of the same name when it is not an ndarray.
+FORWARDED_TO_METHODS = frozenset({
+    "all", "amax", "amin", "any", "argmax", "argmin", "argpartition", "argsort", "around", "choose", "clip",
+    "compress", "cumprod", "cumsum", "max", "mean", "min", "nonzero", "prod", "repeat", "reshape", "round",
+    "searchsorted", "squeeze", "std", "sum", "swapaxes", "take", "transpose", "var",
+})
+
+# Functions whose job is to make a gpupy array of whatever they are given.
+CONVERTERS = frozenset({
+    "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite", "require",
+    "copy", "frombuffer", "fromiter", "from_dlpack", "empty_like", "zeros_like", "ones_like", "full_like",
+})
+
+# A sequence argument (`concatenate([a, b])`) is looked into up to this
+# many items: NumPy's dispatchers look at the arrays of a sequence, and a
+# long list of numbers is data, not arrays.
+_SEQUENCE_LOOK = 64
+
+
+def _introduce(t):
+    """First sight of another library's array type: a library that keeps a
+    list of the array types it accepts alongside its own learns gpupy's, so
+    that mixing the two gives its array, as mixing it with NumPy's does."""
+    if t.__module__.partition(".")[0] == "dask":
+        from dask.array.chunk_types import register_chunk_type
+
+        register_chunk_type(GpuArray)
+
+
+def kind(t):
+    """NATIVE, UFUNCS or FUNCTIONS for an argument's type (cached per type)."""
+    k = _kinds.get(t)
+    if k is None:
+        if issubclass(t, (GpuArray, np.ndarray, np.generic)):
+            k = NATIVE
+        elif getattr(t, "__array_function__", np.ndarray.__array_function__) not in _OWN_PROTOCOLS["__array_function__"]:
+            k = FUNCTIONS
+        elif getattr(t, "__array_ufunc__", None) not in _OWN_PROTOCOLS["__array_ufunc__"]:
+            k = UFUNCS
+        else:
+            k = NATIVE
+        if k != NATIVE:
+            _introduce(t)
+        _kinds[t] = k
+    return k
+
+
+def strongest(objects):
+    """The strongest kind among objects (and the items of short sequences among them)."""
+    best = NATIVE
+    for x in objects:
+        t = type(x)
+        if t is GpuArray:
+            continue
+        if t is list or t is tuple:
+            if len(x) <= _SEQUENCE_LOOK:
+                best = max(best, strongest(x))
+            continue
+        best = max(best, kind(t))
+        if best == FUNCTIONS:
+            break
+    return best
+
+
+def overrides_ufuncs(objects):
+    """Whether an argument of a ufunc belongs to a library that overrides ufuncs."""
+    for x in objects:
+        t = type(x)
+        if t is not GpuArray and kind(t) != NATIVE:
+            return True
+    return False
+
+
+def defer_ufunc(numpy_ufunc, args):
+    """numpy_ufunc(*args) for arguments of which one overrides ufuncs (the
+    core's operators and ufuncs call this): NumPy's dispatch hands it over."""
+    for x in args:
+        kind(type(x))
+    return numpy_ufunc(*args)
+
+
+_core._set_defer_ufunc(defer_ufunc)
+
+
+def deferring(name, implementation, numpy_function):
+    """gpupy's `implementation` of numpy function `name`, stepping aside for
+    arguments of libraries NumPy would hand the call to."""
+    if name in CONVERTERS:
+        return implementation
+    threshold = UFUNCS if name in FORWARDED_TO_METHODS else FUNCTIONS
+
+    @functools.wraps(implementation)
+    def call(*args, **kwargs):
+        # Inline for the common call (gpupy arrays and numbers), which
+        # costs gpupy's functions a loop over their arguments only.
+        for x in args:
+            t = type(x)
+            if t is not GpuArray and _kinds.get(t) != NATIVE:
+                if strongest(args) >= threshold:
+                    return numpy_function(*args, **kwargs)
+                break
+        if kwargs and strongest(kwargs.values()) >= threshold:
+            return numpy_function(*args, **kwargs)
+        return implementation(*args, **kwargs)
+
+    # Pickled by reference as gpupy.<name>, which is this function.
+    call.__module__, call.__qualname__ = "gpupy", name
+    return call
