@@ -100,14 +100,16 @@ def dlpack_device(array):
 
 
 def dlpack(array, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """A DLPack capsule of the array's values in host memory (evaluated
-    first). The host copy is read-only to others: a consumer that cannot be
-    told so (DLPack before 1.0) gets a copy of its own unless it forbids one."""
+    """A DLPack capsule of the array's bytes in host memory (evaluated
+    first): a writable export, as the buffer protocol's (a consumer's write
+    reaches the array). A read-only array (a scalar result, a broadcast
+    view) gives a consumer that cannot be told so (DLPack before 1.0) a copy
+    of its own, unless it forbids one."""
     if stream is not None and stream != -1:
         raise BufferError("gpupy exports host memory, which takes no stream")
     host = np.asarray(array)
     old_consumer = max_version is None or tuple(max_version) < (1, 0)
-    if copy is None and old_consumer:
+    if copy is None and old_consumer and not host.flags.writeable:
         copy = True
     kwargs = {"copy": copy, "dl_device": dl_device}
     if max_version is not None:

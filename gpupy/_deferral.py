@@ -125,6 +125,23 @@ def defer_ufunc(numpy_ufunc, args):
 _core._set_defer_ufunc(defer_ufunc)
 
 
+def hand_over_ufunc(ufunc, method, inputs, kwargs):
+    """GpuArray.__array_ufunc__ with an operand of another library: that
+    library's answer, as NumPy's dispatch would give it. A library that
+    takes gpupy arrays (dask, once introduced) answers with them; one that
+    only knows ndarrays (pandas: its __array_ufunc__ defers to any other
+    array type) is asked again with the gpupy arrays read into ndarrays, which
+    it takes -- what it would have been given under NumPy."""
+    for x in inputs:
+        t = type(x)
+        if t is not GpuArray and kind(t) != NATIVE:
+            result = t.__array_ufunc__(x, ufunc, method, *inputs, **kwargs)
+            if result is not NotImplemented:
+                return result
+    hosts = tuple(x.__array__() if isinstance(x, GpuArray) else x for x in inputs)
+    return getattr(ufunc, method)(*hosts, **kwargs)
+
+
 def deferring(name, implementation, numpy_function):
     """gpupy's `implementation` of numpy function `name`, stepping aside for
     arguments of libraries NumPy would hand the call to."""
@@ -138,7 +155,7 @@ def deferring(name, implementation, numpy_function):
         # costs gpupy's functions a loop over their arguments only.
         for x in args:
             t = type(x)
-            if t is not GpuArray and _kinds.get(t) != NATIVE:
+            if t is not GpuArray and (_kinds.get(t) != NATIVE or t is list or t is tuple):
                 if strongest(args) >= threshold:
                     return numpy_function(*args, **kwargs)
                 break

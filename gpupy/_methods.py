@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _array_api, _core
 from ._core import GpuArray
-from ._deferral import overrides_ufuncs
+from ._deferral import hand_over_ufunc, overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
 from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function, hooks
 
@@ -427,7 +427,7 @@ class ArrayMethods:
             if overrides_ufuncs(out if isinstance(out, tuple) else (out,)):
                 return NotImplemented
         if overrides_ufuncs(inputs):
-            return NotImplemented
+            return hand_over_ufunc(ufunc, method, inputs, kwargs)
         if method == "__call__" and not kwargs:
             # The common case (ndarray + g, np.sin(g)) straight to the core.
             name = DEVICE_UFUNCS.get(ufunc)

@@ -270,7 +270,7 @@ def _arg_extreme(name, fold, a, axis, out, keepdims):
         if out is not None:
             kwargs["out"] = out
         result = run_on_host(name, getattr(np, name), (a,), kwargs)
-        return result if isinstance(result, GpuArray) else _gpu(result)
+        return result if isinstance(result, GpuArray) else _core.as_scalar(_gpu(result))
     extreme = _core.reduce(a, fold, [ax], a.dtype, CHUNK)
     extreme_b = _keep(extreme, a.shape, (ax,))
     hit = _core.ufunc("equal", a, extreme_b)

@@ -41,6 +41,27 @@ def select_driver():
     _core.reset_stats()  # the measurement is not the user's work
 
 
+def _before_fork():
+    """os.fork (multiprocessing's fork start method): every value the
+    device holds is read back first, so that the child has it."""
+    try:
+        _core.before_fork()
+    except Exception as exc:  # an at-fork hook cannot stop the fork: say so
+        sys.stderr.write(f"gpupy: values on the device could not be read back before fork ({_first_line(exc)}); "
+                         "the child process cannot use them\n")
+
+
+def _after_fork_in_child():
+    left = _core.after_fork_in_child()
+    if left:
+        sys.stderr.write(f"gpupy: this process was forked from one using the {left} driver, whose context cannot be "
+                         "used after fork, so it computes with the software driver; start processes with "
+                         f"multiprocessing's 'spawn' or 'forkserver' method to use {left} in them\n")
+
+
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
 def _say_what_the_device_changes():
     """One line on stderr where the device's float32 differs from NumPy's
     and the user has not chosen (GPUPY_FLOAT32_SUBNORMALS): a value is never

@@ -5,6 +5,8 @@ device."""
 
 import functools
 
+import operator
+
 import numpy as np
 
 from . import _core
@@ -369,6 +371,33 @@ def tile(A, reps):
     return _core.remap(src, shape, [1] * nd, list(src.shape))
 
 
+@implements(np.round, np.around)
+def round(a, decimals=0, out=None):  # noqa: A001 (numpy.round's name)
+    """numpy.round with NumPy's own steps (multiply by 10**decimals, round
+    half to even, divide back, each in the array's float dtype; integers
+    and booleans are their own rounding), on the device."""
+    g = _as_gpu(a)
+    decimals = operator.index(decimals)
+    if not isinstance(g, GpuArray) or (g.dtype.kind in "iu" and decimals < 0) or g.dtype.kind == "b":
+        return call_numpy("round", (a, decimals), dict(out=out), reason="the array is not of floats or integers, "
+                          "or integers are rounded to a negative number of decimals")
+    if g.dtype.kind in "iu":
+        result = g.copy()
+    elif decimals >= 0:
+        factor = 10.0 ** decimals
+        result = _core.ufunc("divide", _core.ufunc("rint", _core.ufunc("multiply", g, factor)), factor)
+    else:
+        factor = 10.0 ** -decimals
+        result = _core.ufunc("multiply", _core.ufunc("rint", _core.ufunc("divide", g, factor)), factor)
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+around = round
+
+
 @implements(np.clip)
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
     lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
@@ -587,6 +616,8 @@ PUBLIC = (
     "repeat",
     "tile",
     "clip",
+    "round",
+    "around",
     "meshgrid",
     "diff",
     "diagonal",

@@ -115,7 +115,7 @@ def _sort_call(name, a, axis, kind, order, stable, values):
     g = _as_gpu(a)
     kwargs = dict(axis=axis, kind=kind, order=order, stable=stable)
     if not isinstance(g, GpuArray) or order is not None or kind not in _KINDS or g.ndim == 0 and axis is not None:
-        return call_numpy(name, (a,), kwargs, reason="the array is structured or 0-d, or another sort kind is asked for")
+        return call_numpy(name, (a,), kwargs, reason="the array is structured or 0-d, or the sort kind is one gpupy does not run")
     if data_dependent_shapes_on_host():
         return run_on_host(name, getattr(np, name), (g,), kwargs)
     if axis is None:
@@ -146,7 +146,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
             g, axis = g.reshape(-1), 0
         flip = function("flip")
         n = g.shape[axis] if g.ndim else 1
-        return (n - 1) - flip(_sort_call("argsort", flip(g, axis), axis, kind, order, stable, values=False), axis)
+        return (n - 1) - flip(_sort_call("argsort", flip(g, axis), axis, kind, order, True, values=False), axis)
     return _sort_call("argsort", a, axis, kind, order, stable, values=False)
 
 

@@ -683,14 +683,14 @@ def test_array_protocol(gpu, name):
 @pytest.mark.parametrize("name", sorted(PROTOCOL_ARRAYS))
 def test_buffer_protocol(gpu, name):
     g, n = _gp(name), PROTOCOL_ARRAYS[name]
-    m, mn = memoryview(g), memoryview(n.copy(order="C"))
+    m, mn = memoryview(g), memoryview(np.asarray(_np(name)))  # a strided view exports strided bytes, as NumPy's
     assert m.format == mn.format
     assert m.itemsize == mn.itemsize
     assert m.shape == mn.shape
     assert m.ndim == mn.ndim
     assert m.tobytes() == n.tobytes()
     assert bytes(g) == n.tobytes()
-    assert m.c_contiguous
+    assert m.c_contiguous == mn.c_contiguous and m.strides == mn.strides
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOL_ARRAYS))

@@ -355,3 +355,74 @@ class TestDriverDeclines:
         with gp.fallback_mode("silent"):
             np.testing.assert_array_equal(np.asarray(gp.sin(x)), np.sin(np.linspace(0.1, 1, 7)))
         assert fallbacks() == {"sin": 1}
+
+
+# --- what a fallback says ---------------------------------------------------------------------------
+
+_DANGLING = {"for", "of", "with", "to", "by", "in", "on", "from", "a", "an", "the", "and", "or", ""}
+
+
+def _reason_literals():
+    """Every reason string the package hands to call_numpy / note_fallback
+    (the literal parts of f-strings too), with where it is."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted(Path(gp.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            texts = [k.value for k in node.keywords if k.arg == "reason"]
+            if name == "note_fallback" and len(node.args) >= 2:
+                texts.append(node.args[1])
+            while texts:
+                t = texts.pop()
+                if isinstance(t, ast.IfExp):
+                    texts += [t.body, t.orelse]
+                elif isinstance(t, ast.Constant) and isinstance(t.value, str):
+                    yield f"{path.name}:{node.lineno}", t.value
+                elif isinstance(t, ast.JoinedStr):  # an f-string: each value read as a word
+                    yield f"{path.name}:{node.lineno}", "".join(
+                        v.value if isinstance(v, ast.Constant) else "VALUE" for v in t.values)
+
+
+def test_every_fallback_reason_is_a_clause():
+    reasons = list(_reason_literals())
+    assert len(reasons) > 40
+    for where, text in reasons:
+        words = text.strip().split(" ")
+        assert text.strip(), where
+        # "gpupy runs X in NumPy on the CPU: <reason>." must read as a sentence.
+        assert words[-1].lower() not in _DANGLING and not text.rstrip().endswith((",", ":")), (where, text)
+
+
+def test_fallback_warnings_are_sentences_naming_the_function():
+    from gpupy.lib.stride_tricks import sliding_window_view
+
+    calls = {"gcd": lambda: gp.gcd(gp.arange(3), 2), "fft.fft": lambda: gp.fft.fft(gp.arange(4.0)),
+             "lib.stride_tricks.sliding_window_view": lambda: sliding_window_view(gp.arange(5.0), 3),
+             "full": lambda: gp.full(2, [1.0, 2.0])}
+    with gp.fallback_mode("warn"):
+        for name, call in calls.items():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                call()
+            texts = [str(w.message) for w in caught if w.category is gp.GpupyFallbackWarning]
+            assert texts, name
+            for text in texts:
+                assert text.startswith(f"gpupy runs {name} in NumPy on the CPU: ") and text.endswith("."), text
+                assert text.split(": ", 1)[1].split()[-1].rstrip(".") not in _DANGLING, text
+
+
+def test_python_m_gpupy_help_and_json():
+    import json
+
+    help_text = run_python(["-m", "gpupy", "--help"])
+    assert help_text.returncode == 0 and "--json" in help_text.stdout and "driver:" not in help_text.stdout
+    as_json = run_python(["-m", "gpupy", "--json"])
+    assert as_json.returncode == 0, as_json.stderr
+    config = json.loads(as_json.stdout)
+    assert config["driver"] in ("opengl", "software") and config["block_size"] > 0 and config["device"]
+    plain = run_python(["-m", "gpupy"])
+    assert plain.stdout.startswith("gpupy ") and f"driver: {config['driver']}" in plain.stdout

@@ -148,18 +148,29 @@ void setitem(py::object self, py::handle key, py::handle value) {
 
 int getbuffer(PyObject* self, Py_buffer* view, int flags) {
     try {
-        // Exports are read-only: the bytes are a host copy of values whose
-        // authoritative copy may be on the device (or not exist, for a lazy
-        // view), so a write through the buffer could be lost silently.
-        // Writes go through gpupy (a[...] = ..., out=, copyto).
-        if (flags & PyBUF_WRITABLE) {
-            PyErr_SetString(PyExc_BufferError,
-                            "gpupy arrays export read-only buffers (a write through a buffer would bypass gpupy's "
-                            "device copy); write with indexing, out= or gpupy.copyto, or export numpy.array(a)");
+        // A buffer exports the array's own host bytes, writable as an
+        // ndarray's are: a C library writing into it (SciPy's output=, a
+        // Cython loop) writes into the array (exported_ndarray). A consumer
+        // that needs contiguous bytes of a strided view gets a read-only
+        // contiguous copy, and one that needs them writable an error: a
+        // write into a copy would be lost.
+        const GpuArray& a = gpuarray_ref(self);
+        if (a.writeable) {
+            py::object arr = exported_ndarray(a);
+            if (PyObject_GetBuffer(arr.ptr(), view, flags) == 0) return 0;
+            if (flags & PyBUF_WRITABLE) {
+                PyErr_SetString(PyExc_BufferError,
+                                "a writable buffer of this strided gpupy view would have to be a copy, and a write "
+                                "into it would be lost; export the contiguous array (or write with indexing or out=)");
+                view->obj = nullptr;
+                return -1;
+            }
+            PyErr_Clear();
+        } else if (flags & PyBUF_WRITABLE) {
+            PyErr_SetString(PyExc_BufferError, "this gpupy array is read-only");
             view->obj = nullptr;
             return -1;
         }
-        const GpuArray& a = gpuarray_ref(self);
         py::object arr = to_ndarray(a);
         if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
             // Consumers such as PIL.Image.frombuffer want contiguous bytes.
@@ -473,6 +484,15 @@ void register_array(py::module_& m) {
                         .release()
                         .ptr();  // kept for the process's life, as the type
 
+    // A 0-d result the package made where NumPy gives a scalar (NumPy's own
+    // scalar, wrapped): marked as the core's scalar results are.
+    m.def("as_scalar", [](py::object x) {
+        if (is_gpuarray(x) && gpuarray_ref(x).ndim() == 0) {
+            gpuarray_mut(x).writeable = false;
+            reinterpret_cast<GpuArrayObject*>(x.ptr())->scalar = true;
+        }
+        return x;
+    });
     cls.def("_set_writeable",
              [](GpuArray& a, bool writeable) {
                  // NumPy refuses to make a broadcast view writeable (its

@@ -70,6 +70,11 @@ NodeRef node_from_ndarray(py::handle arr);
 py::object to_ndarray(const GpuArray& a);
 // An ndarray sharing a node's host buffer with the given geometry.
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable);
+// A writable ndarray of the array's host bytes for another library to hold
+// (the buffer protocol): a write through it reaches the array. Until the
+// last such export ends the bytes are the array's value (HostBuffer::
+// exported). A read-only array's export is to_ndarray's.
+py::object exported_ndarray(const GpuArray& a);
 // The read-only ndarray of a view whose values are all in host memory now
 // (no evaluation); an empty object if some are not.
 py::object host_values(const GpuArray& a);

@@ -6,6 +6,7 @@
 
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
+#include "core/building/writes.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
 #include "bindings/blas_threads.hpp"
@@ -83,6 +84,46 @@ void release_host_capsule(PyObject* capsule) {
     delete static_cast<std::shared_ptr<HostBuffer>*>(PyCapsule_GetPointer(capsule, "gpupy.HostBuffer"));
 }
 
+// The base of an exported ndarray: its end ends the export.
+void release_export_capsule(PyObject* capsule) {
+    auto* keep = static_cast<std::shared_ptr<HostBuffer>*>(PyCapsule_GetPointer(capsule, "gpupy.HostBuffer"));
+    (*keep)->drop_export();
+    delete keep;
+}
+
+// An ndarray viewing a node's host bytes with the given geometry, kept
+// alive (and, for an export, counted) by a capsule as its base.
+py::object ndarray_over(Node* node, const ViewGeometry& g, bool writeable, bool is_export) {
+    const int item = dtype_itemsize(node->dtype());
+    const int nd = static_cast<int>(g.shape.size());
+    if (nd > NPY_MAXDIMS) throw ValueError("too many dimensions for a NumPy array");
+    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];  // on the stack: this runs for every eager operand
+    for (int d = 0; d < nd; ++d) {
+        dims[d] = g.shape[d];
+        strides[d] = g.strides[d] * item;
+    }
+    PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(node->dtype()));
+    char* data = node->host_data() + g.offset * item;
+    int flags = NPY_ARRAY_ALIGNED | (writeable ? NPY_ARRAY_WRITEABLE : 0);
+    PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, data, flags, nullptr);
+    if (!arr) throw py::error_already_set();
+    // The ndarray keeps the host buffer alive, not the node (which may be
+    // large and hold its operands).
+    auto* keep = new std::shared_ptr<HostBuffer>(node->host());
+    if (is_export) node->host()->add_export();
+    PyObject* capsule = PyCapsule_New(keep, "gpupy.HostBuffer", is_export ? release_export_capsule : release_host_capsule);
+    if (!capsule) {
+        delete keep;
+        Py_DECREF(arr);
+        throw py::error_already_set();
+    }
+    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr), capsule) < 0) {
+        Py_DECREF(arr);
+        throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::object>(arr);
+}
+
 }  // namespace
 
 NodeRef node_from_ndarray(py::handle obj) {
@@ -140,34 +181,14 @@ py::object host_call(py::handle func, py::tuple args) {
     return py::make_tuple(false, result, hosts);
 }
 
-py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) {
-    const int item = dtype_itemsize(node->dtype());
-    const int nd = static_cast<int>(g.shape.size());
-    if (nd > NPY_MAXDIMS) throw ValueError("too many dimensions for a NumPy array");
-    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];  // on the stack: this runs for every eager operand
-    for (int d = 0; d < nd; ++d) {
-        dims[d] = g.shape[d];
-        strides[d] = g.strides[d] * item;
-    }
-    PyArray_Descr* descr = PyArray_DescrFromType(typenum_of(node->dtype()));
-    char* data = node->host_data() + g.offset * item;
-    int flags = NPY_ARRAY_ALIGNED | (writeable ? NPY_ARRAY_WRITEABLE : 0);
-    PyObject* arr = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, data, flags, nullptr);
-    if (!arr) throw py::error_already_set();
-    // The ndarray keeps the host buffer alive, not the node (which may be
-    // large and hold its operands).
-    auto* keep = new std::shared_ptr<HostBuffer>(node->host());
-    PyObject* capsule = PyCapsule_New(keep, "gpupy.HostBuffer", release_host_capsule);
-    if (!capsule) {
-        delete keep;
-        Py_DECREF(arr);
-        throw py::error_already_set();
-    }
-    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr), capsule) < 0) {
-        Py_DECREF(arr);
-        throw py::error_already_set();
-    }
-    return py::reinterpret_steal<py::object>(arr);
+py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) { return ndarray_over(node, g, writeable, false); }
+
+py::object exported_ndarray(const GpuArray& a) {
+    if (!a.writeable || a.size() == 0) return to_ndarray(a);  // nothing can be written through it
+    // The bytes become the array's value, alone: evaluated, copied first if
+    // a lazy expression or another array still needs the old values, and
+    // dropped from the device.
+    return ndarray_over(host_write_target(a), a.geom, true, true);
 }
 
 py::object to_ndarray(const GpuArray& a) {

@@ -62,6 +62,7 @@ py::dict stats_dict() {
     d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;
+    d["export_snapshots"] = NodeFactory::export_snapshots();
     d["host_matmuls"] = s.host_matmuls;
     d["host_dots"] = s.host_dots;
     d["products_on_calling_thread"] = s.products_on_calling_thread;
@@ -118,7 +119,15 @@ void install_host_evaluation_hook(py::object fn) {
 }  // namespace
 
 void register_runtime(py::module_& m) {
+    // Ctrl-C during an evaluation: Python's handler has only set a flag;
+    // running it between blocks raises KeyboardInterrupt there (evaluations
+    // hold the GIL, which PyErr_CheckSignals needs).
+    Runtime::get().check_interrupt = [] {
+        if (PyErr_CheckSignals() < 0) throw py::error_already_set();
+    };
     m.def("use_driver", [](const std::string& name) { Runtime::get().use_driver(name); });
+    m.def("before_fork", [] { Runtime::get().before_fork(); });
+    m.def("after_fork_in_child", [] { return Runtime::get().after_fork_in_child(); });
     m.def("driver_name", []() -> py::object {
         Runtime& rt = Runtime::get();
         if (!rt.has_driver()) return py::none();

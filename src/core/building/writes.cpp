@@ -69,7 +69,8 @@ void assign(const GpuArray& target, NodeView value) {
     src.geom.shape = vs;
     src.geom.strides = vstr;
     src = broadcast_view(cast_view(std::move(src), t), target.geom.shape);
-    if (target.is_whole()) {
+    const bool exported = target.node()->host() && target.node()->host()->exported();
+    if (target.is_whole() && !exported) {
         // Replacing every element: the owner simply takes a new value; any
         // expression built from the old one keeps it (copy-on-write, lazily).
         // A whole node of the same dtype and shape is that value itself:
@@ -96,7 +97,8 @@ void assign(const GpuArray& target, NodeView value) {
         target.owner->node = NodeFactory::expression(GPUPY_OP_CAST, t, target.geom.shape, {src});
         return;
     }
-    // A partial write is done on the host, now.
+    // A partial write is done on the host, now; so is any write into bytes
+    // another library holds (a whole write too: they are the array's value).
     const int64_t n = target.size();
     if (n == 0) return;
     ensure_host(src);

@@ -195,7 +195,11 @@ struct StackEntry {
 
 // Depth-first over the tasks and the prerequisites they ask for.
 void run_stack(std::vector<StackEntry>& stack) {
+    const std::function<void()>& check_interrupt = Runtime::get().check_interrupt;
     while (!stack.empty()) {
+        // Between steps no pass is running and no block is pinned: stopping
+        // here leaves every node as lazy as it was or with more blocks done.
+        if (check_interrupt) check_interrupt();
         std::vector<Task> pre;
         const Task task = stack.back().task;
         if (step(task, &pre)) {

@@ -17,7 +17,17 @@ public:
     char* data() const { return data_; }
     size_t nbytes() const { return nbytes_; }
 
+    // Writable exports alive: buffers and ndarrays another library holds
+    // and may write through at any time (docs/ecosystem.md, "Writing
+    // through exports"). While there are any, these bytes are the array's
+    // value: an expression built on them takes a snapshot (NodeFactory), a
+    // write goes into them (assign), and nothing caches them on a device.
+    bool exported() const { return exports_ > 0; }
+    void add_export() { ++exports_; }
+    void drop_export() { --exports_; }
+
 private:
+    int exports_ = 0;
     char* data_;
     size_t nbytes_;
     size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)

@@ -2,6 +2,7 @@
 
 #include "core/graph/recent_nodes.hpp"
 
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -19,6 +20,7 @@ std::unordered_map<std::string, Node*>& hash_table() {
 uint64_t g_next_id = 1;
 int64_t g_created = 0;
 int64_t g_shared_hits = 0;
+int64_t g_export_snapshots = 0;
 
 void append_bytes(std::string& key, const void* p, size_t n) { key.append(static_cast<const char*>(p), n); }
 template <class T>
@@ -48,6 +50,22 @@ void append_view_key(std::string& k, const NodeView& v) {
     append<int64_t>(k, v.geom.offset);
     append_dims(k, v.geom.shape);
     append_dims(k, v.geom.strides);
+}
+
+}  // namespace
+
+namespace {
+
+// An operand whose host bytes another library may write through (a live
+// writable export) is read through a copy of them made now: the expression
+// must see the values it was built from, as NumPy's, computed at once, does.
+void snapshot_if_exported(NodeView& v) {
+    Node* x = v.node.get();
+    if (x->kind() != NodeKind::Array || !x->host() || !x->host()->exported()) return;
+    NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), x->shape());
+    std::memcpy(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
+    v.node = std::move(copy);
+    ++g_export_snapshots;
 }
 
 }  // namespace
@@ -109,6 +127,7 @@ NodeRef NodeFactory::constant(DType dtype, gpupy_scalar value) {
 }
 
 NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children) {
+    for (NodeView& c : children) snapshot_if_exported(c);
     if (op_is_commutative(op) && children.size() == 2 && operand_after(children[0], children[1]))
         std::swap(children[0], children[1]);
     std::string key = key_header(op, dtype, shape);
@@ -131,6 +150,7 @@ NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
 }
 
 NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& p) {
+    snapshot_if_exported(operand);
     const bool sizable = operand.geom.size() >= recent_min_elements();  // (its work is its operand's size)
     std::string key = key_header(CORE_OP_REDUCE, dtype, shape);
     append<int32_t>(key, p.fold);
@@ -149,6 +169,7 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
 }
 
 NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {
+    for (NodeView& p : parts) snapshot_if_exported(p);
     std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
     for (const NodeView& p : parts) append_view_key(key, p);
     if (Node* hit = lookup(key)) return shared(hit);
@@ -158,6 +179,7 @@ NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView
 }
 
 NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& p) {
+    snapshot_if_exported(operand);
     std::string key = key_header(CORE_OP_REMAP, dtype, shape);
     append_dims(key, p.div);
     append_dims(key, p.mod);
@@ -207,6 +229,7 @@ void NodeFactory::renew_identity(Node* n) {
 
 int64_t NodeFactory::created() { return g_created; }
 int64_t NodeFactory::shared_hits() { return g_shared_hits; }
+int64_t NodeFactory::export_snapshots() { return g_export_snapshots; }
 int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().size()); }
 
 void NodeFactory::unhash(Node* n) {

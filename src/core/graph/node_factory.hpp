@@ -31,6 +31,9 @@ public:
     // Nodes created / found again by hash-consing, for stats().
     static int64_t created();
     static int64_t shared_hits();
+    // Operands copied because another library held their bytes writable
+    // (never reset, as created() and shared_hits()).
+    static int64_t export_snapshots();
     static int64_t live_hashed();
 
     // Removes a node from the hash-consing table (it changed, or is dying).

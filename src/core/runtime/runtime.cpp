@@ -101,6 +101,11 @@ void Runtime::add_driver(std::unique_ptr<Driver> driver) {
 void Runtime::use_driver(const std::string& name) {
     auto it = drivers_.find(name);
     Driver* next;
+    if (it == drivers_.end() && left_at_fork_.count(name)) {
+        throw DriverError("the " + name + " driver was in use when this process was forked from its parent, and its "
+                          "context cannot be used in the child; start processes with multiprocessing's 'spawn' or "
+                          "'forkserver' method to use it there");
+    }
     if (it == drivers_.end()) {
         std::unique_ptr<Driver> d = load(name);  // throws DriverError
         next = d.get();
@@ -112,6 +117,28 @@ void Runtime::use_driver(const std::string& name) {
     if (active_) cache_.clear();
     active_ = next;
     cache_.attach(next);
+}
+
+void Runtime::before_fork() {
+    if (active_ && !active_->can_wrap()) cache_.clear();
+}
+
+std::string Runtime::after_fork_in_child() {
+    if (!active_ || active_->can_wrap()) return "";
+    const std::string left = active_->name();
+    for (auto it = drivers_.begin(); it != drivers_.end();) {
+        if (it->second->can_wrap()) {
+            ++it;
+            continue;
+        }
+        // Never destroyed: its destructor would call into the parent's context.
+        static_cast<void>(it->second.release());
+        left_at_fork_.insert(it->first);
+        it = drivers_.erase(it);
+    }
+    active_ = nullptr;
+    use_driver("software");
+    return left;
 }
 
 }  // namespace gpupy

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ public:
     std::function<void(const char* op_name)> on_host_evaluation;
     // Throw HostEvaluationRefused instead of evaluating on the host.
     bool refuse_host_evaluation = false;
+    // Called between the steps (blocks) of an evaluation; throws to stop it
+    // there, with everything computed so far kept and nothing half-written
+    // (the bindings raise KeyboardInterrupt on Ctrl-C). Empty: never.
+    std::function<void()> check_interrupt;
 
     // The host engine: a driver that computes on host memory in place
     // (block_wrap), used for evaluations of at most host_elements outputs
@@ -78,6 +83,17 @@ public:
 
     // -1: no explicit threshold (the driver judges).
     int64_t host_elements() const { return host_elements_; }
+
+    // fork(): a device's context does not survive into a child process (its
+    // driver's threads and handles are the parent's; Mesa's child waits
+    // forever on them). Before the fork every block the device holds is
+    // read back to host memory, so the child has every value; the child
+    // then leaves the device driver untouched -- never called, never
+    // destroyed -- and runs on the software driver. Returns the device
+    // driver's name it left ("" if the active driver computes in host memory
+    // and carries on). A driver left so cannot be loaded again in the child.
+    void before_fork();
+    std::string after_fork_in_child();
     // Ops on host values of at most this many outputs run in NumPy at once
     // (the bindings decide; 0: never).
     int64_t eager_elements() const { return eager_elements_; }
@@ -98,6 +114,7 @@ private:
     Placement placement_ = Placement::Auto;
     CostModel cost_model_;
     bool host_engine_missing_ = false;
+    std::set<std::string> left_at_fork_;  // device drivers of a parent process
 };
 
 }  // namespace gpupy

@@ -1,0 +1,76 @@
+"""`where=` on every ufunc (issue 15, item 4), on the device: f of every
+element, written through the mask. With out=, NumPy leaves out's other
+elements as they were; without, they are undefined (gpupy's are zero), and
+NumPy warns that they are."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gpupy as gp
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+UNARY = ["negative", "absolute", "sqrt", "exp", "log", "sin", "floor", "isnan", "logical_not"]
+BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "fmin", "floor_divide", "less", "arctan2",
+          "logical_and", "hypot"]
+
+
+def _operands(dtype, n=64):
+    rng = np.random.default_rng(7)
+    a = (rng.random(n) * 4 + 0.5).astype(dtype)
+    b = (rng.random(n) * 3 - 1).astype(dtype)
+    mask = rng.random(n) > 0.4
+    return a, b, mask
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_where_with_out_matches_numpy(gpu, silent_fallback, name, dtype):
+    a, b, mask = _operands(dtype)
+    uf = getattr(np, name)
+    args = (a,) if uf.nin == 1 else (a, b)
+    want_dtype = uf(*args).dtype
+    start = np.full(a.shape, -7, want_dtype)
+    want = start.copy()
+    with np.errstate(all="ignore"):
+        uf(*args, out=want, where=mask)
+    out = gp.asarray(start)
+    gp.reset_stats()
+    got = getattr(gp, name)(*(gp.asarray(x) for x in args), out=out, where=gp.asarray(mask))
+    assert got is out
+    gpu.assert_same(out, want, ulp=4)
+    if dtype == np.float32:  # every one of these a device op: nothing ran in NumPy
+        assert gp.stats()["fallbacks"] == 0
+
+
+def test_safe_divide_idiom(gpu):
+    a = gp.arange(4.0)
+    b = gp.asarray([0.0, 1.0, 0.0, 2.0])
+    c = gp.zeros(4)
+    assert gp.divide(a, b, out=c, where=b != 0) is c
+    gpu.assert_same(c, np.array([0.0, 1.0, 0.0, 1.5]))
+    d = np.divide(a, b, out=gp.full(4, -1.0), where=b != 0)  # NumPy's ufunc on gpupy arrays: the same
+    gpu.assert_same(d, np.array([-1.0, 1.0, -1.0, 1.5]))
+
+
+def test_where_broadcasts_and_takes_lists(gpu):
+    out = gp.zeros((2, 3))
+    gp.add(gp.ones(3), 1, out=out, where=[True, False, True])
+    gpu.assert_same(out, np.array([[2.0, 0.0, 2.0], [2.0, 0.0, 2.0]]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = gp.add(gp.ones(3), 1, where=gp.asarray([True, False, True]))
+    assert r.shape == (3,) and float(r[0]) == 2.0 and float(r[2]) == 2.0
+    assert any("where" in str(w.message) and w.category is UserWarning for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gp.add(gp.ones(3), 1, out=None, where=gp.asarray([True, False, True]))  # out=None: no warning, as NumPy
+
+
+def test_where_errors_are_numpys(gpu, silent_fallback):
+    with pytest.raises(TypeError, match="Cannot cast"):
+        gp.add(gp.ones(3), 1, out=gp.zeros(3), where=gp.asarray([1, 0, 1]))
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'divide' output"):
+        gp.divide(gp.ones(3), 2.0, out=gp.zeros(3, np.int64), where=gp.asarray([True, False, True]))
