@@ -380,7 +380,11 @@ def call_numpy(name, args, kwargs, func=None, reason="gpupy does not support it 
             dry_run = lambda: _Call(dry_run=True).run(name, func, args, kwargs)  # noqa: E731
         note_fallback(name, reason, dry_run)
     call = _Call()
-    result = call.run(name, func, args, kwargs)
+    try:
+        result = call.run(name, func, args, kwargs)
+    except FloatingPointError:
+        call.write_back()  # np.errstate's "raise": NumPy raises after writing its outputs
+        raise
     call.write_back()
     return call.wrap(result)
 
@@ -414,4 +418,5 @@ _OPERATORS = {"ndarray.__eq__": operator.eq, "ndarray.__ne__": operator.ne}
 
 _core.set_host_evaluation_hook(_note_host_evaluation)
 _core.set_refuse_host_evaluation(_mode == "raise")
-_core._set_numpy_fallback(lambda name, args, kwargs: call_numpy(name, args, kwargs, func=_OPERATORS.get(name)))
+_core._set_numpy_fallback(lambda name, args, kwargs, reason="gpupy does not support it on the device":
+                          call_numpy(name, args, kwargs, func=_OPERATORS.get(name), reason=reason))

@@ -393,11 +393,16 @@ class ArrayMethods:
     @property
     def __array_interface__(self):
         """NumPy's array interface (version 3), evaluating first. Its data is
-        a read-only buffer object rather than an address: whoever reads it
-        holds a reference to the host copy, which cannot go away under it
-        when this array is written or dropped."""
-        host = np.ascontiguousarray(self.__array__())
-        host.flags.writeable = False
+        a buffer object rather than an address, so whoever reads it holds a
+        reference to the bytes, which cannot go away under it: the array's
+        own bytes, writable as the buffer protocol's export is, for a
+        contiguous array (docs/ecosystem.md); for a strided view (the
+        interface's buffer object must be contiguous) a read-only copy,
+        since a write into a copy would be lost."""
+        host = np.asarray(self)  # the buffer protocol's export
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+            host.flags.writeable = False
         interface = dict(host.__array_interface__)
         interface["data"] = host
         interface["strides"] = None

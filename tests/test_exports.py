@@ -164,7 +164,7 @@ def test_the_array_is_ordinary_again_when_the_export_ends(gpu):
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_array_interface(gpu, dtype):
     n = np.arange(12).reshape(3, 4).astype(dtype)[:, ::-1]
-    g = gp.asarray(n)[...]
+    g = gp.asarray(np.arange(12).reshape(3, 4).astype(dtype))[:, ::-1]  # a strided view
     interface = g.__array_interface__
     assert interface["version"] == 3 and interface["shape"] == (3, 4)
     assert interface["typestr"] == n.__array_interface__["typestr"]
@@ -174,8 +174,22 @@ def test_array_interface(gpu, dtype):
 
     via = np.asarray(Holder())
     np.testing.assert_array_equal(via, n)
+    assert not via.flags.writeable  # a strided view's interface is a copy: a write into it would be lost
     del g, interface
     np.testing.assert_array_equal(via, n)  # the bytes outlive the array they came from
+
+
+def test_a_write_through_the_array_interface_reaches_the_array(gpu):
+    g = gp.zeros((3, 4), np.float32)
+
+    class Holder:
+        __array_interface__ = g.__array_interface__
+
+    via = np.asarray(Holder())
+    via[1, 2] = 5
+    expected = np.zeros((3, 4), np.float32)
+    expected[1, 2] = 5
+    same(g, expected)
 
 
 @pytest.mark.parametrize("dtype, shape", [(np.uint8, (5, 7)), (np.uint8, (5, 7, 3)), (np.uint8, (5, 7, 4)),

@@ -42,6 +42,22 @@ py::object wrap_gpuarray(GpuArray&& a) {
     return py::reinterpret_steal<py::object>(o);
 }
 
+namespace {
+
+// The array a view of `self` is taken of. A scalar result is immutable, and
+// NumPy's views of a scalar (`s[...]`, `s.reshape(1)`) are new arrays: the
+// view gets an owner of its own, sharing the value until either is written
+// (a write then copies, as for any shared value), and is writable.
+GpuArray viewed(py::handle self) {
+    const GpuArray& a = gpuarray_ref(self);
+    if (!is_scalar_result(self)) return a;
+    GpuArray fresh = GpuArray::of_view(a.node_view());
+    fresh.writeable = true;
+    return fresh;
+}
+
+}  // namespace
+
 py::object wrap_result(GpuArray&& a) {
     const bool scalar = a.ndim() == 0;
     if (scalar) a.writeable = false;
@@ -108,7 +124,7 @@ void store_element(const GpuArray& a, int64_t offset, py::handle value) {
 }
 
 py::object getitem(py::object self, py::handle key) {
-    const GpuArray& a = gpuarray_ref(self);
+    const GpuArray a = viewed(self);
     int64_t offset;
     if (element_key(a, key, &offset)) return element_value(a, offset);
     ViewGeometry g;
@@ -513,7 +529,7 @@ void register_array(py::module_& m) {
              })
         .def("__getitem__", &getitem)
         .def("__setitem__", &setitem)
-        .def("_reshape", [](const GpuArray& a, py::handle shape) { return reshape(a, shape_from_python(shape)); })
+        .def("_reshape", [](py::handle self, py::handle shape) { return reshape(viewed(self), shape_from_python(shape)); })
         .def("transpose",
              [](const GpuArray& a, py::args args) {
                  std::vector<int> axes;

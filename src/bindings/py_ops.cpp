@@ -305,13 +305,49 @@ Dims operand_shape(const Operand& o) {
     return o.kind == Operand::Array && !o.pending_constant ? o.arr().geom.shape : Dims{};
 }
 
-py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out) {
+py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out,
+                      const char* reason = nullptr) {
     if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
     py::tuple t(args.size());
     for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
     py::dict kw;
     if (out && !out.is_none()) kw["out"] = out;
+    if (reason) return numpy_fallback()(name, t, kw, reason);
     return numpy_fallback()(name, t, kw);
+}
+
+// Whether NumPy's floating-point error state (np.errstate, np.seterr) asks
+// to raise or to call (or print, or log) for some kind of error. gpupy's
+// device does not detect floating-point errors, so a ufunc then runs in
+// NumPy, which does. The state lives in NumPy's context variable, a new
+// object for each errstate block or seterr call; NumPy's answer is asked
+// once per object: one context-variable read per ufunc otherwise.
+bool numpy_acts_on_fp_errors() {
+    static PyObject* var = nullptr;
+    static PyObject* last = nullptr;
+    static bool last_acts = false;
+    if (!var) var = py::object(py::module_::import("numpy._core.umath").attr("_extobj_contextvar")).release().ptr();
+    PyObject* now = nullptr;
+    if (PyContextVar_Get(var, nullptr, &now) < 0) throw py::error_already_set();
+    py::object held = py::reinterpret_steal<py::object>(now);
+    if (now == last) return last_acts;
+    bool acts = false;
+    py::dict modes = py::module_::import("numpy").attr("geterr")();
+    for (auto item : modes) {
+        const std::string mode = py::str(item.second);
+        acts = acts || mode == "raise" || mode == "call" || mode == "print" || mode == "log";
+    }
+    Py_XDECREF(last);
+    last = held.release().ptr();
+    last_acts = acts;
+    return acts;
+}
+
+// The ops whose loops NumPy checks for floating-point errors: anything of
+// floats, and integer division and powers (division by zero).
+bool may_raise_fp_error(OpCode op, DType out, DType in) {
+    return dtype_is_float(out) || dtype_is_float(in) || op == GPUPY_OP_FLOOR_DIVIDE || op == GPUPY_OP_REMAINDER ||
+           op == GPUPY_OP_FMOD || op == GPUPY_OP_POWER;
 }
 
 bool can_cast_same_kind(DType from, DType to) {
@@ -791,6 +827,12 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         if (!has_out) return wrap_result(std::move(*now));
         write_output(out_arr, *now, name);
         return py::reinterpret_borrow<py::object>(out);
+    }
+    // (The small host paths above are NumPy's loops, which check for errors themselves.)
+    if (numpy_acts_on_fp_errors() && may_raise_fp_error(op, loop.out, loop.in[0])) {
+        return call_numpy(name, args, out,
+                          "np.errstate or np.seterr asks to raise or call on floating-point errors, which NumPy "
+                          "detects and gpupy's device does not");
     }
     std::vector<NodeView> children;
     children.reserve(ops.size());

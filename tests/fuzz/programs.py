@@ -281,6 +281,9 @@ class Program:
         # builds one anew on the same arrays, which later steps may have
         # written (hash-consing must not hand back the old result).
         self.made = []
+        # Live exports (np.asarray of a slot: the buffer protocol), written
+        # through at later steps: (NumPy's, gpupy's, slot index).
+        self.exports = []
 
     # -- helpers
     def draw(self, strategy, label):
@@ -417,8 +420,13 @@ class Program:
             if out is not None:
                 j = self.slots.index(out)
                 how = f"{name}({', '.join(o[2] for o in ops)}, out=x{j})"
-                raised = self.step(how, lambda: getattr(np, name)(*refs, out=out.ref),
-                                   lambda: getattr(gp, name)(*gots, out=out.got))
+                masked = {}
+                if self.draw(st.booleans(), "with where="):
+                    mask = draw_mask(self.data, out.ref.shape)
+                    masked = {"ref": {"where": mask}, "got": {"where": gp.asarray(mask)}}
+                    how = how[:-1] + f", where={mask.astype(int).tolist()})"
+                raised = self.step(how, lambda: getattr(np, name)(*refs, out=out.ref, **masked.get("ref", {})),
+                                   lambda: getattr(gp, name)(*gots, out=out.got, **masked.get("got", {})))
                 if raised is None:
                     self.slots.pop()  # the result is x{j} itself
                 return
@@ -515,7 +523,7 @@ class Program:
 
     def misc(self):
         kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack", "roll", "pad", "divmod",
-                                          "modf", "putmask", "put", "einsum"]), "misc kind")
+                                          "modf", "putmask", "put", "einsum", "round"]), "misc kind")
         a = self.pick("misc operand")
         if a is None:
             return
@@ -555,6 +563,13 @@ class Program:
             self.put_values(kind, a)
         elif kind == "einsum":
             self.einsum(a)
+        elif kind == "round":
+            decimals = self.draw(st.integers(-3, 3), "decimals")
+            # Exact on a device with exact division; GLSL allows 2.5 ulps in
+            # the final division by 10**decimals (docs/accuracy.md).
+            kw = {} if a.ref.dtype.kind != "f" else {"exact": False, "bound": 3}
+            self.step(f"x{len(self.slots)} = round(x{i}, {decimals})",
+                      lambda: np.round(a.ref, decimals), lambda: gp.round(a.got, decimals), **kw)
         else:
             self.step(f"x{len(self.slots)} = x{i}.copy()", lambda: a.ref.copy(), lambda: a.got.copy())
 
@@ -620,6 +635,26 @@ class Program:
                   lambda: np.einsum(subscripts, a.ref, b.ref), lambda: gp.einsum(subscripts, a.got, b.got),
                   exact=False, bound=_product_bound(a.ref, b.ref, k))
 
+    def export(self):
+        """np.asarray of an array (its buffer export: the array's own bytes)
+        written through, now or at a later step while the export is alive;
+        expressions built meanwhile must keep the values they were built from."""
+        if self.exports and self.draw(st.booleans(), "write a live export"):
+            ref_h, got_h, i = self.exports[self.draw(st.integers(0, len(self.exports) - 1), "live export")]
+        else:
+            a = self.pick("exported", lambda s: s.ref.flags.writeable and s.got.flags.writeable and s.ref.size > 0)
+            if a is None:
+                return
+            i = self.slots.index(a)
+            ref_h, got_h = np.asarray(a.ref), np.asarray(a.got)
+            self.exports.append((ref_h, got_h, i))
+            self.log.append(f"h = np.asarray(x{i})")
+        where = np.unravel_index(self.draw(st.integers(0, ref_h.size - 1), "export position"), ref_h.shape)
+        value = draw_values(self.data, ref_h.dtype, ())[()]
+        self.log.append(f"np.asarray(x{i})[{tuple(int(w) for w in where)}] = {value!r}")
+        ref_h[where] = value
+        got_h[where] = value
+
     def observe(self):
         if not self.slots:
             return
@@ -634,7 +669,8 @@ class Program:
             self.create()
         steps = self.draw(st.integers(1, self.max_steps), "steps")
         actions = [self.view, self.view, self.fancy, self.ufunc, self.ufunc, self.ufunc, self.inplace, self.setitem,
-                   self.reduce, self.reduce, self.misc, self.observe, self.create, self.again, self.rebuild]
+                   self.reduce, self.reduce, self.misc, self.observe, self.create, self.again, self.rebuild,
+                   self.export]
         for _ in range(steps):
             action = self.draw(st.sampled_from(actions), "action")
             action()

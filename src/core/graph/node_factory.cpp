@@ -60,8 +60,8 @@ namespace {
 // writable export) is read through a copy of them made now: the expression
 // must see the values it was built from, as NumPy's, computed at once, does.
 void snapshot_if_exported(NodeView& v) {
-    Node* x = v.node.get();
-    if (x->kind() != NodeKind::Array || !x->host() || !x->host()->exported()) return;
+    Node* x = v.node.get();  // (an exported node is complete in host memory: the export made it so)
+    if (!x->host() || !x->host()->exported()) return;
     NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), x->shape());
     std::memcpy(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
     v.node = std::move(copy);
