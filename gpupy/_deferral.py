@@ -142,27 +142,28 @@ def hand_over_ufunc(ufunc, method, inputs, kwargs):
     return getattr(ufunc, method)(*hosts, **kwargs)
 
 
+def _decider(threshold):
+    def decide(args, keyword_values):
+        """Whether arguments the C check could not place take the call elsewhere."""
+        return strongest(args) >= threshold or strongest(keyword_values) >= threshold
+
+    return decide
+
+
+_DECIDE = {UFUNCS: _decider(UFUNCS), FUNCTIONS: _decider(FUNCTIONS)}
+
+
 def deferring(name, implementation, numpy_function):
     """gpupy's `implementation` of numpy function `name`, stepping aside for
-    arguments of libraries NumPy would hand the call to."""
+    arguments of libraries NumPy would hand the call to. The common call
+    (gpupy arrays, NumPy's arrays and scalars, numbers) is told apart in C
+    (_core.handover, src/bindings/py_handover.cpp); any other argument is
+    looked at here (`strongest`)."""
     if name in CONVERTERS:
         return implementation
     threshold = UFUNCS if name in FORWARDED_TO_METHODS else FUNCTIONS
-
-    @functools.wraps(implementation)
-    def call(*args, **kwargs):
-        # Inline for the common call (gpupy arrays and numbers), which
-        # costs gpupy's functions a loop over their arguments only.
-        for x in args:
-            t = type(x)
-            if t is not GpuArray and (_kinds.get(t) != NATIVE or t is list or t is tuple):
-                if strongest(args) >= threshold:
-                    return numpy_function(*args, **kwargs)
-                break
-        if kwargs and strongest(kwargs.values()) >= threshold:
-            return numpy_function(*args, **kwargs)
-        return implementation(*args, **kwargs)
-
-    # Pickled by reference as gpupy.<name>, which is this function.
+    call = _core.handover(implementation, numpy_function, _DECIDE[threshold])
+    functools.update_wrapper(call, implementation)
+    # Pickled by reference as gpupy.<name>, which is this object.
     call.__module__, call.__qualname__ = "gpupy", name
     return call

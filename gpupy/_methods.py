@@ -399,7 +399,7 @@ class ArrayMethods:
         contiguous array (docs/ecosystem.md); for a strided view (the
         interface's buffer object must be contiguous) a read-only copy,
         since a write into a copy would be lost."""
-        host = np.asarray(self)  # the buffer protocol's export
+        host = np.asarray(memoryview(self))  # the buffer protocol's export (its own error, if it fails)
         if not host.flags.c_contiguous:
             host = np.ascontiguousarray(host)
             host.flags.writeable = False

@@ -93,7 +93,10 @@ class ufunc(_core.ufunc_base):
         usable = (isinstance(mask, GpuArray) and mask.dtype == np.bool_ and len(args) == self._np.nin
                   and (out is None or isinstance(out, GpuArray)))
         if usable:
-            result = self(*args, **kwargs)  # other keywords (dtype=, casting=) as without a mask
+            try:
+                result = self(*args, **kwargs)  # other keywords (dtype=, casting=) as without a mask
+            except (ValueError, TypeError):  # NumPy's error, in NumPy's order of checks (out's dtype first)
+                result = None
             usable = isinstance(result, GpuArray)
         if usable and out is not None:
             usable = (np.can_cast(result.dtype, out.dtype, kwargs.get("casting", "same_kind"))

@@ -60,5 +60,6 @@ PYBIND11_MODULE(_core, m) {
     register_runtime(m);
     register_structural(m);
     register_ufunc_base(m);
+    register_handover(m);
     register_numpy_loops();
 }

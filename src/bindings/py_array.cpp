@@ -123,8 +123,14 @@ void store_element(const GpuArray& a, int64_t offset, py::handle value) {
     assign(a.view(std::move(g)), NodeView{NodeFactory::constant(t, element), identity_view({})});
 }
 
+static py::object getitem_of(const GpuArray& a, py::handle self, py::handle key);
+
 py::object getitem(py::object self, py::handle key) {
-    const GpuArray a = viewed(self);
+    if (is_scalar_result(self)) return getitem_of(viewed(self), self, key);
+    return getitem_of(gpuarray_ref(self), self, key);
+}
+
+static py::object getitem_of(const GpuArray& a, py::handle self, py::handle key) {
     int64_t offset;
     if (element_key(a, key, &offset)) return element_value(a, offset);
     ViewGeometry g;
@@ -198,8 +204,10 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
         return PyObject_GetBuffer(arr.ptr(), view, flags);
     } catch (py::error_already_set& e) {
         e.restore();
-    } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_BufferError, e.what());
+    } catch (...) {
+        // The error evaluating raised (a FallbackError, a DriverError, ...),
+        // as gpupy's other entry points raise it.
+        py::detail::try_translate_exceptions();
     }
     view->obj = nullptr;
     return -1;

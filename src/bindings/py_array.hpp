@@ -158,6 +158,7 @@ GpuArray reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<
 // reduction chunk.
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
+void register_handover(py::module_& m);    // py_handover.cpp: gpupy's functions as the namespace holds them
 void register_products(py::module_& m);    // py_products.cpp
 // a @ b (dot: dot(a, b)) of two gpupy arrays by NumPy on their host values
 // when products run on the host and the case is the common one (vectors
