@@ -20,8 +20,8 @@ public:
     // Writable exports alive: buffers and ndarrays another library holds
     // and may write through at any time (docs/ecosystem.md, "Writing
     // through exports"). While there are any, these bytes are the array's
-    // value: an expression built on them takes a snapshot (NodeFactory), a
-    // write goes into them (assign), and nothing caches them on a device.
+    // value: an expression built on them reads a snapshot (NodeFactory), so
+    // no device copy of them is made, and a write goes into them (assign).
     bool exported() const { return exports_ > 0; }
     void add_export() { ++exports_; }
     void drop_export() { --exports_; }

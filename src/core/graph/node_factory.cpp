@@ -52,23 +52,20 @@ void append_view_key(std::string& k, const NodeView& v) {
     append_dims(k, v.geom.strides);
 }
 
+// An operand whose host bytes another library may write through is read
+// through a snapshot (NodeFactory::unexported).
+void snapshot_if_exported(NodeView& v) { v.node = NodeFactory::unexported(std::move(v.node)); }
+
 }  // namespace
 
-namespace {
-
-// An operand whose host bytes another library may write through (a live
-// writable export) is read through a copy of them made now: the expression
-// must see the values it was built from, as NumPy's, computed at once, does.
-void snapshot_if_exported(NodeView& v) {
-    Node* x = v.node.get();  // (an exported node is complete in host memory: the export made it so)
-    if (!x->host() || !x->host()->exported()) return;
-    NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), x->shape());
+NodeRef NodeFactory::unexported(NodeRef node) {
+    Node* x = node.get();  // (an exported node is complete in host memory: the export made it so)
+    if (!x->host() || !x->host()->exported()) return node;
+    NodeRef copy = array_uninitialized(x->dtype(), x->shape());
     std::memcpy(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
-    v.node = std::move(copy);
     ++g_export_snapshots;
+    return copy;
 }
-
-}  // namespace
 
 NodeRef NodeFactory::array(DType dtype, const Dims& shape, std::shared_ptr<HostBuffer> host) {
     Node* n = new Node();

@@ -31,6 +31,11 @@ public:
     // Nodes created / found again by hash-consing, for stats().
     static int64_t created();
     static int64_t shared_hits();
+    // `node`, or where another library holds its host bytes writable (a live
+    // export, HostBuffer::exported) a snapshot of them: what an expression
+    // or a second owner takes, so that later writes through the export
+    // reach only the exporting array, as NumPy's, computed at once, would.
+    static NodeRef unexported(NodeRef node);
     // Operands copied because another library held their bytes writable
     // (never reset, as created() and shared_hits()).
     static int64_t export_snapshots();
