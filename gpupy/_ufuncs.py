@@ -97,6 +97,8 @@ class ufunc(_core.ufunc_base):
                 result = self(*args, **kwargs)  # other keywords (dtype=, casting=) as without a mask
             except (ValueError, TypeError):  # NumPy's error, in NumPy's order of checks (out's dtype first)
                 result = None
+            if isinstance(result, (np.generic, np.ndarray)):
+                result = asarray(result)  # operands NumPy computed at once (numbers): written on the device too
             usable = isinstance(result, GpuArray)
         if usable and out is not None:
             usable = (np.can_cast(result.dtype, out.dtype, kwargs.get("casting", "same_kind"))

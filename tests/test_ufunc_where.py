@@ -74,3 +74,11 @@ def test_where_errors_are_numpys(gpu, silent_fallback):
         gp.add(gp.ones(3), 1, out=gp.zeros(3), where=gp.asarray([1, 0, 1]))
     with pytest.raises(TypeError, match="Cannot cast ufunc 'divide' output"):
         gp.divide(gp.ones(3), 2.0, out=gp.zeros(3, np.int64), where=gp.asarray([True, False, True]))
+
+
+def test_where_with_number_operands_stays_gpupys(gpu):
+    # Two numbers: the ufunc's value is NumPy's at once, written through the
+    # mask by gpupy. (NumPy 2.4 itself crashes on this call with where=.)
+    out = gp.zeros(3, bool)
+    gp.not_equal(np.uint32(5), -1, out=out, where=gp.asarray([True, False, True]))
+    gpu.assert_same(out, np.array([True, False, True]))
