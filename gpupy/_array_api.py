@@ -17,12 +17,12 @@ API_VERSION = "2023.12"
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
 DEVICE = "gpu"
-_ACCEPTED = (None, DEVICE, "cpu")
+_NAMES = (DEVICE, "cpu")
 
 
 def check_device(device):
     """ValueError unless `device` names gpupy's device (or is None)."""
-    if device is not None and not any(device is d or (isinstance(device, str) and device == d) for d in _ACCEPTED):
+    if device is not None and not (isinstance(device, str) and device in _NAMES):
         raise ValueError(f"Device not understood. gpupy has one device, {DEVICE!r} (NumPy's 'cpu' names it too), "
                          f"got {device!r}")
 

@@ -9,8 +9,8 @@ NumPy would:
 * a ufunc (gpupy's, NumPy's on a GpuArray, or an operator) with an operand
   that overrides `__array_ufunc__` is NumPy's ufunc, whose dispatch gives
   that operand's library the call (the operators do this in C,
-  src/bindings/py_ops.cpp; GpuArray.__array_ufunc__ returns NotImplemented
-  for such operands);
+  src/bindings/py_ops.cpp; GpuArray.__array_ufunc__ hands such a call to
+  the other library, `hand_over_ufunc`);
 * a function with an argument that implements `__array_function__` is
   NumPy's function, which dispatches to it;
 * the functions NumPy forwards to the argument's own method

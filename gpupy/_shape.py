@@ -4,7 +4,6 @@ lazy nodes for the rest (joins, repeat, tile, roll), all evaluated on the
 device."""
 
 import functools
-
 import operator
 
 import numpy as np

@@ -58,11 +58,17 @@ GpuArray viewed(py::handle self) {
 
 }  // namespace
 
+// Marks a 0-d array object as a scalar result: read-only, and immutable
+// as a NumPy scalar is (GpuArrayObject::scalar).
+static void mark_scalar(py::handle obj) {
+    if (gpuarray_ref(obj).ndim() != 0) return;
+    gpuarray_mut(obj).writeable = false;
+    reinterpret_cast<GpuArrayObject*>(obj.ptr())->scalar = true;
+}
+
 py::object wrap_result(GpuArray&& a) {
-    const bool scalar = a.ndim() == 0;
-    if (scalar) a.writeable = false;
     py::object o = wrap_gpuarray(std::move(a));
-    reinterpret_cast<GpuArrayObject*>(o.ptr())->scalar = scalar;
+    mark_scalar(o);
     return o;
 }
 
@@ -511,10 +517,7 @@ void register_array(py::module_& m) {
     // A 0-d result the package made where NumPy gives a scalar (NumPy's own
     // scalar, wrapped): marked as the core's scalar results are.
     m.def("as_scalar", [](py::object x) {
-        if (is_gpuarray(x) && gpuarray_ref(x).ndim() == 0) {
-            gpuarray_mut(x).writeable = false;
-            reinterpret_cast<GpuArrayObject*>(x.ptr())->scalar = true;
-        }
+        if (is_gpuarray(x)) mark_scalar(x);
         return x;
     });
     cls.def("_set_writeable",

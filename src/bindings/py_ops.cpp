@@ -724,7 +724,7 @@ py::object& defer_ufunc_hook() {
 
 // A ufunc with an operand of another library (NEP 13): NumPy's ufunc,
 // whose override dispatch gives that library the call (GpuArray's own
-// __array_ufunc__ steps aside for it), so `g + series` is a Series with
+// __array_ufunc__ hands it over, _deferral.hand_over_ufunc), so `g + series` is a Series with
 // its index as `ndarray + series` is -- through the package, which first
 // introduces gpupy to libraries that keep a list of the array types they
 // accept (dask). NotImplemented where the library opts out of ufuncs
@@ -829,7 +829,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         return py::reinterpret_borrow<py::object>(out);
     }
     // (The small host paths above are NumPy's loops, which check for errors themselves.)
-    if (numpy_acts_on_fp_errors() && may_raise_fp_error(op, loop.out, loop.in[0])) {
+    if (may_raise_fp_error(op, loop.out, loop.in[0]) && numpy_acts_on_fp_errors()) {
         return call_numpy(name, args, out,
                           "np.errstate or np.seterr asks to raise or call on floating-point errors, which NumPy "
                           "detects and gpupy's device does not");
