@@ -66,28 +66,32 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
 
     gp.set_placement(sys.argv[1])
     gp.set_block_size(1 << 14)
-    x = gp.arange(1 << 22, dtype=gp.float32)
-    y = x
-    for _ in range(40):
-        y = gp.sin(y) * 1.0001 + gp.cos(y)
+
+    def chain(k):
+        y = gp.arange(1 << 22, dtype=gp.float32) + k
+        for _ in range(40):
+            y = gp.sin(y) * 1.0001 + gp.cos(y)
+        return y
+
     # A signal from outside, as a terminal's Ctrl-C is (a thread of this
     # process could not run while the evaluation holds the GIL).
     subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -INT {os.getpid()}"])
     start = time.perf_counter()
+    k = 0
     try:
-        float(y.sum())
+        while k < 10000:  # a device that finishes before the signal comes evaluates the next chain
+            y, built = chain(k), k  # (stored together: no signal is handled between the two stores)
+            float(y.sum())
+            k += 1
         print("not interrupted", time.perf_counter() - start)
         sys.exit(2)
     except KeyboardInterrupt:
         waited = time.perf_counter() - start
     # Consistent and usable: the same values as a fresh computation.
-    z = gp.arange(1 << 22, dtype=gp.float32)
-    w = z
-    for _ in range(40):
-        w = gp.sin(w) * 1.0001 + gp.cos(w)
+    w = chain(built)
     assert float(y[:1000].sum()) == float(w[:1000].sum())
-    assert float(x[:10].sum()) == 45.0
-    print("OK", round(waited, 2))
+    assert float(gp.arange(10, dtype=gp.float32).sum()) == 45.0
+    print("OK", round(waited, 2), k)
 """)
 
 
