@@ -1,8 +1,8 @@
 """gpupy's ufunc objects: NumPy's ufuncs, evaluated lazily on the device.
 
 Each op-table row becomes a `ufunc` that builds one expression node; any
-argument or method gpupy does not handle (dtype=, where=, reduce on an op
-without a device reduction, ...) runs NumPy's ufunc instead, as a counted
+argument or method gpupy does not handle (several outputs, reduce on an
+op without a device reduction, ...) runs NumPy's ufunc instead, as a counted
 fallback. NumPy's other ufuncs become `HostUfunc` objects (NumPy's, every
 call a counted fallback), or are composed on the device (degrees, radians,
 conjugate, divmod). `make_ufunc` gives the object for any NumPy ufunc; the
@@ -33,6 +33,25 @@ def _is_neutral(kwargs):
         if v is not neutral and v != neutral:
             return False
     return True
+
+
+def _loop_operand_dtype(x):
+    """What NumPy's loop resolution is told of an operand: its dtype, or the
+    Python type of a Python number (a weak scalar); None for anything else."""
+    if isinstance(x, (GpuArray, np.ndarray, np.generic)):
+        return x.dtype
+    if type(x) in (bool, int, float, complex):
+        return type(x)
+    return None
+
+
+def _natural_loop(numpy_ufunc, operand_dtypes):
+    """The loop NumPy picks for these operands without dtype= or signature=
+    (None where it has none)."""
+    try:
+        return numpy_ufunc.resolve_dtypes(operand_dtypes + (None,))
+    except (TypeError, ValueError):
+        return None
 
 
 class ufunc(_core.ufunc_base):
@@ -73,11 +92,52 @@ class ufunc(_core.ufunc_base):
             if len(out) != 1:
                 return call_numpy(self.__name__, args, kwargs, func=self._np, reason="it is given several outputs")
             out = out[0]
-        if len(args) == self._np.nin and _is_neutral(kwargs) and (out is None or isinstance(out, GpuArray)):
-            result = _core.ufunc(self.__name__, *args, out=out)
+        if len(args) == self._np.nin and (out is None or isinstance(out, GpuArray)):
+            if _is_neutral(kwargs):
+                result = _core.ufunc(self.__name__, *args, out=out)
+            else:
+                result = self._with_loop(args, kwargs, out)
             if result is not NotImplemented:
                 return result
         return call_numpy(self.__name__, args, kwargs, func=self._np, reason="gpupy does not handle these arguments on the device")
+
+    def _with_loop(self, args, kwargs, out):
+        """f(..., dtype=) or f(..., signature=): the loop NumPy picks for these
+        operands (its errors included), run on the device with the operands
+        cast to the loop's inputs. NotImplemented where that is not enough
+        (several outputs, operands without a dtype, other keywords, an error)."""
+        kwargs = dict(kwargs)
+        kwargs.pop("out", None)
+        dtype, signature = kwargs.pop("dtype", None), kwargs.pop("signature", None)
+        casting = kwargs.pop("casting", "same_kind")
+        if self._np.nout != 1 or not _is_neutral(kwargs) or (dtype is not None and signature is not None):
+            return NotImplemented
+        operand_dtypes = tuple(_loop_operand_dtype(x) for x in args)
+        if any(d is None for d in operand_dtypes):  # (not `None in`: float64 == None, as np.dtype(None) is float64)
+            return NotImplemented
+        asked = dict(signature=signature) if dtype is None else dict(dtype=dtype)
+        if signature is None:
+            signature = (None,) * len(args) + (np.dtype(dtype),)
+        try:
+            loop = self._np.resolve_dtypes(operand_dtypes + (None,), signature=signature, casting=casting)
+        except (TypeError, ValueError):
+            # NumPy's own error, in its order of checks (a Python int out of
+            # the loop's range before the casting rule): its call on empty
+            # stand-ins of the operands' dtypes raises it.
+            stand_ins = [np.empty(0, x.dtype) if isinstance(x, (GpuArray, np.ndarray, np.generic)) else x for x in args]
+            self._np(*stand_ins, casting=casting, **asked)
+            return NotImplemented
+        if out is not None and casting != "same_kind" and out.dtype != loop[-1]:
+            return NotImplemented  # casting the result into out by another rule: NumPy's
+        if loop == _natural_loop(self._np, operand_dtypes):
+            operands = args  # the loop NumPy picks anyway (Dask's divide(a, b, dtype=f8) of floats)
+        else:
+            operands = [x.astype(t, copy=False) if isinstance(x, GpuArray) else asarray(x, dtype=t)
+                        for x, t in zip(args, loop)]
+        result = _core.ufunc(self.__name__, *operands, out=out)
+        if result is NotImplemented or (out is None and result.dtype != loop[-1]):
+            return NotImplemented
+        return result
 
     def _masked(self, args, kwargs):
         """f(..., out=out, where=mask): f of every element, written into out
