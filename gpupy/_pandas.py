@@ -10,18 +10,16 @@ it, pandas' `Grouping`, to see a gpupy array as its host values (evaluated
 first, as `numpy.asarray` gives them). Nothing else of pandas changes.
 
 The wrapper is installed when pandas' groupby module is loaded -- at once
-if it already is, else by a finder that waits for the import -- so
+if it already is, else right after its import (_import_hooks) -- so
 `import gpupy` never imports pandas.
 """
 
 import functools
-import importlib.abc
-import importlib.machinery
-import sys
 
 import numpy as np
 
 from ._core import GpuArray
+from ._import_hooks import after_import
 
 GROUPER_MODULE = "pandas.core.groupby.grouper"
 
@@ -48,28 +46,5 @@ def teach_grouping(module):
     return True
 
 
-class GroupingFinder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: when pandas' grouper module is imported, lets
-    the regular finders find it and wraps its Grouping once it has run."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != GROUPER_MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            teach_grouping(module)
-
-        spec.loader.exec_module = exec_module  # this module's own loader object
-        return spec
-
-
 def install():
-    if GROUPER_MODULE in sys.modules:
-        teach_grouping(sys.modules[GROUPER_MODULE])
-    elif not any(isinstance(f, GroupingFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, GroupingFinder())
+    after_import(GROUPER_MODULE, teach_grouping)
