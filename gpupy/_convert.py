@@ -59,3 +59,12 @@ def as_gpu(a):
     """`a` as a GpuArray where the device can hold it (a NumPy array of
     another dtype otherwise)."""
     return a if isinstance(a, GpuArray) else asarray(a)
+
+
+def from_pickle(host, scalar=False):
+    """A GpuArray back from its pickle (GpuArray.__reduce_ex__): over the
+    received bytes themselves where they can be its storage -- pickle
+    protocol 5's out-of-band buffers, as dask.distributed sends them -- so
+    no copy is made on either side; a scalar result again where it was one."""
+    result = _core.adopt_ndarray(host) if is_supported(host.dtype) else host
+    return _core.as_scalar(result) if scalar and isinstance(result, GpuArray) else result

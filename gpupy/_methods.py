@@ -11,6 +11,7 @@ back).
 """
 
 import builtins
+import numbers
 import operator
 import sys
 import types
@@ -18,6 +19,7 @@ import types
 import numpy as np
 
 from . import _array_api, _core
+from ._convert import from_pickle
 from ._core import GpuArray
 from ._deferral import hand_over_ufunc, overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
@@ -334,7 +336,13 @@ class ArrayMethods:
     __deepcopy__ = __copy__
 
     def __reduce_ex__(self, protocol):
-        return (function("array"), (np.array(self),))
+        # The evaluated bytes themselves (a read-only view, no copy): NumPy
+        # pickles them, with protocol 5 as an out-of-band buffer where they
+        # are contiguous, which the other side uses in place (from_pickle).
+        # As with NumPy's out-of-band pickles, the buffer shows the array's
+        # bytes until it is used.
+        host = self.__array__()
+        return (from_pickle, (host, True) if self._is_scalar else (host,))
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
@@ -577,6 +585,23 @@ def _advanced_setitem(self, key, value):
 _NOT_METHODS = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"}
 
 
+class IntegerScalar(GpuArray):
+    """What a gpupy scalar result of an integer dtype gives as `__class__`.
+
+    Never instantiated: `type(s)` is GpuArray. Libraries that tell scalars
+    from arrays with `isinstance(x, numbers.Number)` (Dask's reductions,
+    pandas' is_scalar) ask `__class__`, and NumPy's integer scalars are
+    `numbers.Integral`; so are gpupy's scalar results, and arrays are not."""
+
+
+class RealScalar(GpuArray):
+    """The same for a floating dtype: `numbers.Real`, as NumPy's floats."""
+
+
+numbers.Integral.register(IntegerScalar)
+numbers.Real.register(RealScalar)
+
+
 def install():
     """Copies ArrayMethods onto the C++ GpuArray class; installs the
     advanced-indexing handlers."""
@@ -584,6 +609,7 @@ def install():
         if name not in _NOT_METHODS:
             setattr(GpuArray, name, value)
     _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
+    _core._set_scalar_classes(IntegerScalar, RealScalar)
     # Last: the C slots for indexing and operators replace the generic
     # wrappers that setting dunder attributes derived (see py_array.cpp),
     # and `x.sum()`-like calls without arguments get C methods that keep

@@ -97,3 +97,24 @@ def test_arrays_stay_arrays(gpu):
         hash(g)
     out = gp.zeros(())
     assert gp.add(gp.ones(()), 1, out=out) is out and not out._is_scalar
+
+
+def test_scalars_are_numbers_as_numpys_are(gpu):
+    """isinstance(x, numbers.Real) -- how Dask's reductions and other
+    libraries tell a scalar from an array -- is what it is for the NumPy
+    scalar NumPy gives there; arrays are never numbers, and type(x) stays
+    GpuArray (its __class__ is a subclass only scalars show)."""
+    import numbers
+
+    data, ints = gp.asarray(_data()), gp.asarray(_ints())
+    for got, want in [(data.sum(), _data().sum()), (ints.sum(), _ints().sum()), ((ints > 0).all(), (_ints() > 0).all()),
+                      (ints.argmax(), _ints().argmax()), ((data * data).max(), (_data() * _data()).max())]:
+        assert type(got) is gp.GpuArray and isinstance(got, gp.GpuArray)
+        for abc in (numbers.Number, numbers.Complex, numbers.Real, numbers.Integral):
+            assert isinstance(got, abc) == isinstance(want, abc), (want, abc)
+        assert issubclass(got.__class__, gp.GpuArray)
+    for array in (data, gp.zeros(()), ints.sum(axis=0, keepdims=True), data[:1]):
+        assert not isinstance(array, numbers.Number) and array.__class__ is gp.GpuArray
+    assert not isinstance(data, np.ndarray) and not isinstance(data.sum(), np.ndarray)
+    with pytest.raises(AttributeError):
+        data.sum().__class__ = gp.GpuArray

@@ -421,6 +421,29 @@ PyObject* get_writeable(PyObject* self, void*) {
     return attribute(self, [](const GpuArray& a) { return py::bool_(a.writeable); });
 }
 PyObject* get_is_scalar(PyObject* self, void*) { return PyBool_FromLong(is_scalar_result(self)); }
+
+// What a scalar result shows as its __class__, by dtype kind (set by
+// _set_scalar_classes; none for bool, which NumPy does not make a number).
+// type(s) stays GpuArray; isinstance(s, numbers.Real) -- which asks
+// __class__ when the type is not registered -- becomes true, as it is for
+// the NumPy scalar NumPy gives there, and arrays are never numbers.
+enum ScalarKind { kIntegerScalar, kRealScalar, kScalarKinds };
+PyObject* g_scalar_classes[kScalarKinds] = {};
+
+PyObject* get_apparent_class(PyObject* self, void*) {
+    PyObject* shown = reinterpret_cast<PyObject*>(Py_TYPE(self));
+    if (is_scalar_result(self)) {
+        const DType t = reinterpret_cast<GpuArrayObject*>(self)->value.dtype();
+        if (dtype_is_float(t)) {
+            shown = g_scalar_classes[kRealScalar];
+        } else if (dtype_is_integer(t)) {
+            shown = g_scalar_classes[kIntegerScalar];
+        }
+        if (!shown) shown = reinterpret_cast<PyObject*>(Py_TYPE(self));
+    }
+    Py_INCREF(shown);
+    return shown;
+}
 PyObject* get_node_id(PyObject* self, void*) {
     return attribute(self, [](const GpuArray& a) { return py::int_(a.node()->id()); });
 }
@@ -445,6 +468,7 @@ PyGetSetDef array_getset[] = {
     {"_writeable", get_writeable, nullptr, nullptr, nullptr},
     {"_node_id", get_node_id, nullptr, nullptr, nullptr},
     {"_is_scalar", get_is_scalar, nullptr, nullptr, nullptr},
+    {"__class__", get_apparent_class, nullptr, nullptr, nullptr},
     {"_owner_id", get_owner_id, nullptr, nullptr, nullptr},
     {"_view", get_view, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -670,10 +694,18 @@ void register_array(py::module_& m) {
     m.def("_install_slots", &install_slots);
     m.def("_install_reduce_methods", [](int64_t chunk) { install_reduce_methods(g_gpuarray_type, chunk); });
     m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });
+    m.def("_set_scalar_classes", [](py::object integer, py::object real) {
+        PyObject* given[kScalarKinds] = {integer.ptr(), real.ptr()};
+        for (int k = 0; k < kScalarKinds; ++k) {
+            Py_XDECREF(g_scalar_classes[k]);
+            g_scalar_classes[k] = given[k] == Py_None ? nullptr : (Py_INCREF(given[k]), given[k]);
+        }
+    });
     m.def("_set_advanced_indexing", [](py::object get, py::object set) {
         advanced_getitem() = std::move(get);
         advanced_setitem() = std::move(set);
     });
+    m.def("adopt_ndarray", &adopt_ndarray);
     m.def("array_from_numpy", [](py::handle arr) {
         GpuArray a;
         if (!as_gpuarray(arr, &a)) throw TypeError("cannot convert to a gpupy array");

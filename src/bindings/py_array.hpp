@@ -66,6 +66,12 @@ py::object numpy_dtype(DType t);          // np.dtype object
 int typenum_of(DType t);                  // NumPy's type number (NPY_FLOAT32, ...)
 // A new ARRAY node holding a copy of `arr` (which must have a supported dtype).
 NodeRef node_from_ndarray(py::handle arr);
+// A gpupy array over an ndarray's own bytes, without a copy, where they can
+// be its storage (aligned, C-contiguous, a dtype gpupy holds; read-only
+// ones are copied at the first write); else a copy. For ndarrays nothing
+// else writes to: what unpickling made of bytes received from another
+// process.
+GpuArray adopt_ndarray(py::handle arr);
 // A read-only ndarray viewing the view's host data; evaluates first.
 py::object to_ndarray(const GpuArray& a);
 // An ndarray sharing a node's host buffer with the given geometry.

@@ -146,6 +146,28 @@ NodeRef node_from_ndarray(py::handle obj) {
     return NodeFactory::array(t, shape, std::move(buf));
 }
 
+GpuArray adopt_ndarray(py::handle obj) {
+    PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
+    const bool usable = PyArray_Check(obj.ptr()) && PyArray_IS_C_CONTIGUOUS(arr) && PyArray_ISALIGNED(arr) &&
+                        PyArray_ISNOTSWAPPED(arr) && PyArray_NBYTES(arr) > 0 && dtype_from_numpy(PyArray_DESCR(arr)) >= 0;
+    if (!usable) return GpuArray::of(node_from_ndarray(obj));
+    const DType t = dtype_from_numpy(PyArray_DESCR(arr));
+    Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + PyArray_NDIM(arr));
+    // The ndarray stays alive as long as the buffer; its reference is given
+    // back with the GIL held, whichever thread drops the buffer last.
+    PyObject* owner = obj.ptr();
+    Py_INCREF(owner);
+    auto release = [owner] {
+        if (!Py_IsInitialized()) return;  // at exit: the process's memory goes with it
+        PyGILState_STATE state = PyGILState_Ensure();
+        Py_DECREF(owner);
+        PyGILState_Release(state);
+    };
+    auto buf = std::make_shared<HostBuffer>(static_cast<char*>(PyArray_DATA(arr)), static_cast<size_t>(PyArray_NBYTES(arr)),
+                                            !PyArray_ISWRITEABLE(arr), std::move(release));
+    return GpuArray::of(NodeFactory::array(t, shape, std::move(buf)));
+}
+
 py::object host_values(const GpuArray& a) {
     Node* x = a.node();
     if (!x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return py::object();

@@ -113,12 +113,13 @@ Node* host_write_target(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
-    if (node->refcount() > 1 || node->kind() == NodeKind::Constant) {
+    if (node->refcount() > 1 || node->kind() == NodeKind::Constant || node->host()->read_only()) {
         // Something else (an unevaluated expression, another array sharing
         // this value) still needs the old values: copy on write. So does a
         // constant the owner took whole (`x[()] = 0`): its value is what it
         // is (programs read it as a literal, the factory shares it), so a
-        // write into its memory would be seen by nothing that reads it.
+        // write into its memory would be seen by nothing that reads it. And
+        // bytes gpupy was lent read-only (a received pickle) stay unwritten.
         auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
         std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
         owner.node = NodeFactory::array(node->dtype(), node->shape(), std::move(buf));
@@ -133,7 +134,8 @@ Node* host_write_target(const GpuArray& target) {
 Node* writable_in_place(const GpuArray& target) {
     if (!target.writeable) return nullptr;
     Node* node = target.node();
-    if (node->kind() == NodeKind::Constant || !node->host() || !node->complete() || node->refcount() > 1)
+    if (node->kind() == NodeKind::Constant || !node->host() || node->host()->read_only() || !node->complete() ||
+        node->refcount() > 1)
         return nullptr;
     return node;
 }

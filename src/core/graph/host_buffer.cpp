@@ -71,6 +71,15 @@ HostBuffer::HostBuffer(size_t nbytes) : nbytes_(nbytes) {
     data_ = buffer_pool().take(nbytes, &capacity_);
     if (!data_) throw std::bad_alloc();
 }
-HostBuffer::~HostBuffer() { buffer_pool().give(data_, capacity_); }
+HostBuffer::HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release)
+    : data_(data), nbytes_(nbytes), read_only_(read_only), release_(std::move(release)) {}
+
+HostBuffer::~HostBuffer() {
+    if (release_) {
+        release_();
+    } else {
+        buffer_pool().give(data_, capacity_);
+    }
+}
 
 }  // namespace gpupy

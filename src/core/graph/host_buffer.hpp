@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 namespace gpupy {
 
@@ -11,6 +12,13 @@ namespace gpupy {
 class HostBuffer {
 public:
     explicit HostBuffer(size_t nbytes);
+    // Memory someone else allocated (the bytes of an array received from
+    // another process), used in place: `release` runs when the buffer dies
+    // and gives it back; it never enters the pool of reused buffers. Bytes
+    // that are read-only there are never written here: a write copies
+    // them first (host_write_target, writable_in_place).
+    HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release);
+    bool read_only() const { return read_only_; }
     ~HostBuffer();
     HostBuffer(const HostBuffer&) = delete;
     HostBuffer& operator=(const HostBuffer&) = delete;
@@ -31,6 +39,8 @@ private:
     char* data_;
     size_t nbytes_;
     size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)
+    bool read_only_ = false;
+    std::function<void()> release_;  // set for memory someone else allocated
 };
 
 }  // namespace gpupy
