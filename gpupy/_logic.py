@@ -1,5 +1,6 @@
 """NumPy's logic functions on the device: isclose, allclose, array_equal,
-array_equiv, isposinf, isneginf, isreal, iscomplex, real_if_close.
+array_equiv, isposinf, isneginf, isreal, iscomplex, real_if_close, and
+nan_to_num, which they make.
 
 Each is NumPy's own formula (numpy/_core/numeric.py, lib/_type_check_impl.py,
 lib/_ufunclike_impl.py) written with gpupy's ufuncs and device reductions,
@@ -145,6 +146,27 @@ def isneginf(x, out=None):
     if not isinstance(x, GpuArray):
         return call_numpy("isneginf", (x,), {"out": out})
     return _gp("logical_and")(_gp("isinf")(x), _gp("signbit")(x), out=out)
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if not isinstance(x, GpuArray) or x.dtype.kind not in "biuf":
+        return call_numpy("nan_to_num", (x,), dict(copy=copy, nan=nan, posinf=posinf, neginf=neginf),
+                          reason="the argument is not a gpupy array of real numbers")
+    if x.dtype.kind == "f":
+        # NumPy writes the replacements into the array, cast to its dtype.
+        info = np.finfo(x.dtype)
+        big = x.dtype.type(info.max if posinf is None else posinf)
+        small = x.dtype.type(info.min if neginf is None else neginf)
+        where, isinf = _gp("where"), _gp("isinf")
+        result = where(_gp("isnan")(x), x.dtype.type(nan), where(isinf(x) & (x > 0), big, where(isinf(x), small, x)))
+    else:
+        result = x.copy() if copy else x  # integers and booleans have nothing to replace
+    if copy:
+        return result
+    if result is not x:
+        x[...] = result
+    return x
 
 
 @implements(np.isreal)

@@ -293,6 +293,31 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
     return _arg_extreme("argmin", "minimum", a, axis, out, keepdims)
 
 
+def _nan_arg_extreme(name, arg_extreme, fill, a, axis, out, keepdims):
+    """nanargmin/nanargmax: the arg extreme with NaNs as +-inf, and
+    NumPy's ValueError for a slice of NaNs only (one value read back)."""
+    g = _gpu(a)
+    if not isinstance(g, GpuArray):
+        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims),
+                          reason="gpupy cannot hold the array's dtype")
+    if g.dtype.kind == "f":
+        nan = _core.ufunc("isnan", g)
+        if g.size and builtins.bool(any(all(nan, axis=axis))):
+            raise ValueError("All-NaN slice encountered")
+        g = _core.where(nan, g.dtype.type(fill), g)
+    return arg_extreme(g, axis=axis, out=out, keepdims=keepdims)
+
+
+@implements(np.nanargmax)
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    return _nan_arg_extreme("nanargmax", argmax, -np.inf, a, axis, out, keepdims)
+
+
+@implements(np.nanargmin)
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    return _nan_arg_extreme("nanargmin", argmin, np.inf, a, axis, out, keepdims)
+
+
 @implements(np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False):
     result = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
