@@ -46,8 +46,8 @@ from ._runtime import (
 
 # The sections: importing each registers what it provides (implementations
 # of NumPy functions, ufunc objects, hooks); none imports another.
-from . import (_creation, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas, _reductions, _runtime,
-               _shape, _sorting, _submodules)
+from . import (_binning, _creation, _dask, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas,
+               _reductions, _runtime, _shape, _sorting, _submodules)
 from . import _ufuncs  # noqa: F401
 from ._convert import array, asarray
 from ._creation import (
@@ -84,11 +84,12 @@ from ._array_api import array_namespace_info as __array_namespace_info__  # noqa
 def _assemble():
     """The one step after the sections registered: every NumPy name in
     gpupy's namespace, GpuArray's Python-level methods on the class, the
-    submodule finder, pandas' group keys, the driver."""
+    submodule finder, pandas' group keys, Dask's chunk types, the driver."""
     _namespace.populate(globals())
     _methods.install()
     _submodules.install_finder()
     _pandas.install()
+    _dask.install()
     _runtime.select_driver()
 
 

@@ -60,16 +60,6 @@ CONVERTERS = frozenset({
 _SEQUENCE_LOOK = 64
 
 
-def _introduce(t):
-    """First sight of another library's array type: a library that keeps a
-    list of the array types it accepts alongside its own learns gpupy's, so
-    that mixing the two gives its array, as mixing it with NumPy's does."""
-    if t.__module__.partition(".")[0] == "dask":
-        from dask.array.chunk_types import register_chunk_type
-
-        register_chunk_type(GpuArray)
-
-
 def kind(t):
     """NATIVE, UFUNCS or FUNCTIONS for an argument's type (cached per type)."""
     k = _kinds.get(t)
@@ -82,8 +72,6 @@ def kind(t):
             k = UFUNCS
         else:
             k = NATIVE
-        if k != NATIVE:
-            _introduce(t)
         _kinds[t] = k
     return k
 
@@ -114,24 +102,13 @@ def overrides_ufuncs(objects):
     return False
 
 
-def defer_ufunc(numpy_ufunc, args):
-    """numpy_ufunc(*args) for arguments of which one overrides ufuncs (the
-    core's operators and ufuncs call this): NumPy's dispatch hands it over."""
-    for x in args:
-        kind(type(x))
-    return numpy_ufunc(*args)
-
-
-_core._set_defer_ufunc(defer_ufunc)
-
-
 def hand_over_ufunc(ufunc, method, inputs, kwargs):
     """GpuArray.__array_ufunc__ with an operand of another library: that
     library's answer, as NumPy's dispatch would give it. A library that
-    takes gpupy arrays (dask, once introduced) answers with them; one that
-    only knows ndarrays (pandas: its __array_ufunc__ defers to any other
-    array type) is asked again with the gpupy arrays read into ndarrays, which
-    it takes -- what it would have been given under NumPy."""
+    takes gpupy arrays (dask: gpupy is one of its chunk types) answers with
+    them; one that only knows ndarrays (pandas: its __array_ufunc__ defers
+    to any other array type) is asked again with the gpupy arrays read into
+    ndarrays, which it takes -- what it would have been given under NumPy."""
     for x in inputs:
         t = type(x)
         if t is not GpuArray and kind(t) != NATIVE:

@@ -75,6 +75,7 @@ declare -A EXAMPLE_ARGS=(
   [distance_map.py]="-g -p 100 -o distance_map.png"
   [shaded_sphere.py]="-o shaded_sphere.png"
   [accuracy.py]="-n 16384"
+  [dask_cluster.py]="--grid 512 --tile 256 --size 4194304 --chunk 1048576 --cache-mib 4"
 )
 EXAMPLE_TIMEOUT=600
 

@@ -65,15 +65,17 @@ std::string ensure_shader_cache_dir() {
     return dir;
 }
 
-// The EGL device platform: the first device that gives a display.
-static EGLDisplay device_display() {
+// The EGL device platform: device `wanted` of EGL's list, or (wanted < 0)
+// the first device that gives a display. *count is the list's length.
+static EGLDisplay device_display(int wanted, EGLint* count) {
+    *count = 0;
     auto query_devices =
         reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
     if (!query_devices) return EGL_NO_DISPLAY;
     EGLDeviceEXT devices[16];
-    EGLint count = 0;
-    if (!query_devices(16, devices, &count)) return EGL_NO_DISPLAY;
-    for (EGLint i = 0; i < count; ++i) {
+    if (!query_devices(16, devices, count)) return EGL_NO_DISPLAY;
+    for (EGLint i = 0; i < *count; ++i) {
+        if (wanted >= 0 && i != wanted) continue;
         EGLDisplay d = eglGetPlatformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
         if (d == EGL_NO_DISPLAY) continue;
         EGLint major = 0, minor = 0;
@@ -82,12 +84,34 @@ static EGLDisplay device_display() {
     return EGL_NO_DISPLAY;
 }
 
+// GPUPY_EGL_DEVICE=<n>: the n-th EGL device (0-based), for one process per
+// GPU (a Dask worker each); -1 when unset, -2 when not a number.
+static int wanted_device() {
+    const char* text = std::getenv("GPUPY_EGL_DEVICE");
+    if (!text || !*text) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    return (*end || n < 0 || n > 1000) ? -2 : static_cast<int>(n);
+}
+
 std::string EglContext::create() {
     shader_cache_dir = ensure_shader_cache_dir();
 
     std::string client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS) ?: "";
     EGLint major = 0, minor = 0;
-    if (client_exts.find("EGL_MESA_platform_surfaceless") != std::string::npos) {
+    const int wanted = wanted_device();
+    if (wanted == -2) return "GPUPY_EGL_DEVICE is not a device number (0, 1, ...)";
+    if (wanted >= 0) {
+        // A device asked for by number: that device or nothing.
+        EGLint count = 0;
+        if (client_exts.find("EGL_EXT_platform_device") != std::string::npos) display = device_display(wanted, &count);
+        if (display == EGL_NO_DISPLAY) {
+            return "libEGL: GPUPY_EGL_DEVICE=" + std::to_string(wanted) + " but EGL lists " + std::to_string(count) +
+                   " device(s) (numbered from 0), or that one gives no display";
+        }
+        platform = "device " + std::to_string(wanted);
+    }
+    if (display == EGL_NO_DISPLAY && client_exts.find("EGL_MESA_platform_surfaceless") != std::string::npos) {
         display = eglGetPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
         if (display != EGL_NO_DISPLAY && eglInitialize(display, &major, &minor)) {
             platform = "surfaceless";
@@ -96,7 +120,8 @@ std::string EglContext::create() {
         }
     }
     if (display == EGL_NO_DISPLAY && client_exts.find("EGL_EXT_platform_device") != std::string::npos) {
-        display = device_display();
+        EGLint count = 0;
+        display = device_display(-1, &count);
         if (display != EGL_NO_DISPLAY) platform = "device";
     }
     if (display == EGL_NO_DISPLAY) {

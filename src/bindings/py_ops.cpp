@@ -716,25 +716,18 @@ py::handle numpy_ufunc(OpCode op) {
 
 namespace {
 
-// The package's gpupy._deferral.defer_ufunc(numpy_ufunc, args).
-py::object& defer_ufunc_hook() {
-    static auto* f = new py::object();
-    return *f;
-}
-
 // A ufunc with an operand of another library (NEP 13): NumPy's ufunc,
 // whose override dispatch gives that library the call (GpuArray's own
-// __array_ufunc__ hands it over, _deferral.hand_over_ufunc), so `g + series` is a Series with
-// its index as `ndarray + series` is -- through the package, which first
-// introduces gpupy to libraries that keep a list of the array types they
-// accept (dask). NotImplemented where the library opts out of ufuncs
-// (__array_ufunc__ = None): Python then asks its reflected operator.
+// __array_ufunc__ hands it over, _deferral.hand_over_ufunc), so `g + series`
+// is a Series with its index as `ndarray + series` is. NotImplemented where
+// the library opts out of ufuncs (__array_ufunc__ = None): Python then asks
+// its reflected operator.
 py::object defer_to_override(OpCode op, const std::vector<py::handle>& args, py::handle foreign) {
     py::object protocol = py::getattr(py::type::handle_of(foreign), "__array_ufunc__");
-    if (protocol.is_none() || !*defer_ufunc_hook()) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    if (protocol.is_none()) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
     py::tuple argv(args.size());
     for (size_t i = 0; i < args.size(); ++i) argv[i] = args[i];
-    return defer_ufunc_hook()(numpy_ufunc(op), argv);
+    return numpy_ufunc(op)(*argv);
 }
 
 }  // namespace
@@ -969,7 +962,6 @@ void register_ops(py::module_& m) {
         },
         py::arg("name"), py::kw_only(), py::arg("out") = py::none());
     m.def("where", &apply_where);
-    m.def("_set_defer_ufunc", [](py::object f) { defer_ufunc_hook() = std::move(f); });
     m.def("host_call", &host_call);
     m.def("ufunc_names", [] {
         py::list names;

@@ -1,0 +1,199 @@
+"""gpupy arrays as Dask chunks (docs/dask.md).
+
+Dask keeps a list of the array types it may hold as chunks and a set of
+dispatch tables for what it cannot do through NumPy's protocols
+(concatenating chunks, contractions, percentiles, element counts, moving
+chunks to NumPy). gpupy enters itself in both when `dask.array` is
+imported -- at once if it already is, else right after its import
+(_import_hooks), so `import gpupy` never imports Dask. Then:
+
+* Dask operations on gpupy-chunked arrays give gpupy-chunked dask arrays,
+  and mixing a dask array with a gpupy array gives a dask array, as mixing
+  it with an ndarray does;
+* each Dask task calls gpupy functions on its chunks, which build lazy
+  expressions: a chain of blockwise tasks is one fused gpupy expression per
+  chunk, evaluated when its result is read;
+* `dask.config.set({"array.backend": "gpupy"})` makes `da.ones`,
+  `da.arange`, `da.random` ... create gpupy chunks, and
+  `x.to_backend("gpupy")` moves a NumPy-chunked array to gpupy (the same
+  backend is found through the "dask.array.backends" entry point when
+  gpupy is installed and not yet imported).
+"""
+
+import math
+import sys
+
+import numpy as np
+
+from ._core import GpuArray
+from ._import_hooks import after_import
+from ._registry import function
+
+BACKEND = "gpupy"
+
+
+def _concatenate(arrays, axis=0):
+    return function("concatenate")(arrays, axis=axis)
+
+
+def _take(a, indices, axis=None):
+    return function("take")(a, indices, axis=axis)
+
+
+def _tensordot(a, b, axes=2):
+    return function("tensordot")(a, b, axes=axes)
+
+
+def _einsum(*operands, **kwargs):
+    return function("einsum")(*operands, **kwargs)
+
+
+def _empty(shape, dtype=float, **kwargs):
+    return function("empty")(shape, dtype=dtype)
+
+
+def _divide(x1, x2, out=None, dtype=None):
+    return function("divide")(x1, x2, out=out, dtype=dtype)
+
+
+def _percentile(a, q, method="linear"):
+    """One chunk's percentiles and its length, as Dask merges them."""
+    n = len(a)
+    if not n:
+        return None, n
+    if not np.issubdtype(a.dtype, np.number):
+        method = "nearest"
+    return function("percentile")(a, list(q), method=method), n
+
+
+def _numel(x, axis=None, keepdims=False, dtype=np.float64, **kwargs):
+    """The number of elements a reduction over `axis` folds, per output
+    element, as a gpupy array (Dask divides a chunk's sum by it)."""
+    shape = x.shape
+    if axis is None:
+        axes = range(len(shape))
+    else:
+        axes = [a % len(shape) for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    count = math.prod(shape[a] for a in axes)
+    if axis is None and not keepdims:
+        return np.prod(shape, dtype=dtype)  # a NumPy scalar, as Dask's own count of an ndarray chunk
+    out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes)
+    return function("full")(out_shape, count, dtype=dtype)
+
+
+def _nannumel(x, **kwargs):
+    return function("sum")(~function("isnan")(x), **kwargs)
+
+
+def _to_numpy(data, **kwargs):
+    return np.array(data.__array__(), **kwargs)
+
+
+def _to_gpupy(data, **kwargs):
+    return function("asarray")(data, **kwargs)
+
+
+_backend = None
+
+
+def _meta():
+    """The array Dask's creation functions are given as `meta=`: empty and
+    1-d, so that Dask's meta of any dimension is a slice of it (a 0-d one
+    would be indexed with `[()]`, which gives a NumPy scalar)."""
+    return function("empty")((0,))
+
+
+def backend_entrypoint():
+    """The "gpupy" array backend of Dask (an ArrayBackendEntrypoint), made
+    once; also what the "dask.array.backends" entry point names, which Dask
+    calls before gpupy is otherwise imported."""
+    global _backend
+    register()
+    if _backend is None:
+        _backend = _make_backend()
+    return _backend
+
+
+def _make_backend():
+    import dask.array as da
+    from dask import config
+    from dask.array.backends import ArrayBackendEntrypoint
+    from dask.utils import Dispatch
+
+    to_gpupy_dispatch = Dispatch("to_gpupy_dispatch")
+    to_gpupy_dispatch.register((object, np.ndarray), _to_gpupy)
+    to_gpupy_dispatch.register(GpuArray, lambda data, **kwargs: data)
+
+    def with_gpupy_meta(name):
+        def create(*args, meta=None, **kwargs):
+            meta = _meta() if meta is None else meta
+            with config.set({"array.backend": "numpy"}):  # Dask's own function, given gpupy's meta
+                return getattr(da, name)(*args, meta=meta, **kwargs)
+
+        create.__name__ = name
+        return staticmethod(create)
+
+    class GpupyBackend(ArrayBackendEntrypoint):
+        """Dask arrays created with gpupy chunks."""
+
+        @classmethod
+        def to_backend_dispatch(cls):
+            return to_gpupy_dispatch
+
+        @classmethod
+        def to_backend(cls, data, **kwargs):
+            if isinstance(data._meta, GpuArray):
+                return data
+            return data.map_blocks(to_gpupy_dispatch, **kwargs)
+
+        @property
+        def RandomState(self):
+            return sys.modules[__package__].random.RandomState  # gpupy.random, made on first use
+
+        @property
+        def default_bit_generator(self):
+            return np.random.PCG64
+
+        ones = with_gpupy_meta("ones")
+        zeros = with_gpupy_meta("zeros")
+        empty = with_gpupy_meta("empty")
+        full = with_gpupy_meta("full")
+
+        @staticmethod
+        def arange(*args, like=None, **kwargs):
+            like = _meta() if like is None else like
+            with config.set({"array.backend": "numpy"}):
+                return da.arange(*args, like=like, **kwargs)
+
+    return GpupyBackend()
+
+
+def register(_module=None):
+    """Enters gpupy in Dask's chunk types and dispatch tables (idempotent)."""
+    from dask.array import dispatch
+    from dask.array.backends import array_creation_dispatch
+    from dask.array.chunk_types import register_chunk_type
+    from dask.array.core import is_valid_chunk_type
+
+    from dask.sizeof import sizeof
+
+    if is_valid_chunk_type(GpuArray):
+        return
+    register_chunk_type(GpuArray)
+    # What a chunk holds (dask.distributed's memory accounting, spilling).
+    sizeof.register(GpuArray, lambda x: x.nbytes)
+    dispatch.concatenate_lookup.register(GpuArray, _concatenate)
+    dispatch.take_lookup.register(GpuArray, _take)
+    dispatch.tensordot_lookup.register(GpuArray, _tensordot)
+    dispatch.einsum_lookup.register(GpuArray, _einsum)
+    dispatch.empty_lookup.register(GpuArray, _empty)
+    dispatch.divide_lookup.register(GpuArray, _divide)
+    dispatch.percentile_lookup.register(GpuArray, _percentile)
+    dispatch.numel_lookup.register(GpuArray, _numel)
+    dispatch.nannumel_lookup.register(GpuArray, _nannumel)
+    dispatch.to_numpy_dispatch.register(GpuArray, _to_numpy)
+    array_creation_dispatch.register_backend(BACKEND, backend_entrypoint())
+
+
+def install():
+    after_import("dask.array", register)
