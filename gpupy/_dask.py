@@ -11,8 +11,11 @@ imported -- at once if it already is, else right after its import
   and mixing a dask array with a gpupy array gives a dask array, as mixing
   it with an ndarray does;
 * each Dask task calls gpupy functions on its chunks, which build lazy
-  expressions: a chain of blockwise tasks is one fused gpupy expression per
-  chunk, evaluated when its result is read;
+  expressions: a chain of blockwise tasks is one fused gpupy evaluation
+  per chunk, whether Dask fused the tasks or not. Where a task's lazy
+  result would keep far more alive than itself -- a chunk's partial sum
+  holds the whole chunk until it is evaluated -- it is evaluated as the
+  task ends (`settle`), so arrays larger than memory stream through;
 * `dask.config.set({"array.backend": "gpupy"})` makes `da.ones`,
   `da.arange`, `da.random` ... create gpupy chunks, and
   `x.to_backend("gpupy")` moves a NumPy-chunked array to gpupy (the same
@@ -25,6 +28,7 @@ import sys
 
 import numpy as np
 
+from . import _core
 from ._core import GpuArray
 from ._import_hooks import after_import
 from ._registry import function
@@ -83,6 +87,41 @@ def _numel(x, axis=None, keepdims=False, dtype=np.float64, **kwargs):
 
 def _nannumel(x, **kwargs):
     return function("sum")(~function("isnan")(x), **kwargs)
+
+
+# A task's lazy result is evaluated when it keeps alive more than this many
+# times its own bytes (and more than SETTLE_MIN_BYTES): a chunk's partial
+# sum does, an elementwise result of a chunk or a concatenation of chunks
+# does not, and stays lazy to fuse with the next task.
+SETTLE_RATIO = 4
+SETTLE_MIN_BYTES = 1 << 20
+
+
+def settle(value):
+    """A task's result as Dask's memory needs it: a lazy gpupy array (also
+    inside a tuple, list or dict) that keeps far more alive than itself is
+    evaluated into host memory, which releases its operands. Returns value."""
+    if type(value) is GpuArray:
+        if _core.retained_host_bytes(value) > max(SETTLE_RATIO * value.nbytes, SETTLE_MIN_BYTES):
+            value.__array__()
+    elif type(value) in (tuple, list):
+        for item in value:
+            settle(item)
+    elif type(value) is dict:
+        for item in value.values():
+            settle(item)
+    return value
+
+
+def _sizeof(x):
+    # dask.distributed measures every task's result in the task's thread
+    # as it ends: the task boundary, where the result is settled.
+    return settle(x).nbytes
+
+
+def _settle_task(key, result, dsk, state, worker_id):
+    # The local schedulers' (threads, processes, synchronous) task boundary.
+    settle(result)
 
 
 def _to_numpy(data, **kwargs):
@@ -175,13 +214,16 @@ def register(_module=None):
     from dask.array.chunk_types import register_chunk_type
     from dask.array.core import is_valid_chunk_type
 
+    from dask.callbacks import Callback
     from dask.sizeof import sizeof
 
     if is_valid_chunk_type(GpuArray):
         return
     register_chunk_type(GpuArray)
-    # What a chunk holds (dask.distributed's memory accounting, spilling).
-    sizeof.register(GpuArray, lambda x: x.nbytes)
+    # What a chunk holds (dask.distributed's memory accounting, spilling),
+    # and the end of each task, local or distributed (settle).
+    sizeof.register(GpuArray, _sizeof)
+    Callback(posttask=_settle_task).register()
     dispatch.concatenate_lookup.register(GpuArray, _concatenate)
     dispatch.take_lookup.register(GpuArray, _take)
     dispatch.tensordot_lookup.register(GpuArray, _tensordot)

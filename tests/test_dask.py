@@ -228,6 +228,52 @@ def test_a_blockwise_chain_is_one_fused_evaluation_per_chunk(gpu):
         gp.set_placement(previous)
 
 
+def test_a_partial_result_does_not_keep_its_chunk_alive(gpu):
+    """A chunk's lazy partial sum would hold the whole chunk until the last
+    aggregate: Dask streaming an array larger than memory would hold all of
+    it. Each task's result that keeps far more alive than itself is
+    evaluated as the task ends -- by the local schedulers' task callback,
+    and by dask.distributed's measuring of the result (sizeof)."""
+    from dask.sizeof import sizeof
+
+    from gpupy import _core, _dask
+
+    chunk = 1 << 19  # float32: 2 MiB, above SETTLE_MIN_BYTES
+
+    def make(block_info=None):
+        (start, _), = block_info[None]["array-location"]
+        return gp.asarray(np.random.default_rng(start).standard_normal(chunk, dtype=np.float32))
+
+    seen = []
+
+    def aggregate(parts, axis, keepdims):
+        parts = parts if isinstance(parts, list) else [parts]
+        seen.append(sum(_core.retained_host_bytes(p) for p in parts))
+        return gp.sum(gp.concatenate([gp.reshape(p, (-1,)) for p in parts]), keepdims=keepdims)
+
+    x = da.map_blocks(make, chunks=((chunk,) * 16,), dtype=np.float32, meta=gp.empty((0,), np.float32))
+    for scheduler in ("threads", "sync"):
+        seen.clear()
+        total = da.reduction(x, lambda c, axis, keepdims: gp.sum(c, axis=axis, keepdims=keepdims), aggregate,
+                             split_every=16, dtype=np.float32).compute(scheduler=scheduler)
+        assert seen and max(seen) <= 16 * 4  # 16 float32 partial sums, not 32 MiB of chunks
+        want = sum(np.random.default_rng(k * chunk).standard_normal(chunk, dtype=np.float32).sum(dtype=np.float64)
+                   for k in range(16))
+        assert abs(float(total) - want) <= 1e-3 * np.sqrt(16 * chunk)
+
+    whole = gp.asarray(np.ones(chunk, np.float32))
+    partial = whole.sum()
+    del whole
+    assert _core.retained_host_bytes(partial) == chunk * 4
+    assert sizeof(partial) == 4 and _core.retained_host_bytes(partial) == 4
+    elementwise = gp.asarray(np.ones(chunk, np.float32)) * 2  # keeps no more than itself: stays lazy, to fuse on
+    assert _dask.settle(elementwise) is elementwise
+    assert chunk * 4 <= _core.retained_host_bytes(elementwise) < chunk * 4 + 64  # its operand (and the constant)
+    gp.reset_stats()
+    np.asarray(elementwise)
+    assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] == 1
+
+
 def test_a_local_cluster_of_spawned_workers_computes_with_gpupy(gpu):
     """examples/dask_cluster.py's workloads on two worker processes started
     by spawn, each with its own driver (the one under test) and a device

@@ -204,6 +204,8 @@ void register_runtime(py::module_& m) {
     m.def("set_sibling_min_elements", &set_recent_min_elements,
           "The least size of an expression evaluated with others in one pass (tests lower it); returns the previous.");
     m.def("reset_stats", &reset_stats);
+    m.def("retained_host_bytes", [](const GpuArray& a) { return retained_host_bytes(a.node()); },
+          "The host bytes the array keeps alive until it is evaluated (its operands' too).");
     m.def("set_host_evaluation_hook", &install_host_evaluation_hook);
     m.def("set_refuse_host_evaluation", [](bool refuse) { Runtime::get().refuse_host_evaluation = refuse; });
     m.def("_ir", [](const GpuArray& a, int64_t block) { return ir_to_python(plan_ir(a.node_view(), block)); },

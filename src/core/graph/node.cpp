@@ -1,5 +1,6 @@
 #include "core/graph/node.hpp"
 
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph/node_factory.hpp"
@@ -77,6 +78,22 @@ NodeView constant_view(NodeRef constant, const Dims& shape) {
 NodeHooks& node_hooks() {
     static auto* hooks = new NodeHooks();  // leaked: see hash_table()
     return *hooks;
+}
+
+int64_t retained_host_bytes(const Node* node) {
+    int64_t bytes = 0;
+    std::unordered_set<const Node*> seen{node};
+    std::vector<const Node*> stack{node};
+    while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (n->host()) bytes += n->nbytes();  // (a partly evaluated one's buffer too)
+        if (n->complete()) continue;          // an evaluated node has let its operands go
+        for (const NodeView& child : n->children()) {
+            if (seen.insert(child.node.get()).second) stack.push_back(child.node.get());
+        }
+    }
+    return bytes;
 }
 
 }  // namespace gpupy

@@ -168,4 +168,10 @@ struct Owner {
 // A NodeView broadcasting a constant to `shape`.
 NodeView constant_view(NodeRef constant, const Dims& shape);
 
+// The host bytes a node keeps alive until it is evaluated: those of the
+// evaluated nodes it reaches through unevaluated ones, each counted once
+// (the node's own if it is evaluated). A small lazy result -- a chunk's
+// partial sum -- can hold far more than itself.
+int64_t retained_host_bytes(const Node* node);
+
 }  // namespace gpupy
