@@ -99,18 +99,21 @@ SETTLE_MIN_BYTES = 1 << 20
 
 def settle(value):
     """A task's result as Dask's memory needs it: a lazy gpupy array (also
-    inside a tuple, list or dict) that keeps far more alive than itself is
-    evaluated into host memory, which releases its operands. Returns value."""
+    inside a short tuple, list or dict: a reduction's partial results) that
+    keeps far more alive than itself is evaluated into host memory, which
+    releases its operands. Returns value."""
     if type(value) is GpuArray:
         if _core.retained_host_bytes(value) > max(SETTLE_RATIO * value.nbytes, SETTLE_MIN_BYTES):
             value.__array__()
-    elif type(value) in (tuple, list):
-        for item in value:
-            settle(item)
-    elif type(value) is dict:
-        for item in value.values():
+    elif type(value) in (tuple, list, dict) and len(value) <= _SETTLE_ITEMS:
+        for item in value.values() if type(value) is dict else value:
             settle(item)
     return value
+
+
+# Containers longer than this are data (a dask.bag partition), not partial
+# results: not looked into, so a task callback costs no pass over them.
+_SETTLE_ITEMS = 16
 
 
 def _sizeof(x):
