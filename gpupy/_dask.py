@@ -95,6 +95,9 @@ def _nannumel(x, **kwargs):
 # does not, and stays lazy to fuse with the next task.
 SETTLE_RATIO = 4
 SETTLE_MIN_BYTES = 1 << 20
+# Containers longer than this are data (a dask.bag partition), not partial
+# results: not looked into, so a task callback costs no pass over them.
+_SETTLE_ITEMS = 16
 
 
 def settle(value):
@@ -110,10 +113,6 @@ def settle(value):
             settle(item)
     return value
 
-
-# Containers longer than this are data (a dask.bag partition), not partial
-# results: not looked into, so a task callback costs no pass over them.
-_SETTLE_ITEMS = 16
 
 
 def _sizeof(x):
