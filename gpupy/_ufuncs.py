@@ -30,7 +30,9 @@ def _is_neutral(kwargs):
         if k not in _NEUTRAL:
             return False
         neutral = _NEUTRAL[k]
-        if v is not neutral and v != neutral:
+        # (None only by identity: np.dtype("float64") == None, as
+        # np.dtype(None) is float64.)
+        if v is not neutral and (neutral is None or v != neutral):
             return False
     return True
 

@@ -100,6 +100,22 @@ def test_an_index_into_an_empty_axis_raises(gpu):
     gpu.assert_same(gp.asarray(e)[gp.asarray(np.zeros(0, np.int64))], e[np.zeros(0, np.int64)])
 
 
+def test_writes_into_empty_arrays_through_index_arrays(gpu):
+    """An empty expression (a sum, a gather that selects nothing) gets no
+    host buffer: writes into it through integer arrays (host writes) do
+    nothing and never touch one (found by the fuzzer as a crash)."""
+    for shape, key in [((0, 5), (slice(None), np.array([0, 0, -1, 0, 0]))), ((0,), np.zeros(0, np.int64)),
+                       ((3, 0), (np.array([0, 2]), slice(None)))]:
+        a = np.zeros(shape, np.int64)
+        for g in (gp.asarray(a) + 1, gp.asarray(np.ones((4,) + shape[1:], np.int64))[gp.asarray(np.zeros(0, np.int64))]):
+            if g.shape != a.shape:
+                continue
+            g[key] = np.int64(5)
+            want = a + 1 if g.size == 0 else a
+            want[key] = 5
+            gpu.assert_same(g, want)
+
+
 def test_the_gather_fuses_with_its_index_and_its_consumer(gpu):
     img = RNG.random((20, 30)).astype(np.float32)
     iy, ix = RNG.integers(0, 19, (20, 30)), RNG.integers(0, 29, (20, 30))

@@ -39,7 +39,9 @@ def test_dtype_and_signature_give_numpys_loop(gpu, name):
             host = (OPERANDS[first],) if second is None else (OPERANDS[first], OPERANDS.get(second, NUMBERS.get(second)))
             device = tuple(gp.asarray(x) if isinstance(x, np.ndarray) else x for x in host)
             for casting in ("same_kind", "unsafe"):
-                for asked in [dict(dtype=d) for d in ("f8", "f4", "i8", "i1", "?")] + [dict(signature=s) for s in signatures]:
+                # (dtype objects too: np.dtype("float64") == None, as np.dtype(None) is float64)
+                dtypes = ("f8", "f4", "i8", "i1", "?", np.dtype("float64"), np.float32, np.dtype(bool))
+                for asked in [dict(dtype=d) for d in dtypes] + [dict(signature=s) for s in signatures]:
                     with np.errstate(all="ignore"):
                         want, numpy_error = outcome(lambda: numpy_ufunc(*host, casting=casting, **asked))
                         got, gpupy_error = outcome(lambda: np.asarray(gpupy_ufunc(*device, casting=casting, **asked)))

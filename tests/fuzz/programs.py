@@ -440,6 +440,12 @@ class Program:
                 if raised is None:
                     self.slots.pop()  # the result is x{j} itself
                 return
+        if family.startswith("exact") and self.draw(st.booleans(), "with dtype="):
+            # NumPy's loop for that dtype (operands cast to it), or its error.
+            dt = self.draw(st.sampled_from(DTYPES), "loop dtype")
+            how = how[:-1] + f", dtype={np.dtype(dt).name})"
+            self.step(how, lambda: getattr(np, name)(*refs, dtype=dt), lambda: getattr(gp, name)(*gots, dtype=dt), **kw)
+            return
         raised = self.step(how, lambda: getattr(np, name)(*refs), lambda: getattr(gp, name)(*gots), **kw)
         if raised is None:
             self.made.append((name, ops, kw, self.slots[-1] if self.slots else None))

@@ -113,7 +113,7 @@ Node* host_write_target(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
-    if (node->refcount() > 1 || node->kind() == NodeKind::Constant || node->host()->read_only()) {
+    if (node->refcount() > 1 || node->kind() == NodeKind::Constant || (node->host() && node->host()->read_only())) {
         // Something else (an unevaluated expression, another array sharing
         // this value) still needs the old values: copy on write. So does a
         // constant the owner took whole (`x[()] = 0`): its value is what it
