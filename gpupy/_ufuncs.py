@@ -118,6 +118,10 @@ class ufunc(_core.ufunc_base):
         if any(d is None for d in operand_dtypes):  # (not `None in`: float64 == None, as np.dtype(None) is float64)
             return NotImplemented
         asked = dict(signature=signature) if dtype is None else dict(dtype=dtype)
+        if out is None and all(type(d) is type for d in operand_dtypes):
+            # Numbers only: NumPy's scalar at once, as without dtype= (and
+            # NumPy's types for them: a lone Python int is int64, not weak).
+            return self._np(*args, casting=casting, **asked)
         if signature is None:
             signature = (None,) * len(args) + (np.dtype(dtype),)
         try:

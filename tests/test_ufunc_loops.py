@@ -70,3 +70,19 @@ def test_out_and_where_combine_with_dtype(gpu):
     assert result is out
     np.testing.assert_array_equal(np.asarray(out), want)
     assert gp.stats()["fallbacks"] == 0
+
+
+def test_numbers_only_are_numpys_scalars(gpu):
+    """With no array among the operands NumPy types a Python int as int64
+    (not as a weak scalar) and gives a scalar at once; so does gpupy."""
+    calls = [lambda m: m.negative(255, dtype=np.int8), lambda m: m.negative(0, dtype=np.uint8),
+             lambda m: m.add(3, 2.5, dtype=np.float32), lambda m: m.multiply(2**40, 3, signature="dd->d"),
+             lambda m: m.less(1, 2.5, dtype=bool)]
+    for call in calls:
+        want, numpy_error = outcome(lambda: call(np))
+        got, gpupy_error = outcome(lambda: call(gp))
+        if numpy_error is not None:
+            assert type(gpupy_error) is type(numpy_error) and str(gpupy_error) == str(numpy_error)
+        else:
+            assert gpupy_error is None and type(got) is type(want) and got == want
+    assert gp.stats()["fallbacks"] == 0
