@@ -158,8 +158,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         info = np.finfo(x.dtype)
         big = x.dtype.type(info.max if posinf is None else posinf)
         small = x.dtype.type(info.min if neginf is None else neginf)
-        where, isinf = _gp("where"), _gp("isinf")
-        result = where(_gp("isnan")(x), x.dtype.type(nan), where(isinf(x) & (x > 0), big, where(isinf(x), small, x)))
+        where = _gp("where")
+        result = where(_gp("isnan")(x), x.dtype.type(nan), where(isposinf(x), big, where(isneginf(x), small, x)))
     else:
         result = x.copy() if copy else x  # integers and booleans have nothing to replace
     if copy:

@@ -130,7 +130,7 @@ class ufunc(_core.ufunc_base):
             # NumPy's own error, in its order of checks (a Python int out of
             # the loop's range before the casting rule): its call on empty
             # stand-ins of the operands' dtypes raises it.
-            stand_ins = [np.empty(0, x.dtype) if isinstance(x, (GpuArray, np.ndarray, np.generic)) else x for x in args]
+            stand_ins = [x if type(d) is type else np.empty(0, d) for x, d in zip(args, operand_dtypes)]
             self._np(*stand_ins, casting=casting, **asked)
             return NotImplemented
         if out is not None and casting != "same_kind" and out.dtype != loop[-1]:
