@@ -17,10 +17,41 @@ public:
 
     void run() {
         // Every item's operands are bounded before it.
+        parents_.assign(part_.items.size(), 0);
+        for (const Item& it : part_.items) {
+            if (it.cls != Item::Interior) continue;
+            for (size_t k = 0; k < it.kids.size(); ++k) {
+                const int32_t c = it.kids[k];
+                if (std::find(it.kids.begin(), it.kids.begin() + k, c) == it.kids.begin() + k) ++parents_[c];
+            }
+        }
         for_each_item_postorder(part_.items, part_.top, [this](int32_t i) { bound(i); });
+        if (staged_shared_) recheck_passes();
     }
 
 private:
+    // Staging an operand read by several items can make a pass checked
+    // before it read more: the operand becomes one more leaf where its own
+    // leaves were shared with the rest of that pass (a running minimum over
+    // candidates: each step reads the last). So once such an operand is
+    // staged, every pass is checked again, with more of its operands staged
+    // where it no longer fits, until all fit (staging only grows, so this
+    // ends). An operand read by one item only is staged by that item, whose
+    // pass is checked right then.
+    void recheck_passes() {
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int32_t i = 0; i < static_cast<int32_t>(part_.items.size()); ++i) {
+                const Item& it = part_.items[i];
+                if (it.cls != Item::Interior || !(it.staged || i == part_.top)) continue;
+                gpupy_resources exact{};
+                if (fits_exactly(i, &exact)) continue;
+                stage_until_it_fits(i);
+                changed = true;
+            }
+        }
+    }
+
     void bound(int32_t i) {
         Item& it = part_.items[i];
         gpupy_resources b = item_resources(it, false);
@@ -40,7 +71,15 @@ private:
             it.bound = exact;
             return;
         }
-        // Stage operands, costliest first, until the rest fits.
+        stage_until_it_fits(i);
+    }
+
+    // Stages item i's operands, costliest first, until its pass fits (for
+    // the root of a reduction, finally the operand of the fold itself).
+    void stage_until_it_fits(int32_t i) {
+        const Item& it = part_.items[i];
+        const bool reduced = part_.domain.reduction && i == part_.top;
+        gpupy_resources exact{};
         std::vector<int32_t> order;
         for (int32_t c : it.kids) {
             const Item& k = part_.items[c];
@@ -57,7 +96,9 @@ private:
         for (int32_t c : order) {
             stage(c);
             if (fits_exactly(i, &exact)) {
-                part_.items[i].bound = exact;
+                // (A staged item keeps its bound as a leaf: what it costs
+                // the passes that read it.)
+                if (!it.staged) part_.items[i].bound = exact;
                 return;
             }
         }
@@ -76,6 +117,7 @@ private:
 
     void stage(int32_t c) {
         Item& it = part_.items[c];
+        if (parents_[c] > 1) staged_shared_ = true;
         ++stats().collapses;
         it.staged = true;
         it.bound = item_resources(it, true);
@@ -125,6 +167,8 @@ private:
     Driver& drv_;
     std::unordered_map<uint64_t, gpupy_resources> known_;
     size_t last_lowered_ = 0;  // instructions of the last exact check
+    std::vector<int32_t> parents_;  // per item: the items that read it
+    bool staged_shared_ = false;    // an item read by several was staged
 };
 
 }  // namespace

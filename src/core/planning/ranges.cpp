@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/planning/lower.hpp"
 #include "core/runtime/errors.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 
@@ -50,6 +52,27 @@ std::pair<int64_t, int64_t> coordinate_range(int64_t lo, int64_t hi, const Remap
     if (edge == GPUPY_EDGE_WRAP || thi < mod) return {at(tlo), at(thi)};  // rising
     if (tlo >= mod - 1) return {at(thi), at(tlo)};                        // falling
     return {std::min(at(tlo), at(thi)), mod - 1};                          // over the turn
+}
+
+// Whether the driver can run the pass over outputs [a, b) in one
+// evaluation, each leaf binding the blocks it reads there (the partition
+// checked one block per leaf: a leaf that spans several takes more of the
+// device's texture units, or whatever the driver counts).
+bool fits_with_blocks(const PlanContext& ctx, const PartPlan& part, const Pass& pass, int64_t a, int64_t b) {
+    const Domain& dom = part.domain;
+    int64_t da, db;
+    pass_range(dom, pass, a, b, &da, &db);
+    std::vector<gpupy_ir_instr> instrs = pass.instrs;
+    shape_unbound_leaves(part, pass.leaves, ctx.B, instrs);
+    for (const Leaf& l : pass.leaves) {
+        instrs[l.instr].nblocks = static_cast<int32_t>(
+            std::min<int64_t>(GPUPY_MAX_LEAF_BLOCKS, blocks_needed(ctx, part, pass, l, da, db)));
+    }
+    const bool reduce = pass.root && dom.reduction;
+    const gpupy_ir ir = make_ir(dom, pass.fold, instrs, a, b, reduce, 0, &pass.outputs_at, &pass.also_reduce);
+    ++stats().check_ir_calls;
+    gpupy_resources r{};
+    return ctx.driver.check_ir(ir, &r);
 }
 
 }  // namespace
@@ -109,7 +132,8 @@ bool split(const PlanContext& ctx, const PartPlan& part, Pass& pass, std::vector
             }
             cut = lo;
         }
-        if (pass.pieces.size() + 1 >= kMaxPieces && cut < o1) cut = o1;  // too many: bind several blocks
+        // Too many: bind several blocks, where the driver can.
+        if (pass.pieces.size() + 1 >= kMaxPieces && cut < o1 && fits_with_blocks(ctx, part, pass, a, o1)) cut = o1;
         if (pass.fold.active) {
             // A folded domain's piece lies within one index of its leading
             // dimensions (fold.hpp).
