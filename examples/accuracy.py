@@ -254,7 +254,10 @@ def exact_value(op, xs):
 
 
 def gpupy_value(gp, op, xs):
-    result = getattr(gp, op)(*(gp.asarray(x) for x in xs))
+    # Under the error state NumPy's values are computed in (the inputs
+    # reach the edges of each domain on purpose).
+    with np.errstate(all="ignore"):
+        result = getattr(gp, op)(*(gp.asarray(x) for x in xs))
     if not isinstance(result, gp.GpuArray):
         raise AssertionError(f"gpupy.{op} returned {type(result).__name__}, not a GpuArray")
     return np.asarray(result)

@@ -219,10 +219,13 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     j = function("searchsorted")(xp_, x, side="right") - 1  # the last point <= x
     at = function("clip")(j, 0, n - 2)
     x0, x1, y0, y1 = take(xp_, at), take(xp_, at + 1), take(fp_, at), take(fp_, at + 1)
-    slope = (y1 - y0) / (x1 - x0)
-    between = slope * (x - x0) + y0
-    # NumPy's retries where the line through both points is not finite.
-    from_right = slope * (x - x1) + y1
+    # NumPy's interp is C code that warns of nothing; the slopes here meet
+    # 0/0 and inf*0 where it does too (and then retries, below).
+    with np.errstate(all="ignore"):
+        slope = (y1 - y0) / (x1 - x0)
+        between = slope * (x - x0) + y0
+        # NumPy's retries where the line through both points is not finite.
+        from_right = slope * (x - x1) + y1
     between = where(isnan(between), where(isnan(from_right) & (y0 == y1), y0, from_right), between)
     inside = where((j == n - 1) | (x0 == x), where(j == n - 1, fp_[n - 1], y0), between)
     return _shaped(where(isnan(x), x, where(j < 0, low, where(x > xp_[n - 1], high, inside))), g)

@@ -68,7 +68,11 @@ def isclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
         elif invalid == "print":
             print(message)
     absolute = _gp("absolute")
-    result = (_gp("less_equal")(absolute(x - y), atol + rtol * absolute(y)) & isfinite(y)) | _gp("equal")(x, y)
+    # inf - inf is NaN where both are infinite; NumPy's isclose ignores
+    # that invalid value, and so does this one (errors are looked for
+    # under the error state each op is built in).
+    with np.errstate(invalid="ignore"):
+        result = (_gp("less_equal")(absolute(x - y), atol + rtol * absolute(y)) & isfinite(y)) | _gp("equal")(x, y)
     if equal_nan:
         isnan = _gp("isnan")
         result = result | (isnan(x) & isnan(y))

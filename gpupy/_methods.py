@@ -407,6 +407,10 @@ class ArrayMethods:
         contiguous array (docs/ecosystem.md); for a strided view (the
         interface's buffer object must be contiguous) a read-only copy,
         since a write into a copy would be lost."""
+        # NumPy asked for a buffer before this and discarded its error (an
+        # interrupt, a fallback refused, a warning turned into an error):
+        # that error is raised here.
+        _core._raise_export_error(self)
         host = np.asarray(memoryview(self))  # the buffer protocol's export (its own error, if it fails)
         if not host.flags.c_contiguous:
             host = np.ascontiguousarray(host)

@@ -9,6 +9,7 @@ conjugate, divmod). `make_ufunc` gives the object for any NumPy ufunc; the
 namespace uses it through the registry.
 """
 
+import builtins
 import warnings
 
 import numpy as np
@@ -145,6 +146,17 @@ class ufunc(_core.ufunc_base):
             return NotImplemented
         return result
 
+    def _masked_operands(self, args, mask):
+        """The operands, with the elements the mask leaves out replaced by
+        a value the ufunc computes without a floating-point error: NumPy
+        never computes those elements, so never warns of them (1/b where
+        b != 0). Only where the error state looks for errors at all."""
+        if builtins.all(mode == "ignore" for kind, mode in np.geterr().items() if kind != "under"):
+            return args
+        safe = 0 if self.__name__ == "arctanh" else 1  # arctanh(1) is a division by zero
+        where = function("where")
+        return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray) else a for a in args)
+
     def _masked(self, args, kwargs):
         """f(..., out=out, where=mask): f of every element, written into out
         through the mask, on the device. NumPy leaves out's other elements as
@@ -160,7 +172,8 @@ class ufunc(_core.ufunc_base):
                   and (out is None or isinstance(out, GpuArray)))
         if usable:
             try:
-                result = self(*args, **kwargs)  # other keywords (dtype=, casting=) as without a mask
+                # (other keywords, dtype= and casting=, as without a mask)
+                result = self(*self._masked_operands(args, mask), **kwargs)
             except (ValueError, TypeError):  # NumPy's error, in NumPy's order of checks (out's dtype first)
                 result = None
             if isinstance(result, (np.generic, np.ndarray)):

@@ -294,6 +294,17 @@ class Gpu:
     assert_same = staticmethod(assert_same)
     max_ulp = staticmethod(max_ulp)
 
+    @staticmethod
+    def warnings_of(fn):
+        """The RuntimeWarning messages fn() gives under NumPy's default
+        error state (warn for divide, over and invalid), each once, sorted."""
+        import warnings
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
+                fn()
+        return sorted({str(w.message) for w in seen if w.category is RuntimeWarning})
+
     def _restore(self):
         for key in self._options:
             gp.set_driver_option(key, "default")

@@ -179,12 +179,14 @@ class TestRewrites:
         with np.errstate(all="ignore"):
             want = np.abs(h) ** 2
         a = gp.asarray(h)
-        got = gp.abs(a) ** 2
+        with np.errstate(all="ignore"):  # (-3e19 ** 2 overflows float32, as NumPy's does)
+            got = gp.abs(a) ** 2
         assert "absolute" not in ir_ops(got)
         gpu.assert_same(got, want)
         with np.errstate(all="ignore"):
             want = np.square(np.absolute(h))
-        gpu.assert_same(gp.square(gp.absolute(a)), want)
+            got = gp.square(gp.absolute(a))
+        gpu.assert_same(got, want)
 
     def test_a_view_of_an_absolute_value_is_left_alone(self, gpu):
         h = ramp(10, -5)

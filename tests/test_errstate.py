@@ -1,9 +1,18 @@
-"""np.errstate / np.seterr (issue 15, item 7): where NumPy's error state
-asks to raise or to call on a floating-point error, gpupy's ufuncs and
-operators run in NumPy, which detects the error (the device does not), so
-the program sees NumPy's FloatingPointError or callback. Under the default
-state (warn, or ignore) they stay on the device, without NumPy's
-RuntimeWarning (docs/ecosystem.md, "Errors and warnings")."""
+"""np.errstate / np.seterr (issue 15, item 7), with NumPy's semantics.
+
+* "warn" (NumPy's default for divide, over and invalid): the device checks
+  the values of each ufunc built in that state as it computes them (an
+  extra output of the same pass, never a second pass), and the evaluation
+  that found an error gives NumPy's RuntimeWarning, in NumPy's words, once
+  per op (src/core/execution/fp_errors.hpp).
+* "ignore": nothing is checked.
+* "raise", "call" (and "print", "log"): the ufunc runs in NumPy, whose
+  loops raise or call at the op.
+What counts is the state an op was built in (NumPy checks at the call),
+not the state it is evaluated in.
+"""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -44,17 +53,205 @@ def test_seterr_is_honoured_until_reset(gpu, silent_fallback):
             gp.arange(3.0) / 0
     finally:
         np.seterr(**old)
-    np.testing.assert_array_equal(np.asarray(gp.ones(2) / gp.zeros(2)), [np.inf, np.inf])
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):  # the default again
+        np.testing.assert_array_equal(np.asarray(gp.ones(2) / gp.zeros(2)), [np.inf, np.inf])
 
 
 def test_the_default_state_stays_on_the_device(gpu):
     # The gpu fixture refuses any fallback: under NumPy's default state the
-    # division runs on the device (and gives NumPy's values).
+    # division runs on the device, gives NumPy's values and NumPy's warnings.
     with np.errstate(all="ignore"):
         want = np.arange(4.0) / np.zeros(4)
-    np.testing.assert_array_equal(np.asarray(gp.arange(4.0) / gp.zeros(4)), want)
-    with np.errstate(divide="ignore"):
+    with pytest.warns(RuntimeWarning) as seen:
         np.testing.assert_array_equal(np.asarray(gp.arange(4.0) / gp.zeros(4)), want)
+    assert messages(seen) == ["divide by zero encountered in divide", "invalid value encountered in divide"]
+    with np.errstate(divide="ignore"), pytest.warns(RuntimeWarning) as seen:
+        np.testing.assert_array_equal(np.asarray(gp.arange(4.0) / gp.zeros(4)), want)
+    assert messages(seen) == ["invalid value encountered in divide"]
+
+
+# --- "warn": errors found on the device -------------------------------------------------
+
+def messages(seen):
+    return sorted({str(w.message) for w in seen if w.category is RuntimeWarning})
+
+
+def warned(fn):
+    """fn()'s RuntimeWarning messages under NumPy's default error state."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
+            fn()
+    return messages(seen)
+
+
+def special_values(dtype):
+    info = np.finfo(dtype)
+    return np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 100.0, 1000.0, info.max, -info.max / 3, info.tiny,
+                     np.inf, -np.inf, np.nan], dtype=dtype)
+
+
+UNARY = ["sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin",
+         "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "square",
+         "reciprocal", "negative", "absolute", "floor", "ceil", "trunc", "rint", "sign"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power", "arctan2", "hypot",
+          "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin", "copysign"]
+
+
+def on_device(ufunc, nin, dtype):
+    """Whether this driver computes the ufunc for the dtype itself (else
+    gpupy hands it to NumPy, which the fixture's raise mode refuses)."""
+    try:
+        with np.errstate(all="ignore"):
+            np.asarray(ufunc(*[gp.full(4, 0.5, dtype)] * nin))
+        return True
+    except gp.FallbackError:
+        return False
+
+
+def internal_overflow(name, *operands):
+    """The one difference: NumPy's logaddexp(x, y) computes x - y first,
+    which overflows for finite operands further apart than the float range
+    (max and -max/3), and warns of that although its result is finite.
+    gpupy checks each op's result, which is right."""
+    if name not in ("logaddexp", "logaddexp2"):
+        return False
+    x, y = operands
+    with np.errstate(all="ignore"):
+        return bool(np.isfinite(x) and np.isfinite(y) and np.isinf(x - y))
+
+
+@pytest.fixture(params=["device", "host"])
+def placement(request):
+    """Lazy work forced onto the device, or onto the host engine."""
+    previous = gp.set_placement(request.param)
+    yield request.param
+    gp.set_placement(previous)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_warnings_are_numpys_for_every_special_value(gpu, placement, dtype):
+    """Each ufunc over every special value (every pair for binary ones):
+    the elements NumPy warns about one call each, the rest in one call,
+    with gpupy's warnings equal to NumPy's for each call."""
+    v = special_values(dtype)
+    checked, wrong = 0, []
+    for name in UNARY + BINARY:
+        f, g = getattr(np, name), getattr(gp, name)
+        if not on_device(g, f.nin, dtype):
+            continue
+        operands = [v] if f.nin == 1 else [np.repeat(v, v.size), np.tile(v, v.size)]
+        quiet = np.ones(operands[0].size, dtype=bool)
+        for i in range(operands[0].size):
+            one = [o[i:i + 1] for o in operands]
+            want = warned(lambda: f(*one))
+            if want:
+                quiet[i] = False
+                got = warned(lambda: np.asarray(g(*[gp.asarray(o) for o in one])))
+                if got != want and not internal_overflow(name, *[o[0] for o in one]):
+                    wrong.append((name, [float(o[0]) for o in one], got, want))
+                checked += 1
+        rest = [o[quiet] for o in operands]
+        got = warned(lambda: np.asarray(g(*[gp.asarray(o) for o in rest])))
+        if got:
+            wrong.append((name, "where NumPy gives none", got))
+    assert wrong == []
+    assert checked > 50
+
+
+def test_an_op_warns_by_the_state_it_was_built_in(gpu):
+    x = gp.asarray(np.array([1.0, 0.0, 2.0]))
+    with np.errstate(divide="ignore"):
+        quiet = 1 / x
+    loud = 2 / x
+    assert warned(lambda: np.asarray(quiet)) == []
+    with np.errstate(all="ignore"):  # evaluated here, built in the default state
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):
+            np.asarray(loud)
+
+
+def test_each_error_is_reported_once_per_op(gpu):
+    gp.set_block_size(1024)  # (the fixture puts it back)
+    d = np.ones(10_000, dtype=np.float32)
+    d[::1000] = 0.0  # a zero in every block
+    r = 1 / gp.asarray(d)
+    with pytest.warns(RuntimeWarning) as seen:
+        np.asarray(r)
+    assert [str(w.message) for w in seen] == ["divide by zero encountered in divide"]
+    assert gp.stats()["fp_errors_reported"] >= 1
+    assert warned(lambda: (np.asarray(r[5:]), np.asarray(r * 2))) == []
+
+
+def test_errors_in_work_fused_away_from_the_result(gpu):
+    x = np.array([2.0, 0.0, -1.0, 4.0] * 64, dtype=np.float32)
+    g = gp.asarray(x)
+    # NumPy computes 1/x everywhere before choosing; the shader does too.
+    for call in (lambda m, a: m.where(a != 0, 1 / a, 0.0),
+                 lambda m, a: m.minimum(m.exp(a * 1000), 1.0),
+                 lambda m, a: m.sum(m.sqrt(a)),
+                 lambda m, a: m.max(m.log(a) + 1)):
+        assert warned(lambda: np.asarray(call(gp, g))) == warned(lambda: call(np, x))
+
+
+def test_only_the_elements_computed_are_checked(gpu):
+    # A lazy result of which part is read is checked on that part: a
+    # view of 1/x that skips the zero finds nothing (NumPy, computing all
+    # of 1/x at the call, would warn).
+    gp.set_block_size(1024)  # (the fixture puts it back)
+    x = gp.asarray(np.array([0.0] + [1.0] * 4095))
+    r = 1 / x
+    # (Exporting the view itself would export -- so evaluate -- the whole
+    # array; work on it reads only its own elements.)
+    assert warned(lambda: np.asarray(r[1024:] * 2)) == []  # blocks 1 to 3
+    assert warned(lambda: np.asarray(r)) == ["divide by zero encountered in divide"]
+
+
+def test_integer_division_by_zero(gpu):
+    a = gp.asarray(np.arange(1, 5, dtype=np.int32))
+    z = gp.asarray(np.array([1, 0, 2, 3], dtype=np.int32))
+    for name in ("floor_divide", "remainder", "fmod"):
+        want = warned(lambda: getattr(np, name)(np.arange(1, 5, dtype=np.int32), np.array([1, 0, 2, 3], np.int32)))
+        assert warned(lambda: np.asarray(getattr(gp, name)(a, z))) == want == [
+            f"divide by zero encountered in {name}"]
+
+
+def test_a_warning_filtered_into_an_error_raises_at_evaluation(gpu):
+    r = gp.log(gp.asarray(np.array([1.0, 0.0, 3.0], dtype=np.float32)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="divide by zero encountered in log"):
+            np.asarray(r)
+        # The values were computed and kept; read again, nothing is raised.
+        with np.errstate(divide="ignore"):
+            want = np.log(np.float32([1.0, 0.0, 3.0]))
+        np.testing.assert_array_equal(np.asarray(r), want)
+
+
+def test_powers_warn_in_numpys_words(gpu):
+    # `a ** 2` is NumPy's square and `a ** -1` its reciprocal (so are their
+    # warnings); np.power(a, 2) is "power" throughout.
+    zero, big = np.float32([0.0, 2.0]), np.float32([1e30, 2.0])
+    for host, call, message in ((zero, lambda a: a ** -1, "divide by zero encountered in reciprocal"),
+                                (zero, lambda a: a ** -1.5, "divide by zero encountered in power"),
+                                (big, lambda a: a ** 2, "overflow encountered in square"),
+                                (zero, lambda a: np.power(a, -1), "divide by zero encountered in power"),
+                                (big, lambda a: np.power(a, 2), "overflow encountered in power")):
+        assert warned(lambda: np.asarray(call(gp.asarray(host)))) == warned(lambda: call(host)) == [message]
+
+
+def test_ignore_checks_nothing(gpu):
+    x = gp.asarray(np.array([1.0, 0.0, 2.0] * 100, dtype=np.float32))
+    gp.reset_stats()
+    with np.errstate(all="ignore"):
+        r = gp.exp(1 / x) * 2
+    np.asarray(r)
+    assert gp.stats()["checked_ops"] == 0
+    gp.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.asarray(gp.exp(1 / x) * 3)
+    assert gp.stats()["checked_ops"] >= 3  # divide, exp, multiply: one pass
+    assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] == 1
 
 
 def test_in_place_under_raise_writes_then_raises(gpu, silent_fallback):

@@ -82,3 +82,18 @@ def test_where_with_number_operands_stays_gpupys(gpu):
     out = gp.zeros(3, bool)
     gp.not_equal(np.uint32(5), -1, out=out, where=gp.asarray([True, False, True]))
     gpu.assert_same(out, np.array([True, False, True]))
+
+
+def test_a_mask_keeps_numpys_warnings(gpu):
+    # NumPy never computes the elements a mask leaves out, so never warns of
+    # them; gpupy computes every element, and checks only those it keeps.
+    a, b = np.arange(4, dtype=np.float32), np.array([0.0, 1.0, 0.0, 2.0], np.float32)
+    for call in (lambda xp, x, y: xp.divide(x, y, out=xp.zeros(4, np.float32), where=y != 0),
+                 lambda xp, x, y: xp.log(y, out=xp.zeros(4, np.float32), where=y > 0),
+                 lambda xp, x, y: xp.arctanh(y / 2, out=xp.zeros(4, np.float32), where=y < 2),
+                 lambda xp, x, y: xp.divide(x, y, out=xp.zeros(4), where=x > 1)):  # a zero kept: warned
+        want = gpu.warnings_of(lambda: call(np, a, b))
+        got = gpu.warnings_of(lambda: np.asarray(call(gp, gp.asarray(a), gp.asarray(b))))
+        assert got == want
+    assert gpu.warnings_of(lambda: np.divide(a, b, out=np.zeros(4), where=a > 1)) == [
+        "divide by zero encountered in divide"]

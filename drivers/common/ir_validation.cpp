@@ -107,6 +107,12 @@ std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
         if (ir.reduce_mode != GPUPY_REDUCE_CHUNKS && ir.reduce_mode != GPUPY_REDUCE_PREFIX) return "bad reduce_mode";
         if (!gpupy::op_folds(ir.reduce_op)) return "reduce_op is not an op that folds";
     }
+    if (ir.ncheck < 0 || (ir.ncheck > 0 && (!ir.check || !ir.check_flags))) return "bad floating-point checks";
+    for (int k = 0; k < ir.ncheck; ++k) {
+        const int32_t i = ir.check[k];
+        if (i < 0 || i >= ir.ninstr || gpupy::op_is_leaf(ir.instr[i].op) || ir.instr[i].op == GPUPY_OP_GATHER)
+            return "check " + std::to_string(k) + " is not an operation";
+    }
     return "";
 }
 

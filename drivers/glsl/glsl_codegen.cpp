@@ -142,6 +142,7 @@ private:
     std::string load(int i, int& unit);
     std::string gather(int i, int& unit);
     std::string fetch(int i, int& unit, const std::string& block_elems);
+    std::string check(int i, int k);
 
     const gpupy_ir& ir_;
     const ParamLayout& layout_;
@@ -241,6 +242,52 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
     return s.str();
 }
 
+// The gpupy_fp_flag bits of instruction i's value at this point, ORed into
+// the invocation's flags of check k: NaN or infinity from operands without
+// them (telling a zero operand apart), or an integer division by zero.
+std::string Writer::check(int i, int k) {
+    const gpupy_ir_instr& in = ir_.instr[i];
+    const std::string flags = "g_check" + std::to_string(k);
+    const GlslType& f = glsl_type(in.dtype);
+    std::ostringstream s;
+    if (f.kind != DtypeKind::Float) {
+        if (f.kind == DtypeKind::Bool) return "";
+        const int divisor = in.arg[op_arity(in.op) >= 2 ? 1 : 0];
+        s << "    if (" << reg(divisor) << " == 0) " << flags << " |= " << GPUPY_FP_ZERO_DIVISOR << "u;\n";
+        if (f.kind == DtypeKind::Signed && in.op == GPUPY_OP_FLOOR_DIVIDE) {
+            // The dtype's minimum over -1 (int8 and int16 are held in int).
+            static const char* const kMinimum[] = {"-128", "-32768", "(-2147483647 - 1)", "(-9223372036854775807l - 1l)"};
+            const int which = in.dtype == GPUPY_INT8 ? 0 : in.dtype == GPUPY_INT16 ? 1 : in.dtype == GPUPY_INT32 ? 2 : 3;
+            s << "    if (" << reg(in.arg[0]) << " == " << kMinimum[which] << " && " << reg(divisor) << " == -1) " << flags
+              << " |= " << GPUPY_FP_INT_OVERFLOW << "u;\n";
+        }
+        return s.str();
+    }
+    // The float classification functions of glsl_runtime/float_bits.glsl.
+    auto classify = [this](const char* what, int dtype, const std::string& x) {
+        const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
+        fns_.use(fn);
+        return fn + "(" + x + ")";
+    };
+    std::string nan_in = "false", inf_in = "false", zero_in = "false";
+    for (int a = 0; a < op_arity(in.op); ++a) {
+        const int arg = in.arg[a];
+        const GlslType& af = glsl_type(ir_.instr[arg].dtype);
+        if (af.kind != DtypeKind::Float) continue;
+        const std::string x = reg(arg);
+        nan_in += " || " + classify("isnan", ir_.instr[arg].dtype, x);
+        inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, x);
+        zero_in += " || " + x + " == 0.0";
+    }
+    const std::string v = reg(i);
+    s << "    if (" << classify("isnan", in.dtype, v) << ") {\n";
+    s << "        " << flags << " |= (" << nan_in << ") ? " << GPUPY_FP_NAN_CARRIED << "u : " << GPUPY_FP_NAN << "u;\n";
+    s << "    } else if (" << classify("isinf", in.dtype, v) << " && !(" << nan_in << " || " << inf_in << ")) {\n";
+    s << "        " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
+    s << "    }\n";
+    return s.str();
+}
+
 std::string Writer::generate(GeneratedShader& out) {
     const int result = ir_.instr[ir_.output[0]].dtype;
     const GlslType& rf = glsl_type(result);
@@ -254,6 +301,8 @@ std::string Writer::generate(GeneratedShader& out) {
     std::ostringstream body;
     int unit = 0;
     const std::vector<uint8_t> facts = value_facts(ir_);
+    std::vector<int> check_slot(static_cast<size_t>(ir_.ninstr), -1);
+    for (int k = 0; k < ir_.ncheck; ++k) check_slot[ir_.check[k]] = k;
     for (int i = 0; i < ir_.ninstr; ++i) {
         const gpupy_ir_instr& in = ir_.instr[i];
         const GlslType& f = glsl_type(in.dtype);
@@ -309,6 +358,7 @@ std::string Writer::generate(GeneratedShader& out) {
                 body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
             }
         }
+        if (check_slot[i] >= 0) body << check(i, check_slot[i]);
     }
     const bool several = ir_.noutputs > 1;
     if (several) {
@@ -330,6 +380,13 @@ std::string Writer::generate(GeneratedShader& out) {
     }
     src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
     src << decl_.str();
+    if (ir_.ncheck > 0) {
+        // Floating-point error checks: each invocation gathers its flags
+        // privately and adds them to the buffer once, at the end (an
+        // atomic per invocation that found something; usually none).
+        src << "layout(std430, binding = " << kCheckBinding << ") buffer GpupyChecks { uint u_checks[]; };\n";
+        for (int k = 0; k < ir_.ncheck; ++k) src << "uint g_check" << k << " = 0u;\n";
+    }
     bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
     // A reduction's accumulators: acc (output 0), acc1, ... each folding
     // its output's value v, v1, ... with its op, from its identity.
@@ -437,7 +494,10 @@ std::string Writer::generate(GeneratedShader& out) {
     }
     if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
     src << "        }\n";
-    src << "    }\n}\n";
+    src << "    }\n";
+    for (int k = 0; k < ir_.ncheck; ++k)
+        src << "    if (g_check" << k << " != 0u) atomicOr(u_checks[" << k << "], g_check" << k << ");\n";
+    src << "}\n";
 
     if (fns_.missing) return "a GLSL library function is missing";
     out.source = src.str();
@@ -544,6 +604,8 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     if (!err.empty()) return err;
     out = GeneratedShader{};
     ContractionForm form;
+    // (The tiled form leaves floating-point checks out: whether a product is
+    // tiled must not depend on them, since the core sizes passes without.)
     out.tiled = opt.tiled_products && match_contraction(ir, &form);
     out.wide_index = !out.tiled && needs_wide_index(ir);
     if (out.wide_index && !opt.caps.int64) {
@@ -577,6 +639,8 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     put(ir.noutputs);
     for (int k = 0; k < ir.noutputs; ++k) put(ir.output[k]);
     for (int k = 1; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k) put(ir.output_reduce_op[k]);
+    put(ir.ncheck);
+    for (int k = 0; k < ir.ncheck; ++k) put(ir.check[k]);
     // The tiled form, and which operand is A, follow from stride values.
     put(out.tiled);
     if (out.tiled) {

@@ -60,6 +60,10 @@ struct CodegenOptions {
     bool shared_tiles = true;
 };
 
+// The shader storage buffer binding where a program ORs its checks'
+// flags (gpupy_ir.check): uint u_checks[ncheck], zeroed before the dispatch.
+constexpr int kCheckBinding = 0;
+
 // Validates `ir` (structure only) and fills `out`; returns "" or the reason.
 // Does not touch GL. Output k is written to the image at binding k.
 std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool want_source, GeneratedShader& out);

@@ -65,6 +65,9 @@ struct Driver {
     // "exact" (float32 on the host where the device flushes).
     std::string float32_policy;
     std::string last_error, description;
+    // The checks' flags (gpupy_ir.check): one buffer, grown as needed.
+    GLuint check_buffer = 0;
+    int64_t check_capacity = 0;  // uints
 
     ResourceLimits gl_limits() const {
         ResourceLimits l;
@@ -193,6 +196,7 @@ void drv_cleanup(void* ctx) {
         if (bind.ok()) {
             d->blocks.free_all();
             d->programs.clear();
+            if (d->check_buffer) glDeleteBuffers(1, &d->check_buffer);
         }
     }
     d->egl.destroy();
@@ -273,6 +277,20 @@ void set_constant(GLuint prog, GLint loc, int dtype, const gpupy_scalar& v) {
         case GPUPY_FLOAT32: glProgramUniform1f(prog, loc, static_cast<float>(v.f)); break;
         case GPUPY_FLOAT64: glProgramUniform1d(prog, loc, v.f); break;
     }
+}
+
+// Binds the checks' buffer at kCheckBinding with its first n flags zeroed.
+void bind_zeroed_checks(Driver* d, int n) {
+    if (n > d->check_capacity) {
+        if (d->check_buffer) glDeleteBuffers(1, &d->check_buffer);
+        glCreateBuffers(1, &d->check_buffer);
+        d->check_capacity = std::max<int64_t>(n, 64);
+        glNamedBufferData(d->check_buffer, static_cast<GLsizeiptr>(d->check_capacity * 4), nullptr, GL_DYNAMIC_READ);
+    }
+    const uint32_t zero = 0;
+    glClearNamedBufferSubData(d->check_buffer, GL_R32UI, 0, static_cast<GLsizeiptr>(n) * 4, GL_RED_INTEGER,
+                              GL_UNSIGNED_INT, &zero);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kCheckBinding, d->check_buffer);
 }
 
 int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
@@ -363,6 +381,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
     for (int k = 0; k < ir.noutputs; ++k) {
         glBindImageTexture(k, dst[k]->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst[k]->dtype).internal_format);
     }
+    if (ir.ncheck > 0) bind_zeroed_checks(d, ir.ncheck);
 
     // Work groups of 64 invocations, spread over y where x runs out; a
     // tiled product's over its tiles.
@@ -389,6 +408,14 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
         glFinish();  // the JIT runs now, at the first dispatch
         prog->has_run = true;
         d->first_run_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (ir.ncheck > 0) {
+        // The flags are wanted now (the core reports them when the
+        // evaluation ends): this read waits for the dispatch.
+        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        std::vector<uint32_t> found(static_cast<size_t>(ir.ncheck));
+        glGetNamedBufferSubData(d->check_buffer, 0, static_cast<GLsizeiptr>(found.size() * 4), found.data());
+        for (int k = 0; k < ir.ncheck; ++k) ir.check_flags[k] |= found[k];
     }
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {

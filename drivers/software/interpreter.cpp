@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "fp_checks.hpp"
 #include "gpupy/numpy_casts.hpp"
 #include "kernels.hpp"
 #include "worker_pool.hpp"
@@ -161,6 +162,9 @@ public:
             regs_[i] = block_.data() + static_cast<size_t>(i) * static_cast<size_t>(chunk_);
             ptr_[i] = reinterpret_cast<char*>(regs_[i]);
         }
+        check_slot_.assign(static_cast<size_t>(ir.ninstr), -1);
+        for (int k = 0; k < ir.ncheck; ++k) check_slot_[ir.check[k]] = k;
+        found_.assign(static_cast<size_t>(ir.ncheck), 0u);
         // Constants are the same at every point: fill their registers once.
         // So is a load of one element broadcast over the whole domain (a
         // 0-d array: `r1 <= radius` with r1 = radius.max() * i / n); read
@@ -195,6 +199,13 @@ public:
 
     bool run(Block* const* outputs);
     bool fold_chunks_several(Block* const* outputs, int64_t inner, int64_t chunk);
+    // The checks' flags found so far (gpupy_ir.check), added to the IR's
+    // check_flags; other threads may be adding theirs at the same time.
+    void report_checks() const {
+        for (int k = 0; k < ir_.ncheck; ++k) {
+            if (found_[k]) __atomic_fetch_or(&ir_.check_flags[k], found_[k], __ATOMIC_RELAXED);
+        }
+    }
 
 private:
     // A load whose index map is the same element at every point.
@@ -251,6 +262,9 @@ private:
     // scalar operand: half the bytes of `r1 <= radius`.
     std::vector<char> same_;
     std::unique_ptr<int64_t[]> idx_;
+    // Per instruction: its index in ir_.check, or -1 (not checked).
+    std::vector<int> check_slot_;
+    std::vector<uint32_t> found_;  // per check: gpupy_fp_flag bits found
 };
 
 void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out) {
@@ -541,6 +555,12 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
             if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
         }
         }
+        if (const int slot = check_slot_[i]; slot >= 0) {
+            CheckedOperand operands[3];
+            const int arity = gpupy::op_arity(in.op);
+            for (int k = 0; k < arity; ++k) operands[k] = {ptr_[in.arg[k]], ir_.instr[in.arg[k]].dtype};
+            found_[slot] |= fp_flags(in.op, in.dtype, ptr_[i], operands, arity, n);
+        }
     }
     return true;
 }
@@ -665,7 +685,9 @@ bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int6
 
 bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
     Interpreter in(ir, error, loops);
-    return in.run(dst);
+    if (!in.run(dst)) return false;
+    in.report_checks();
+    return true;
 }
 
 }  // namespace GPUPY_SW_VARIANT

@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 5
+#define GPUPY_DRIVER_ABI_VERSION 6
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -261,7 +261,34 @@ typedef struct gpupy_ir {
     // reduce_identity are output 0's).
     int32_t output_reduce_op[GPUPY_MAX_OUTPUTS];
     gpupy_scalar output_identity[GPUPY_MAX_OUTPUTS];
+
+    // Floating-point error checks (NumPy's np.errstate). For each k <
+    // ncheck, instruction check[k] (an op of ops.def) is checked at every
+    // domain point the evaluation computes it, and the driver ORs into
+    // check_flags[k] the gpupy_fp_flag bits found there (the core zeroes
+    // them first; they are complete when eval_ir returns). ncheck 0:
+    // nothing is checked, and check and check_flags may be null.
+    int32_t ncheck;
+    const int32_t* check;
+    uint32_t* check_flags;
 } gpupy_ir;
+
+// What a checked instruction's values showed (gpupy_ir.check). "Float
+// operands" are the instruction's operands of a float dtype; the core
+// turns these into NumPy's kinds of error (divide by zero, overflow,
+// invalid) for the op at hand.
+enum gpupy_fp_flag {
+    GPUPY_FP_NAN = 1,            // a float result is NaN, no float operand is
+    GPUPY_FP_INF_AT_ZERO = 2,    // a float result is +-inf, every float operand
+                                 // is finite and one is zero (+-0)
+    GPUPY_FP_INF = 4,            // a float result is +-inf, every float operand
+                                 // is finite and none is zero
+    GPUPY_FP_ZERO_DIVISOR = 8,   // an integer (not bool) result whose divisor is 0:
+                                 // operand 1, or a unary op's operand (reciprocal)
+    GPUPY_FP_NAN_CARRIED = 16,   // a float result is NaN, and so is a float operand
+    GPUPY_FP_INT_OVERFLOW = 32,  // a signed integer FLOOR_DIVIDE of the dtype's
+                                 // minimum by -1 (the quotient does not fit)
+};
 
 typedef struct gpupy_resources {
     int64_t slot[GPUPY_RESOURCE_SLOTS];

@@ -174,7 +174,48 @@ void setitem(py::object self, py::handle key, py::handle value) {
     assign_value(a.view(std::move(g)), value);
 }
 
+// The error of the last failed buffer export, kept for the next export of
+// the same array. NumPy's np.asarray asks for a buffer first and discards
+// any error it raises -- a KeyboardInterrupt, a FallbackError, a warning
+// turned into an error -- then asks __array_interface__ or __array__,
+// which raise it instead (raise_export_error). A new buffer request
+// forgets it.
+struct ExportError {
+    py::object owner;
+    py::object type, value, traceback;
+};
+ExportError& export_error() {
+    static auto* e = new ExportError();
+    return *e;
+}
+
+void keep_export_error(PyObject* self) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    ExportError& e = export_error();
+    e.owner = py::reinterpret_borrow<py::object>(self);
+    e.type = py::reinterpret_steal<py::object>(type);
+    e.value = py::reinterpret_steal<py::object>(value);
+    e.traceback = py::reinterpret_steal<py::object>(traceback);
+    PyErr_Restore(e.type.inc_ref().ptr(), e.value ? e.value.inc_ref().ptr() : nullptr,
+                  e.traceback ? e.traceback.inc_ref().ptr() : nullptr);
+}
+
+}  // namespace
+
+void raise_export_error(py::handle self) {
+    ExportError& e = export_error();
+    if (!e.owner || !e.owner.is(self)) return;
+    ExportError taken = std::move(e);
+    e = ExportError{};
+    PyErr_Restore(taken.type.release().ptr(), taken.value.release().ptr(), taken.traceback.release().ptr());
+    throw py::error_already_set();
+}
+
+namespace {
+
 int getbuffer(PyObject* self, Py_buffer* view, int flags) {
+    export_error() = ExportError{};
     try {
         // A buffer exports the array's own host bytes, writable as an
         // ndarray's are: a C library writing into it (SciPy's output=, a
@@ -215,11 +256,12 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
         // as gpupy's other entry points raise it.
         py::detail::try_translate_exceptions();
     }
+    keep_export_error(self);
     view->obj = nullptr;
     return -1;
 }
 
-py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op, {a, b}, py::handle()); }
+py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op, {a, b}, py::handle(), true); }
 
 // --- CPython slots ------------------------------------------------------------
 // Indexing and the arithmetic operators are the hottest calls on an array
@@ -597,7 +639,9 @@ void register_array(py::module_& m) {
              })
         .def(
             "__array__",
-            [](const GpuArray& a, py::object dtype, py::object copy) -> py::object {
+            [](py::object self, py::object dtype, py::object copy) -> py::object {
+                raise_export_error(self);
+                const GpuArray& a = gpuarray_ref(self);
                 py::object arr = to_ndarray(a);
                 const bool want_copy = !copy.is_none() && py::cast<bool>(copy);
                 if (!dtype.is_none()) {
@@ -692,6 +736,7 @@ void register_array(py::module_& m) {
     type_object.attr("__hash__") = py::none();
 
     m.def("_install_slots", &install_slots);
+    m.def("_raise_export_error", &raise_export_error);
     m.def("_install_reduce_methods", [](int64_t chunk) { install_reduce_methods(g_gpuarray_type, chunk); });
     m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });
     m.def("_set_scalar_classes", [](py::object integer, py::object real) {

@@ -136,10 +136,15 @@ bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* sca
 bool element_key(const GpuArray& a, py::handle key, int64_t* offset);
 Dims shape_from_python(py::handle shape);
 
+// Raises the error the last buffer export of `self` failed with, if any
+// (NumPy discards it, then asks __array_interface__ or __array__).
+void raise_export_error(py::handle self);
+
 // --- operations (py_ops.cpp) ------------------------------------------------------
 // Applies an op-table ufunc lazily; `out` may be None. Returns
-// NotImplemented for operand types it does not know.
-py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out);
+// NotImplemented for operand types it does not know. `as_operator`: called
+// as Python's operator (a ** 2 is NumPy's square, and its warnings say so).
+py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out, bool as_operator = false);
 py::object apply_where(py::handle cond, py::handle x, py::handle y);
 // a[...] = value for the view `target` (casting="unsafe"): the Python value
 // converted to an array, then the core's assign (core/building/writes.hpp).

@@ -11,6 +11,7 @@
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
+#include "core/execution/fp_errors.hpp"
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/runtime/runtime.hpp"
@@ -316,38 +317,48 @@ py::object call_numpy(const char* name, const std::vector<py::handle>& args, py:
     return numpy_fallback()(name, t, kw);
 }
 
-// Whether NumPy's floating-point error state (np.errstate, np.seterr) asks
-// to raise or to call (or print, or log) for some kind of error. gpupy's
-// device does not detect floating-point errors, so a ufunc then runs in
-// NumPy, which does. The state lives in NumPy's context variable, a new
-// object for each errstate block or seterr call; NumPy's answer is asked
-// once per object: one context-variable read per ufunc otherwise.
-bool numpy_acts_on_fp_errors() {
+// What NumPy's floating-point error state (np.errstate, np.seterr) asks
+// for. gpupy's device detects division by zero, overflow and invalid
+// values (execution/fp_errors.hpp), so their "warn" is honoured there;
+// "raise", "call", "print" and "log", and anything but "ignore" for
+// underflow (never detected), send the ufunc to NumPy, which does it all.
+// The state lives in NumPy's context variable, a new object for each
+// errstate block or seterr call; NumPy's modes are asked once per object:
+// one context-variable read per ufunc otherwise.
+struct NumpyFpState {
+    bool numpy_acts = false;  // some mode only NumPy's loops can honour
+    uint8_t warn = 0;         // FpKind bits in "warn" mode
+};
+
+const NumpyFpState& numpy_fp_state() {
     static PyObject* var = nullptr;
     static PyObject* last = nullptr;
-    static bool last_acts = false;
+    static NumpyFpState state;
     if (!var) var = py::object(py::module_::import("numpy._core.umath").attr("_extobj_contextvar")).release().ptr();
     PyObject* now = nullptr;
     if (PyContextVar_Get(var, nullptr, &now) < 0) throw py::error_already_set();
     py::object held = py::reinterpret_steal<py::object>(now);
-    if (now == last) return last_acts;
-    bool acts = false;
+    if (now == last) return state;
+    NumpyFpState fresh;
     py::dict modes = py::module_::import("numpy").attr("geterr")();
-    for (auto item : modes) {
-        const std::string mode = py::str(item.second);
-        acts = acts || mode == "raise" || mode == "call" || mode == "print" || mode == "log";
+    const std::pair<const char*, uint8_t> detected[] = {{"divide", kFpDivide}, {"over", kFpOverflow}, {"invalid", kFpInvalid}};
+    for (const auto& [name, kind] : detected) {
+        const std::string mode = py::str(modes[name]);
+        if (mode == "warn") fresh.warn |= kind;
+        else if (mode != "ignore") fresh.numpy_acts = true;
     }
+    if (std::string(py::str(modes["under"])) != "ignore") fresh.numpy_acts = true;
     Py_XDECREF(last);
     last = held.release().ptr();
-    last_acts = acts;
-    return acts;
+    state = fresh;
+    return state;
 }
 
 // The ops whose loops NumPy checks for floating-point errors: anything of
-// floats, and integer division and powers (division by zero).
+// floats, and integer division, reciprocals and powers (division by zero).
 bool may_raise_fp_error(OpCode op, DType out, DType in) {
     return dtype_is_float(out) || dtype_is_float(in) || op == GPUPY_OP_FLOOR_DIVIDE || op == GPUPY_OP_REMAINDER ||
-           op == GPUPY_OP_FMOD || op == GPUPY_OP_POWER;
+           op == GPUPY_OP_FMOD || op == GPUPY_OP_POWER || op == GPUPY_OP_RECIPROCAL;
 }
 
 bool can_cast_same_kind(DType from, DType to) {
@@ -732,7 +743,7 @@ py::object defer_to_override(OpCode op, const std::vector<py::handle>& args, py:
 
 }  // namespace
 
-py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out) {
+py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out, bool as_operator) {
     if (std::all_of(args.begin(), args.end(), is_host_number)) {
         if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
         if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &gpuarray_ref(out));
@@ -822,10 +833,15 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         return py::reinterpret_borrow<py::object>(out);
     }
     // (The small host paths above are NumPy's loops, which check for errors themselves.)
-    if (may_raise_fp_error(op, loop.out, loop.in[0]) && numpy_acts_on_fp_errors()) {
-        return call_numpy(name, args, out,
-                          "np.errstate or np.seterr asks to raise or call on floating-point errors, which NumPy "
-                          "detects and gpupy's device does not");
+    FpWarnings fp;
+    if (may_raise_fp_error(op, loop.out, loop.in[0])) {
+        const NumpyFpState& state = numpy_fp_state();
+        if (state.numpy_acts) {
+            return call_numpy(name, args, out,
+                              "np.errstate or np.seterr asks to raise or call on floating-point errors (or to "
+                              "report underflow), which NumPy's loops do and gpupy's device does not");
+        }
+        fp = FpWarnings{state.warn, op};
     }
     std::vector<NodeView> children;
     children.reserve(ops.size());
@@ -849,8 +865,11 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         if (plan.needs_numpy) return call_numpy(name, args, out);
         node_op = plan.op;
         if (plan.drop_exponent) children.pop_back();
+        // NumPy's `a ** 2` is its square (and warns as "square"); np.power(a, 2)
+        // stays "power".
+        if (as_operator) fp.ufunc = node_op;
     }
-    GpuArray result = GpuArray::of(elementwise(node_op, loop.out, shape, std::move(children)));
+    GpuArray result = GpuArray::of(elementwise(node_op, loop.out, shape, std::move(children), fp));
     if (has_out) {
         write_output(out_arr, result, name);
         return py::reinterpret_borrow<py::object>(out);
@@ -939,7 +958,7 @@ void assign_value(const GpuArray& target, py::handle value) {
 // `a op= b` is NumPy's `ufunc(a, b, out=a)`: the loop and the output's
 // casting are checked before the shapes, exactly as for an explicit out=.
 py::object inplace(OpCode op, py::object self, py::handle value) {
-    py::object r = apply_ufunc(op, {self, value}, self);
+    py::object r = apply_ufunc(op, {self, value}, self, true);
     if (r.is(py::handle(Py_NotImplemented))) return r;
     return self;
 }

@@ -8,8 +8,8 @@
 #include "core/graph/recent_nodes.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
+#include "core/execution/fp_errors.hpp"
 #include "bindings/numpy_api.hpp"
-#include "core/execution/evaluator.hpp"
 #include "bindings/py_array.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
@@ -36,6 +36,8 @@ py::dict stats_dict() {
     d["collapses"] = s.collapses;
     d["shared_stores"] = s.shared_stores;
     d["sibling_outputs"] = s.sibling_outputs;
+    d["checked_ops"] = s.checked_ops;
+    d["fp_errors_reported"] = s.fp_errors_reported;
     d["check_ir_calls"] = s.check_ir_calls;
     d["planning_seconds"] = s.planning_ns * 1e-9;
     d["host_evaluations"] = s.host_evaluations;
@@ -124,6 +126,13 @@ void register_runtime(py::module_& m) {
     // hold the GIL, which PyErr_CheckSignals needs).
     Runtime::get().check_interrupt = [] {
         if (PyErr_CheckSignals() < 0) throw py::error_already_set();
+    };
+    // Floating-point errors found on the device: NumPy's RuntimeWarning, in
+    // NumPy's words, once the evaluation that found them is complete (a
+    // filter turning it into an error raises it there).
+    Runtime::get().on_fp_error = [](OpCode ufunc, uint8_t kind) {
+        const std::string message = std::string(fp_kind_words(kind)) + " encountered in " + op_numpy_name(ufunc);
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0) throw py::error_already_set();
     };
     m.def("use_driver", [](const std::string& name) { Runtime::get().use_driver(name); });
     m.def("before_fork", [] { Runtime::get().before_fork(); });

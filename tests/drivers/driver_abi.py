@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 MAX_OUTPUTS = 4
@@ -53,7 +53,12 @@ class Ir(ctypes.Structure):
                 ("dst_offset", ctypes.c_int64), ("reduce_op", ctypes.c_int32), ("reduce_mode", ctypes.c_int32),
                 ("reduce_ndim", ctypes.c_int32), ("reduce_chunk", ctypes.c_int64), ("reduce_identity", Scalar),
                 ("noutputs", ctypes.c_int32), ("output", ctypes.c_int32 * MAX_OUTPUTS),
-                ("output_reduce_op", ctypes.c_int32 * MAX_OUTPUTS), ("output_identity", Scalar * MAX_OUTPUTS)]
+                ("output_reduce_op", ctypes.c_int32 * MAX_OUTPUTS), ("output_identity", Scalar * MAX_OUTPUTS),
+                ("ncheck", ctypes.c_int32), ("check", ctypes.POINTER(ctypes.c_int32)),
+                ("check_flags", ctypes.POINTER(ctypes.c_uint32))]
+
+# gpupy_fp_flag: what a checked instruction's values showed.
+FP_NAN, FP_INF_AT_ZERO, FP_INF, FP_ZERO_DIVISOR, FP_NAN_CARRIED, FP_INT_OVERFLOW = 1, 2, 4, 8, 16, 32
 
 
 class Resources(ctypes.Structure):
@@ -375,9 +380,10 @@ class IrBuilder:
         return idx
 
     def build(self, start=0, count=None, dst_offset=0, reduce_op=OP_NONE, reduce_mode=REDUCE_CHUNKS,
-              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None, outputs=None):
+              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None, outputs=None, checks=()):
         """The IR; `outputs`: instructions written to destinations 1, 2, ...
-        besides the last one (destination 0)."""
+        besides the last one (destination 0); `checks`: instructions checked
+        for floating-point errors (their flags: BuiltIr.check_flags())."""
         ir = Ir()
         arr = (IrInstr * len(self.instrs))(*self.instrs)
         ir.ninstr = len(self.instrs)
@@ -398,12 +404,23 @@ class IrBuilder:
         ir.noutputs = 1 + len(extra)
         for k, i in enumerate([len(self.instrs) - 1] + extra):
             ir.output[k] = i
-        return BuiltIr(ir, arr)
+        checks = list(checks)
+        check = (ctypes.c_int32 * max(len(checks), 1))(*checks)
+        flags = (ctypes.c_uint32 * max(len(checks), 1))()
+        ir.ncheck = len(checks)
+        if checks:
+            ir.check = ctypes.cast(check, ctypes.POINTER(ctypes.c_int32))
+            ir.check_flags = ctypes.cast(flags, ctypes.POINTER(ctypes.c_uint32))
+        return BuiltIr(ir, (arr, check, flags))
 
 
 class BuiltIr:
-    """A gpupy_ir and the instruction array it points into (kept alive)."""
+    """A gpupy_ir and the arrays it points into (kept alive)."""
 
     def __init__(self, struct, keep):
         self.struct = struct
         self._keep = keep
+
+    def check_flags(self):
+        """The gpupy_fp_flag bits the driver found, per checked instruction."""
+        return [self._keep[2][k] for k in range(self.struct.ncheck)]

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from driver_abi import (ABI_VERSION, DTYPE, DTYPES, ERROR, ERROR_NOMEM, NUM_OPS, NUMPY_OF_DTYPE, OK, OP,
-                        OP_CONST, OP_INDEX, OP_LOAD, OP_NONE, Driver, IrBuilder, IrInstr, Resources, find_driver)
+from driver_abi import (ABI_VERSION, DTYPE, DTYPES, ERROR, ERROR_NOMEM, FP_INF, FP_INF_AT_ZERO, FP_INT_OVERFLOW, FP_NAN,
+                        FP_NAN_CARRIED, FP_ZERO_DIVISOR, NUM_OPS, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_LOAD, OP_NONE, Driver,
+                        IrBuilder, IrInstr, Resources, find_driver)
 
 F32 = DTYPE["FLOAT32"]
 
@@ -301,6 +302,97 @@ def test_eval_ir_errors(driver):
     short = driver.alloc(F32, 8)
     assert driver.eval_rc(ir, short) == ERROR  # output range outside the block
     driver.free(short)
+    driver.free(a)
+
+
+# --- floating-point error checks (gpupy_ir.check) ---------------------------------
+
+def _checked_quotient(driver, npdt, a_values, b_values, also=()):
+    """Evaluates a / b (then * 2) with both instructions checked; returns
+    the flags of each and the destination's values."""
+    dt = DTYPE[np.dtype(npdt).name.upper()]
+    n = len(a_values)
+    a = driver.upload(np.asarray(a_values, dtype=npdt))
+    b = driver.upload(np.asarray(b_values, dtype=npdt))
+    ir = IrBuilder((n,))
+    q = ir.op("DIVIDE", dt, ir.load(a, dt), ir.load(b, dt))
+    twice = ir.op("MULTIPLY", dt, q, ir.const(dt, 2.0))
+    built = ir.build(checks=[q, twice])
+    dst = driver.alloc(dt, n)
+    try:
+        driver.eval(built, dst)
+        return built.check_flags(), driver.read(dst, 0, n, npdt)
+    finally:
+        for blk in (a, b, dst):
+            driver.free(blk)
+
+
+@pytest.mark.parametrize("npdt", [np.float32, np.float64])
+def test_checks_report_what_the_values_show(driver, npdt):
+    if not driver.get_method(OP["DIVIDE"], DTYPE[np.dtype(npdt).name.upper()]):
+        pytest.skip(f"{driver.name} has no {np.dtype(npdt).name}")
+    big = np.finfo(npdt).max
+    cases = [
+        ([1.0, 2.0, 3.0], [1.0, 4.0, 8.0], [0, 0]),             # finite throughout: nothing
+        ([1.0, 2.0, 3.0], [1.0, 0.0, 8.0], [FP_INF_AT_ZERO, 0]),  # 2 / 0: an infinity at a zero
+        ([0.0, 2.0, 3.0], [0.0, 1.0, 8.0], [FP_NAN, FP_NAN_CARRIED]),  # 0 / 0: a NaN from no NaN, then carried
+        ([big, 2.0, 3.0], [0.5, 1.0, 8.0], [FP_INF, 0]),         # an overflow in the quotient
+        ([big * 0.75, 2.0, 3.0], [1.0, 1.0, 8.0], [0, FP_INF]),  # an overflow in the product
+        ([np.nan, np.inf, 3.0], [1.0, 1.0, 8.0], [FP_NAN_CARRIED, FP_NAN_CARRIED]),  # NaN and inf carried, not made
+        ([np.inf, 2.0, 3.0], [np.inf, 1.0, 8.0], [FP_NAN, FP_NAN_CARRIED]),  # inf / inf
+    ]
+    for a, b, want in cases:
+        flags, values = _checked_quotient(driver, npdt, a, b)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(values, np.asarray(a, npdt) / np.asarray(b, npdt) * npdt(2))
+        assert flags == want, (a, b)
+
+
+def test_checks_find_integer_division_by_zero(driver):
+    i32 = DTYPE["INT32"]
+    if not driver.get_method(OP["FLOOR_DIVIDE"], i32):
+        pytest.skip(f"{driver.name} has no int32 floor_divide")
+    lowest = np.iinfo(np.int32).min
+    for dividends, divisors, want in (([5, 6, 7, 8], [1, 2, 3, 4], 0), ([5, 6, 7, 8], [1, 2, 0, 4], FP_ZERO_DIVISOR),
+                                      ([5, lowest, 7, 8], [-1, -1, 3, 4], FP_INT_OVERFLOW),
+                                      ([lowest, 6, 7, 8], [1, -1, 0, 4], FP_ZERO_DIVISOR)):
+        a = driver.upload(np.asarray(dividends, dtype=np.int32))
+        b = driver.upload(np.asarray(divisors, dtype=np.int32))
+        ir = IrBuilder((4,))
+        q = ir.op("FLOOR_DIVIDE", i32, ir.load(a, i32), ir.load(b, i32))
+        built = ir.build(checks=[q])
+        dst = driver.alloc(i32, 4)
+        driver.eval(built, dst)
+        assert built.check_flags() == [want]
+        for blk in (a, b, dst):
+            driver.free(blk)
+
+
+def test_checks_cover_a_reductions_body(driver):
+    # Every point a reduction folds is checked: one zero among 10,000
+    # divisors, far from the first chunk, is found.
+    n = 10_000
+    divisors = np.ones(n, dtype=np.float32)
+    divisors[7_777] = 0.0
+    b = driver.upload(divisors)
+    ir = IrBuilder((n,))
+    q = ir.op("DIVIDE", F32, ir.const(F32, 1.0), ir.load(b, F32))
+    built = ir.build(checks=[q], count=1, reduce_op=OP["ADD"], reduce_ndim=1, reduce_chunk=n, reduce_identity=0.0)
+    dst = driver.alloc(F32, 1)
+    driver.eval(built, dst)
+    assert built.check_flags() == [FP_INF_AT_ZERO]
+    assert driver.read(dst, 0, 1, np.float32)[0] == np.inf
+    for blk in (b, dst):
+        driver.free(blk)
+
+
+def test_malformed_checks_are_refused(driver):
+    ir, a = two_op_ir(driver)
+    ir.struct.ncheck = 1  # no check list
+    dst = driver.alloc(F32, 16)
+    assert driver.eval_rc(ir, dst) == ERROR
+    assert "check" in driver.last_error()
+    driver.free(dst)
     driver.free(a)
 
 

@@ -36,10 +36,12 @@ NodeView broadcast_view(NodeView v, const Dims& shape) {
     return v;
 }
 
-NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands) {
+NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands, const FpWarnings& fp) {
     if (op == GPUPY_OP_SQUARE) operands[0] = without_absolute(std::move(operands[0]));
-    if (NodeRef s = simplified(op, out, shape, operands)) return s;
-    return NodeFactory::expression(op, out, shape, std::move(operands));
+    if (NodeRef s = simplified(op, out, shape, operands, fp)) return s;
+    NodeRef n = NodeFactory::expression(op, out, shape, std::move(operands));
+    mark_fp_checks(n.get(), fp);
+    return n;
 }
 
 GpuArray astype(const GpuArray& a, DType t) {

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/execution/fp_errors.hpp"
 #include "core/graph/array.hpp"
 #include "core/graph/node_factory.hpp"
 
@@ -21,8 +22,10 @@ NodeView broadcast_view(NodeView v, const Dims& shape);
 
 // The node computing `op` with result dtype `out` over `operands`, each
 // already of its loop dtype and of `shape`. Applies the rewrites that keep
-// NumPy's values (|x|^2 -> x^2).
-NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands);
+// NumPy's values (|x|^2 -> x^2). `fp`: the floating-point errors its values
+// are checked for (execution/fp_errors.hpp), a folded constant's included.
+NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands,
+                    const FpWarnings& fp = {});
 
 // a.astype(t): a lazy CAST node (a lazy copy when t is a's dtype).
 GpuArray astype(const GpuArray& a, DType t);

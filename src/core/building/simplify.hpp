@@ -21,12 +21,15 @@
 
 #include <vector>
 
+#include "core/execution/fp_errors.hpp"
 #include "core/graph/node.hpp"
 
 namespace gpupy {
 
 // The node `op` over `operands` simplifies to, or null if none: a constant
-// array of the folded value.
-NodeRef simplified(OpCode op, DType out, const Dims& shape, const std::vector<NodeView>& operands);
+// array of the folded value. The fold's one value is checked for the
+// floating-point errors `fp` names, as the op's values would have been.
+NodeRef simplified(OpCode op, DType out, const Dims& shape, const std::vector<NodeView>& operands,
+                   const FpWarnings& fp = {});
 
 }  // namespace gpupy

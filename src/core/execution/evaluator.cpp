@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/execution/executor.hpp"
+#include "core/execution/fp_errors.hpp"
 #include "core/graph/host_state.hpp"
 #include "core/planning/capabilities.hpp"
 #include "core/planning/planner.hpp"
@@ -249,7 +250,10 @@ void run_tasks(std::vector<Task> tasks) {
             ~Depth() {
                 release_completed_operands();
                 // A failed evaluation reports nothing (its error says why).
-                if (--g_run_depth == 0 && std::uncaught_exceptions() > 0) host_evaluations_to_report().clear();
+                if (--g_run_depth == 0 && std::uncaught_exceptions() > 0) {
+                    host_evaluations_to_report().clear();
+                    take_fp_errors();
+                }
             }
         } depth;
         run_stack(stack);
@@ -262,6 +266,10 @@ void run_tasks(std::vector<Task> tasks) {
     Runtime& rt = Runtime::get();
     if (rt.on_host_evaluation) {
         for (const char* name : names) rt.on_host_evaluation(name);
+    }
+    const std::vector<std::pair<OpCode, uint8_t>> errors = take_fp_errors();
+    if (rt.on_fp_error) {
+        for (const auto& [op, kind] : errors) rt.on_fp_error(op, kind);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/execution/fp_errors.hpp"
 #include "core/graph/host_state.hpp"
 #include "core/memory/host_transfer.hpp"
 #include "core/planning/lower.hpp"
@@ -31,6 +32,26 @@ bool reads_view_blocks(const Item& it) { return it.cls == Item::Exact || it.cls 
 // Where a pass writes, for the IR's dst_offset.
 int64_t dst_offset(const PartPlan& part, const Pass& p, int64_t a) {
     return p.root ? a - part.domain.o0 + part.dst_base : a - p.out_begin;
+}
+
+// Asks the driver to check the pass's operations for floating-point errors
+// (fp_errors.hpp), into `flags`, zeroed here.
+void attach_checks(gpupy_ir& ir, const Pass& p, std::vector<uint32_t>& flags) {
+    if (p.check_instrs.empty()) return;
+    flags.assign(p.check_instrs.size(), 0u);
+    ir.ncheck = static_cast<int32_t>(p.check_instrs.size());
+    ir.check = p.check_instrs.data();
+    ir.check_flags = flags.data();
+    stats().checked_ops += ir.ncheck;
+}
+
+// Queues the errors the driver found for the pass's checked operations.
+void note_checks(const PartPlan& part, const Pass& p, const std::vector<uint32_t>& flags) {
+    for (size_t k = 0; k < flags.size(); ++k) {
+        if (!flags[k]) continue;
+        Node* x = part.items[p.check_items[k]].view.node.get();
+        note_fp_errors(x, fp_kinds_of(x->op(), flags[k]));
+    }
 }
 
 // Owns a driver block that is not (yet) in the cache; frees it unless
@@ -121,10 +142,13 @@ private:
             read_range(dom, p, piece.a, piece.b, &da, &db);
             std::vector<gpupy_ir_instr> bound = p.instrs;
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
-            const gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction,
-                                        dst_offset(part, p, piece.a), &p.outputs_at, &p.also_reduce);
+            gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction,
+                                  dst_offset(part, p, piece.a), &p.outputs_at, &p.also_reduce);
+            std::vector<uint32_t> flags;
+            attach_checks(ir, p, flags);
             drv_.eval_ir(ir, dst.data());
             ++stats().evaluations;
+            note_checks(part, p, flags);
         }
     }
 
@@ -260,9 +284,12 @@ private:
                 in->blocks[0] = wrapped(x);
             }
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
-            engine_.eval_ir(make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.outputs_at,
-                                    &p.also_reduce),
-                            dst.data());
+            gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.outputs_at,
+                                  &p.also_reduce);
+            std::vector<uint32_t> flags;
+            attach_checks(ir, p, flags);
+            engine_.eval_ir(ir, dst.data());
+            note_checks(part, p, flags);
         }
     }
 

@@ -136,6 +136,13 @@ public:
     // remainder): equal non-zero numbers, evaluated in one pass where they
     // can be (planning/siblings.hpp).
     uint64_t together = 0;
+    // Floating-point errors (execution/fp_errors.hpp): the kinds NumPy's
+    // error state asked to warn about when this op was built (FpKind
+    // bits), those already reported, and the ufunc the warnings name (a
+    // power built as a square is still "power"; NONE: this node's op).
+    uint8_t fp_warn = 0;
+    uint8_t fp_reported = 0;
+    OpCode fp_ufunc = GPUPY_OP_NONE;
 
 private:
     friend class NodeRef;

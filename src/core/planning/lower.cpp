@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/execution/fp_errors.hpp"
 #include "core/runtime/errors.hpp"
 
 namespace gpupy {
@@ -44,7 +45,7 @@ gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
 
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
                                   DomainFold* fold, bool top_as_leaf, size_t expected, const std::vector<int32_t>* also,
-                                  std::vector<int32_t>* outputs_at) {
+                                  std::vector<int32_t>* outputs_at, Pass* checks) {
     const Domain& dom = part.domain;
     const int nd = static_cast<int>(dom.shape.size());
     const bool wide = nd > GPUPY_MAX_DIMS;
@@ -135,6 +136,10 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             case Item::Interior:
                 for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
                 if (is_gather(in)) leaves->push_back({cur, static_cast<int32_t>(out.size())});  // binds its source
+                if (checks && fp_kinds_to_check(*x)) {
+                    checks->check_instrs.push_back(static_cast<int32_t>(out.size()));
+                    checks->check_items.push_back(cur);
+                }
                 break;
             }
             emitted[cur] = static_cast<int32_t>(out.size());

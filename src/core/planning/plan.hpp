@@ -113,6 +113,9 @@ struct Pass {
     std::vector<int32_t> outputs_at;
     DomainFold fold;                     // active for domains of more than GPUPY_MAX_DIMS dims
     std::vector<Leaf> leaves;
+    // Instructions whose values the driver checks for floating-point
+    // errors (gpupy_ir.check), and the item of each.
+    std::vector<int32_t> check_instrs, check_items;
     std::vector<Piece> pieces;
 };
 

@@ -35,6 +35,11 @@ public:
     // node the active driver cannot run, so the package can account for it
     // as a fallback -- or refuse it by throwing; set by the bindings.
     std::function<void(const char* op_name)> on_host_evaluation;
+    // Called, once the outermost evaluation is complete, for each kind of
+    // floating-point error (execution/fp_errors.hpp: FpKind) found in the
+    // values of a ufunc built to warn about it; may throw (a warning
+    // turned into an error). Set by the bindings.
+    std::function<void(OpCode ufunc, uint8_t kind)> on_fp_error;
     // Throw HostEvaluationRefused instead of evaluating on the host.
     bool refuse_host_evaluation = false;
     // Called between the steps (blocks) of an evaluation; throws to stop it

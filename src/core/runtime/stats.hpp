@@ -19,6 +19,9 @@ struct Stats {
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
     int64_t sibling_outputs = 0;    // blocks of other expressions written by an evaluation as further outputs
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
+    // Floating-point error checks (execution/fp_errors.hpp): ops checked,
+    // summed over evaluations, and kinds of error found and reported.
+    int64_t checked_ops = 0, fp_errors_reported = 0;
     int64_t planning_ns = 0;        // time spent planning blocks (walk, partition, lowering)
     int64_t host_evaluations = 0;   // nodes evaluated by NumPy (fallback)
     int64_t host_engine_evaluations = 0;  // small evaluations run in place on the host engine

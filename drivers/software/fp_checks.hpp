@@ -1,0 +1,133 @@
+// The software driver's floating-point error checks (gpupy_ir.check): the
+// gpupy_fp_flag bits one instruction's values show over a run of points,
+// found from its values and its operands'.
+//
+// Most runs hold no NaN or infinity at all, so the values are first
+// scanned for a non-finite float alone (one vectorised pass over memory
+// just written, in cache); operands are looked at only where one is found.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "gpupy/driver.hpp"
+#include "gpupy/dtype_meta.hpp"
+
+namespace gpupy_sw {
+
+// n values of one operand, of `dtype`.
+struct CheckedOperand {
+    const char* data;
+    int32_t dtype;
+};
+
+namespace fp_detail {
+
+template <class T>
+using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+template <class T>
+constexpr Bits<T> kExponent = sizeof(T) == 4 ? Bits<T>(0x7f800000u) : Bits<T>(0x7ff0000000000000ull);
+
+template <class T>
+bool any_nonfinite(const T* v, int n) {
+    Bits<T> found = 0;
+    for (int k = 0; k < n; ++k) {
+        Bits<T> b;
+        std::memcpy(&b, v + k, sizeof b);
+        found |= static_cast<Bits<T>>((b & kExponent<T>) == kExponent<T>);
+    }
+    return found != 0;
+}
+
+// Value k of a float operand, widened.
+inline double float_at(const CheckedOperand& o, int k) {
+    if (o.dtype == GPUPY_FLOAT32) {
+        float f;
+        std::memcpy(&f, o.data + 4 * static_cast<size_t>(k), 4);
+        return f;
+    }
+    double d;
+    std::memcpy(&d, o.data + 8 * static_cast<size_t>(k), 8);
+    return d;
+}
+
+template <class T>
+uint32_t float_flags(const T* r, const CheckedOperand* ops, int nops, int n) {
+    if (!any_nonfinite(r, n)) return 0;
+    uint32_t flags = 0;
+    for (int k = 0; k < n; ++k) {
+        const T v = r[k];
+        const bool nan = v != v;
+        if (!nan && (v - v) == (v - v)) continue;  // finite
+        bool nan_in = false, inf_in = false, zero_in = false;
+        for (int j = 0; j < nops; ++j) {
+            if (!gpupy::dtype_is_float(ops[j].dtype)) continue;
+            const double x = float_at(ops[j], k);
+            nan_in = nan_in || x != x;
+            inf_in = inf_in || (x == x && (x - x) != (x - x));
+            zero_in = zero_in || x == 0.0;
+        }
+        if (nan) {
+            flags |= nan_in ? GPUPY_FP_NAN_CARRIED : GPUPY_FP_NAN;
+        } else if (!nan_in && !inf_in) {
+            flags |= zero_in ? GPUPY_FP_INF_AT_ZERO : GPUPY_FP_INF;
+        }
+    }
+    return flags;
+}
+
+template <class T>
+bool any_zero(const char* data, int n) {
+    const T* v = reinterpret_cast<const T*>(data);
+    bool found = false;
+    for (int k = 0; k < n; ++k) found |= v[k] == T(0);
+    return found;
+}
+
+// Any point where a / b is the dtype's minimum over -1.
+template <class T>
+bool any_min_over_minus_one(const char* a, const char* b, int n) {
+    const T* x = reinterpret_cast<const T*>(a);
+    const T* y = reinterpret_cast<const T*>(b);
+    bool found = false;
+    for (int k = 0; k < n; ++k) found |= x[k] == std::numeric_limits<T>::min() && y[k] == T(-1);
+    return found;
+}
+
+template <class T>
+uint32_t integer_flags(int32_t op, const CheckedOperand* ops, int nops, int n) {
+    const CheckedOperand& d = ops[nops >= 2 ? 1 : 0];  // the divisor
+    uint32_t flags = any_zero<T>(d.data, n) ? GPUPY_FP_ZERO_DIVISOR : 0;
+    if constexpr (std::is_signed_v<T>) {
+        if (op == GPUPY_OP_FLOOR_DIVIDE && nops == 2 && any_min_over_minus_one<T>(ops[0].data, ops[1].data, n))
+            flags |= GPUPY_FP_INT_OVERFLOW;
+    }
+    return flags;
+}
+
+}  // namespace fp_detail
+
+// The gpupy_fp_flag bits of n values of `dtype` at `result`, computed by
+// `op` from operands ops[0 .. nops - 1] (n values each, at the same points).
+inline uint32_t fp_flags(int32_t op, int32_t dtype, const char* result, const CheckedOperand* ops, int nops, int n) {
+    using namespace fp_detail;
+    if (nops < 1) return 0;
+    switch (dtype) {
+    case GPUPY_FLOAT32: return float_flags(reinterpret_cast<const float*>(result), ops, nops, n);
+    case GPUPY_FLOAT64: return float_flags(reinterpret_cast<const double*>(result), ops, nops, n);
+    case GPUPY_INT8: return integer_flags<int8_t>(op, ops, nops, n);
+    case GPUPY_UINT8: return integer_flags<uint8_t>(op, ops, nops, n);
+    case GPUPY_INT16: return integer_flags<int16_t>(op, ops, nops, n);
+    case GPUPY_UINT16: return integer_flags<uint16_t>(op, ops, nops, n);
+    case GPUPY_INT32: return integer_flags<int32_t>(op, ops, nops, n);
+    case GPUPY_UINT32: return integer_flags<uint32_t>(op, ops, nops, n);
+    case GPUPY_INT64: return integer_flags<int64_t>(op, ops, nops, n);
+    case GPUPY_UINT64: return integer_flags<uint64_t>(op, ops, nops, n);
+    default: return 0;  // bool
+    }
+}
+
+}  // namespace gpupy_sw

@@ -1,0 +1,105 @@
+#include "core/execution/fp_errors.hpp"
+
+#include "core/runtime/stats.hpp"
+
+namespace gpupy {
+
+namespace {
+
+std::vector<std::pair<OpCode, uint8_t>>& queued() {
+    static auto* q = new std::vector<std::pair<OpCode, uint8_t>>();
+    return *q;
+}
+
+// Ops whose values never hold a NaN or an infinity their operands did not
+// (sign changes, rounding, selections, comparisons): not worth a check.
+bool never_makes_nonfinite(OpCode op) {
+    switch (op) {
+    case GPUPY_OP_NEGATIVE:
+    case GPUPY_OP_POSITIVE:
+    case GPUPY_OP_ABSOLUTE:
+    case GPUPY_OP_FABS:
+    case GPUPY_OP_SIGN:
+    case GPUPY_OP_COPYSIGN:
+    case GPUPY_OP_FLOOR:
+    case GPUPY_OP_CEIL:
+    case GPUPY_OP_TRUNC:
+    case GPUPY_OP_RINT:
+    case GPUPY_OP_MAXIMUM:
+    case GPUPY_OP_MINIMUM:
+    case GPUPY_OP_FMAX:
+    case GPUPY_OP_FMIN:
+    case GPUPY_OP_WHERE:
+    case GPUPY_OP_CAST:
+    case GPUPY_OP_GATHER:
+        return true;
+    default:
+        return op_is_predicate(op);
+    }
+}
+
+}  // namespace
+
+const char* fp_kind_words(uint8_t kind) {
+    switch (kind) {
+    case kFpDivide: return "divide by zero";
+    case kFpOverflow: return "overflow";
+    default: return "invalid value";
+    }
+}
+
+bool fp_checkable(OpCode op, DType result) {
+    if (op < 0 || never_makes_nonfinite(op)) return false;
+    if (dtype_is_float(result)) return true;
+    return result != GPUPY_BOOL && (op == GPUPY_OP_FLOOR_DIVIDE || op == GPUPY_OP_REMAINDER ||
+                                    op == GPUPY_OP_FMOD || op == GPUPY_OP_RECIPROCAL);
+}
+
+void mark_fp_checks(Node* node, const FpWarnings& w) {
+    if (!w.kinds || node->kind() != NodeKind::Expression || node->complete()) return;
+    if (!fp_checkable(node->op(), node->dtype())) return;
+    node->fp_warn |= w.kinds;
+    if (w.ufunc != GPUPY_OP_NONE && w.ufunc != node->op()) node->fp_ufunc = w.ufunc;
+}
+
+uint8_t fp_kinds_of(OpCode op, uint32_t flags) {
+    uint8_t kinds = 0;
+    if (flags & GPUPY_FP_NAN) kinds |= kFpInvalid;
+    // An infinity from a zero operand (1/0, log(0), 0**-1) is NumPy's
+    // division by zero; from finite non-zero operands an overflow, except
+    // where the op has a pole there (arctanh(1), log1p(-1)).
+    if (flags & (GPUPY_FP_INF_AT_ZERO | GPUPY_FP_ZERO_DIVISOR)) kinds |= kFpDivide;
+    // NumPy's integer reciprocal divides in floating point and converts
+    // the infinity back: an invalid value too.
+    if ((flags & GPUPY_FP_ZERO_DIVISOR) && op == GPUPY_OP_RECIPROCAL) kinds |= kFpInvalid;
+    if (flags & GPUPY_FP_INF) kinds |= (op == GPUPY_OP_ARCTANH || op == GPUPY_OP_LOG1P) ? kFpDivide : kFpOverflow;
+    if (flags & GPUPY_FP_INT_OVERFLOW) kinds |= kFpOverflow;
+    // NumPy's logaddexp compares its operands' difference with 0, an
+    // ordered comparison that flags a NaN operand as invalid.
+    if ((flags & GPUPY_FP_NAN_CARRIED) && (op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2)) kinds |= kFpInvalid;
+    // NumPy's float floor_divide of an overflowing quotient (100 / tiny)
+    // also meets the remainder of an infinity.
+    if ((flags & GPUPY_FP_INF) && op == GPUPY_OP_FLOOR_DIVIDE) kinds |= kFpInvalid;
+    return kinds;
+}
+
+void note_fp_errors(Node* node, uint8_t kinds) {
+    const uint8_t fresh = kinds & fp_kinds_to_check(*node);
+    if (!fresh) return;
+    node->fp_reported |= fresh;
+    const OpCode named = node->fp_ufunc != GPUPY_OP_NONE ? node->fp_ufunc : node->op();
+    // NumPy's order within one call: divide, over, invalid.
+    for (uint8_t kind : {kFpDivide, kFpOverflow, kFpInvalid}) {
+        if (!(fresh & kind)) continue;
+        queued().emplace_back(named, kind);
+        ++stats().fp_errors_reported;
+    }
+}
+
+std::vector<std::pair<OpCode, uint8_t>> take_fp_errors() {
+    std::vector<std::pair<OpCode, uint8_t>> out;
+    out.swap(queued());
+    return out;
+}
+
+}  // namespace gpupy
