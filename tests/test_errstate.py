@@ -261,3 +261,24 @@ def test_in_place_under_raise_writes_then_raises(gpu, silent_fallback):
     with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow"):
         want *= 1e308
     np.testing.assert_array_equal(np.asarray(target), want)
+
+
+def test_opengl_runs_the_full_checks_only_where_a_value_is_not_finite(opengl):
+    # The checks run first in a quick form (was every value finite?); only
+    # an evaluation that met a NaN or an infinity runs again in the full
+    # form, which names the error: one more program, built once.
+    gp.set_placement("device")
+    try:
+        x = gp.asarray(np.linspace(1, 2, 5000, dtype=np.float32))
+        gp.reset_stats()
+        assert warned(lambda: np.asarray((x + 3) * x - 1)) == []
+        assert gp.stats()["programs_compiled"] == 1
+        z = gp.asarray(np.r_[np.zeros(1, np.float32), np.linspace(1, 2, 4999, dtype=np.float32)])
+        gp.reset_stats()
+        assert warned(lambda: np.asarray((x + 4) / z - 1)) == ["divide by zero encountered in divide"]
+        assert gp.stats()["programs_compiled"] == 2  # quick, then full
+        gp.reset_stats()
+        assert warned(lambda: np.asarray((x + 5) / z - 1)) == ["divide by zero encountered in divide"]
+        assert gp.stats()["programs_compiled"] == 0  # both cached
+    finally:
+        gp.set_placement("auto")

@@ -280,10 +280,27 @@ std::string Writer::check(int i, int k) {
         zero_in += " || " + x + " == 0.0";
     }
     const std::string v = reg(i);
-    s << "    if (" << classify("isnan", in.dtype, v) << ") {\n";
-    s << "        " << flags << " |= (" << nan_in << ") ? " << GPUPY_FP_NAN_CARRIED << "u : " << GPUPY_FP_NAN << "u;\n";
-    s << "    } else if (" << classify("isinf", in.dtype, v) << " && !(" << nan_in << " || " << inf_in << ")) {\n";
-    s << "        " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
+    if (!opt_.detailed_checks) {
+        // The quick form: v - v is 0.0 for a finite v, a NaN otherwise, so
+        // ORing its bits finds any value that is not finite, without a
+        // branch (the driver then runs the full form).
+        // (precise: an optimiser may otherwise take v - v for 0.0.)
+        if (glsl_type(in.dtype).bits == 64) {
+            s << "    { precise double z = " << v << " - " << v << "; uvec2 b = unpackDouble2x32(z); " << flags
+              << " |= b.x | b.y; }\n";
+        } else {
+            s << "    { precise float z = " << v << " - " << v << "; " << flags << " |= floatBitsToUint(z); }\n";
+        }
+        return s.str();
+    }
+    // One test on the common path (a finite value); the operands are
+    // looked at only where the value is not.
+    s << "    if (!" << classify("isfinite", in.dtype, v) << ") {\n";
+    s << "        if (" << classify("isnan", in.dtype, v) << ") {\n";
+    s << "            " << flags << " |= (" << nan_in << ") ? " << GPUPY_FP_NAN_CARRIED << "u : " << GPUPY_FP_NAN << "u;\n";
+    s << "        } else if (!(" << nan_in << " || " << inf_in << ")) {\n";
+    s << "            " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
+    s << "        }\n";
     s << "    }\n";
     return s.str();
 }
@@ -641,6 +658,7 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     for (int k = 1; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k) put(ir.output_reduce_op[k]);
     put(ir.ncheck);
     for (int k = 0; k < ir.ncheck; ++k) put(ir.check[k]);
+    if (ir.ncheck > 0) put(opt.detailed_checks);
     // The tiled form, and which operand is A, follow from stride values.
     put(out.tiled);
     if (out.tiled) {

@@ -58,6 +58,10 @@ struct CodegenOptions {
     // (glsl_contraction.hpp says which suits which device).
     bool tiled_products = true;
     bool shared_tiles = true;
+    // Floating-point checks (gpupy_ir.check) in their full form: the
+    // gpupy_fp_flag bits. Off, float checks only find whether any value was
+    // not finite (any non-zero flag: run the full form for the bits).
+    bool detailed_checks = false;
 };
 
 // The shader storage buffer binding where a program ORs its checks'

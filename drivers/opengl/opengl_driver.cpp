@@ -7,6 +7,7 @@
 // become GPUPY_ERROR with last_error() set.
 #include <GL/glew.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -293,46 +294,10 @@ void bind_zeroed_checks(Driver* d, int n) {
     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kCheckBinding, d->check_buffer);
 }
 
-int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
-    if (ir.ninstr < 1 || !ir.instr) {
-        d->last_error = "eval_ir: empty IR";
-        return GPUPY_ERROR;
-    }
-    CodegenOptions opt = d->codegen_options();
-    GeneratedShader shader;
-    std::string err = generate_shader(ir, opt, false, shader);
-    if (!err.empty()) {
-        d->last_error = "eval_ir: " + err;
-        return GPUPY_ERROR;
-    }
-    int32_t dst_dtypes[GPUPY_MAX_OUTPUTS];
-    for (int k = 0; k < ir.noutputs; ++k) {
-        if (!d->blocks.owns(dst[k])) {
-            d->last_error = "eval_ir: destination " + std::to_string(k) + " is not a live block of this driver";
-            return GPUPY_ERROR;
-        }
-        if (ir.dst_offset + ir.count > dst[k]->nelems) {
-            d->last_error = "eval_ir: output range outside the destination block";
-            return GPUPY_ERROR;
-        }
-        dst_dtypes[k] = dst[k]->dtype;
-    }
-    if (std::string e = gpupy_driver::destinations_error(ir, dst, dst_dtypes); !e.empty()) {
-        d->last_error = "eval_ir: " + e;
-        return GPUPY_ERROR;
-    }
-    for (int i = 0; i < ir.ninstr; ++i) {
-        const gpupy_ir_instr& in = ir.instr[i];
-        if (!gpupy_driver::reads_blocks(in)) continue;
-        for (int b = 0; b < in.nblocks && b < GPUPY_MAX_LEAF_BLOCKS; ++b) {
-            gpupy_block* blk = in.blocks[b];
-            if (!d->blocks.owns(blk) || blk->dtype != in.dtype) {
-                d->last_error = "eval_ir: instruction " + std::to_string(i) + " reads a block that is not a live " +
-                                gpupy::dtype_name(in.dtype) + " block";
-                return GPUPY_ERROR;
-            }
-        }
-    }
+// The program for `ir` under `opt` (`shader` holds its key): cached, or
+// generated and built.
+Program* program_for(Driver* d, const gpupy_ir& ir, const CodegenOptions& opt, GeneratedShader& shader) {
+    std::string err;
     Program* prog = d->programs.find(shader.key);
     if (prog) {
         ++d->programs.cache_hits;
@@ -340,16 +305,20 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
         err = generate_shader(ir, opt, true, shader);
         if (!err.empty()) {
             d->last_error = "eval_ir: " + err;
-            return GPUPY_ERROR;
+            return nullptr;
         }
         prog = d->programs.get_or_build(std::move(shader), err);
         if (!prog) {
             d->last_error = "eval_ir: " + err;
-            return GPUPY_ERROR;
+            return nullptr;
         }
     }
-    if (ir.count == 0) return GPUPY_OK;
+    return prog;
+}
 
+// One dispatch of `prog` over `ir` into dst; the checks' flags (ncheck of
+// them) into `found`.
+int dispatch(Driver* d, Program* prog, const gpupy_ir& ir, gpupy_block* const* dst, uint32_t* found) {
     const GeneratedShader& sh = prog->shader;
     clear_gl_errors();
     std::vector<int64_t> params;
@@ -413,9 +382,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
         // The flags are wanted now (the core reports them when the
         // evaluation ends): this read waits for the dispatch.
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-        std::vector<uint32_t> found(static_cast<size_t>(ir.ncheck));
-        glGetNamedBufferSubData(d->check_buffer, 0, static_cast<GLsizeiptr>(found.size() * 4), found.data());
-        for (int k = 0; k < ir.ncheck; ++k) ir.check_flags[k] |= found[k];
+        glGetNamedBufferSubData(d->check_buffer, 0, static_cast<GLsizeiptr>(ir.ncheck) * 4, found);
     }
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
@@ -423,6 +390,71 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
         clear_gl_errors();
         return GPUPY_ERROR;
     }
+    return GPUPY_OK;
+}
+
+int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
+    if (ir.ninstr < 1 || !ir.instr) {
+        d->last_error = "eval_ir: empty IR";
+        return GPUPY_ERROR;
+    }
+    CodegenOptions opt = d->codegen_options();
+    GeneratedShader shader;
+    std::string err = generate_shader(ir, opt, false, shader);
+    if (!err.empty()) {
+        d->last_error = "eval_ir: " + err;
+        return GPUPY_ERROR;
+    }
+    int32_t dst_dtypes[GPUPY_MAX_OUTPUTS];
+    for (int k = 0; k < ir.noutputs; ++k) {
+        if (!d->blocks.owns(dst[k])) {
+            d->last_error = "eval_ir: destination " + std::to_string(k) + " is not a live block of this driver";
+            return GPUPY_ERROR;
+        }
+        if (ir.dst_offset + ir.count > dst[k]->nelems) {
+            d->last_error = "eval_ir: output range outside the destination block";
+            return GPUPY_ERROR;
+        }
+        dst_dtypes[k] = dst[k]->dtype;
+    }
+    if (std::string e = gpupy_driver::destinations_error(ir, dst, dst_dtypes); !e.empty()) {
+        d->last_error = "eval_ir: " + e;
+        return GPUPY_ERROR;
+    }
+    for (int i = 0; i < ir.ninstr; ++i) {
+        const gpupy_ir_instr& in = ir.instr[i];
+        if (!gpupy_driver::reads_blocks(in)) continue;
+        for (int b = 0; b < in.nblocks && b < GPUPY_MAX_LEAF_BLOCKS; ++b) {
+            gpupy_block* blk = in.blocks[b];
+            if (!d->blocks.owns(blk) || blk->dtype != in.dtype) {
+                d->last_error = "eval_ir: instruction " + std::to_string(i) + " reads a block that is not a live " +
+                                gpupy::dtype_name(in.dtype) + " block";
+                return GPUPY_ERROR;
+            }
+        }
+    }
+    Program* prog = program_for(d, ir, opt, shader);
+    if (!prog) return GPUPY_ERROR;
+    if (ir.count == 0) return GPUPY_OK;
+    std::vector<uint32_t> found(static_cast<size_t>(std::max(ir.ncheck, 1)), 0u);
+    if (int rc = dispatch(d, prog, ir, dst, found.data()); rc != GPUPY_OK) return rc;
+    if (ir.ncheck == 0) return GPUPY_OK;
+    // The checks ran in their quick form: whether each value was finite,
+    // one subtraction and one OR (the full form's tests cost a CPU
+    // renderer half again the time of a chain of additions). Where one
+    // was not, the evaluation runs again in the full form, which tells
+    // NaNs from infinities and made from carried (the same values again).
+    if (std::all_of(found.begin(), found.end(), [](uint32_t f) { return f == 0; })) return GPUPY_OK;
+    opt.detailed_checks = true;
+    GeneratedShader detailed;
+    if (std::string e = generate_shader(ir, opt, false, detailed); !e.empty()) {
+        d->last_error = "eval_ir: " + e;
+        return GPUPY_ERROR;
+    }
+    prog = program_for(d, ir, opt, detailed);
+    if (!prog) return GPUPY_ERROR;
+    if (int rc = dispatch(d, prog, ir, dst, found.data()); rc != GPUPY_OK) return rc;
+    for (int k = 0; k < ir.ncheck; ++k) ir.check_flags[k] |= found[k];
     return GPUPY_OK;
 }
 
