@@ -155,6 +155,12 @@ class ufunc(_core.ufunc_base):
             return args
         safe = 0 if self.__name__ == "arctanh" else 1  # arctanh(1) is a division by zero
         where = function("where")
+        if not builtins.any(isinstance(a, GpuArray) for a in args):
+            # Numbers only: computed once, they would warn whatever the mask
+            # (and the output may be empty); as arrays over the mask, only
+            # where it keeps them. (The dtypes stay NumPy's: a number with a
+            # number of its own type.)
+            return tuple(where(mask, a, (a.dtype.type if isinstance(a, np.generic) else type(a))(safe)) for a in args)
         return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray) else a for a in args)
 
     def _masked(self, args, kwargs):
@@ -307,7 +313,10 @@ class _DivmodUfunc(HostUfunc):
 
     def __call__(self, *args, **kwargs):
         if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
-            return _together(UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args))
+            results = _together(UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args))
+            if all(isinstance(r, GpuArray) for r in results):
+                _core.warn_as("divmod", *results)  # NumPy's warnings name divmod
+            return results
         return self._host("__call__", args, kwargs)
 
 

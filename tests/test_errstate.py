@@ -282,3 +282,11 @@ def test_opengl_runs_the_full_checks_only_where_a_value_is_not_finite(opengl):
         assert gp.stats()["programs_compiled"] == 0  # both cached
     finally:
         gp.set_placement("auto")
+
+
+def test_divmod_warns_as_divmod(gpu):
+    for a, b in ((np.arange(1, 5, dtype=np.int32), np.array([1, 0, 2, 3], np.int32)),
+                 (np.float32([1, 0, 2, 3]), np.float32([1, 0, 0, 3]))):
+        want = warned(lambda: divmod(a, b))
+        assert warned(lambda: [np.asarray(r) for r in divmod(gp.asarray(a), gp.asarray(b))]) == want
+        assert all("divmod" in w for w in want) and want

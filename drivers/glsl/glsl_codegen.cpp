@@ -280,24 +280,44 @@ std::string Writer::check(int i, int k) {
         zero_in += " || " + x + " == 0.0";
     }
     const std::string v = reg(i);
+    // logaddexp's every NaN is flagged (gpupy_fp_flag), its operands' too.
+    const bool any_nan = in.op == GPUPY_OP_LOGADDEXP || in.op == GPUPY_OP_LOGADDEXP2;
+    const std::string nan_in_flagged = any_nan ? "false" : nan_in;
     if (!opt_.detailed_checks) {
-        // The quick form: v - v is 0.0 for a finite v, a NaN otherwise, so
-        // ORing its bits finds any value that is not finite, without a
-        // branch (the driver then runs the full form).
-        // (precise: an optimiser may otherwise take v - v for 0.0.)
-        if (glsl_type(in.dtype).bits == 64) {
-            s << "    { precise double z = " << v << " - " << v << "; uvec2 b = unpackDouble2x32(z); " << flags
-              << " |= b.x | b.y; }\n";
-        } else {
-            s << "    { precise float z = " << v << " - " << v << "; " << flags << " |= floatBitsToUint(z); }\n";
+        // The quick form: whether this value is an error the full form
+        // would name -- not finite where every float operand is finite, or
+        // a NaN where none is -- without a branch. v - v is 0.0 for a
+        // finite v and a NaN otherwise (precise: an optimiser may otherwise
+        // take it for 0.0). NaNs and infinities carried from the operands
+        // (missing values in the data) do not send the evaluation to the
+        // full form.
+        auto nonfinite = [&](int arg) {
+            const std::string x = reg(arg), z = "z" + std::to_string(k) + "_" + std::to_string(arg);
+            if (glsl_type(ir_.instr[arg].dtype).bits == 64) {
+                s << "    precise double " << z << " = " << x << " - " << x << ";\n";
+                return "(unpackDouble2x32(" + z + ") != uvec2(0u))";
+            }
+            s << "    precise float " << z << " = " << x << " - " << x << ";\n";
+            return "(floatBitsToUint(" + z + ") != 0u)";
+        };
+        std::string finite_in = "true";
+        for (int a = 0; a < op_arity(in.op); ++a) {
+            const int arg = in.arg[a];
+            bool seen = false;  // (x * x: one test)
+            for (int b = 0; b < a; ++b) seen = seen || in.arg[b] == arg;
+            if (glsl_type(ir_.instr[arg].dtype).kind != DtypeKind::Float || seen) continue;
+            finite_in += " && !" + nonfinite(arg);
         }
+        const std::string made = nonfinite(i);
+        s << "    " << flags << " |= uint(" << made << " && " << finite_in << ") | uint(" << classify("isnan", in.dtype, v)
+          << " && !(" << nan_in_flagged << "));\n";
         return s.str();
     }
     // One test on the common path (a finite value); the operands are
     // looked at only where the value is not.
     s << "    if (!" << classify("isfinite", in.dtype, v) << ") {\n";
     s << "        if (" << classify("isnan", in.dtype, v) << ") {\n";
-    s << "            " << flags << " |= (" << nan_in << ") ? " << GPUPY_FP_NAN_CARRIED << "u : " << GPUPY_FP_NAN << "u;\n";
+    s << "            if (!(" << nan_in_flagged << ")) " << flags << " |= " << GPUPY_FP_NAN << "u;\n";
     s << "        } else if (!(" << nan_in << " || " << inf_in << ")) {\n";
     s << "            " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
     s << "        }\n";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -54,9 +55,46 @@ inline double float_at(const CheckedOperand& o, int k) {
     return d;
 }
 
+// Ops whose every NaN result is flagged (gpupy_fp_flag's GPUPY_FP_NAN).
+inline bool flags_any_nan(int32_t op) { return op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2; }
+
+// The flags of one value from its float operands' NaN, infinity and zero.
+inline uint32_t classify(bool nan, bool nan_in, bool inf_in, bool zero_in) {
+    if (nan) return nan_in ? 0 : GPUPY_FP_NAN;
+    if (nan_in || inf_in) return 0;
+    return zero_in ? GPUPY_FP_INF_AT_ZERO : GPUPY_FP_INF;
+}
+
+// Every operand of the result's own type (the ops' common case): a loop
+// without a branch or a conversion per element, since NaN-filled data
+// (missing values) makes this the path of every op on it.
 template <class T>
-uint32_t float_flags(const T* r, const CheckedOperand* ops, int nops, int n) {
+uint32_t same_type_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops, int n) {
+    const T* a = reinterpret_cast<const T*>(ops[0].data);
+    const T* b = nops > 1 ? reinterpret_cast<const T*>(ops[1].data) : a;
+    const T big = std::numeric_limits<T>::max();
+    const bool any_nan = flags_any_nan(op);
+    uint32_t made_nan = 0, inf_zero = 0, inf = 0;
+    for (int k = 0; k < n; ++k) {
+        const T v = r[k], x = a[k], y = b[k];
+        const bool nan = v != v, nonfinite = !(v - v == T(0));
+        const bool nan_in = (x != x) | (y != y);
+        const bool inf_in = (std::fabs(x) > big) | (std::fabs(y) > big);
+        const bool zero_in = (x == T(0)) | (y == T(0));
+        made_nan |= nan & (!nan_in | any_nan);
+        const bool made_inf = nonfinite & !nan & !nan_in & !inf_in;
+        inf_zero |= made_inf & zero_in;
+        inf |= made_inf & !zero_in;
+    }
+    return (made_nan ? GPUPY_FP_NAN : 0) | (inf_zero ? GPUPY_FP_INF_AT_ZERO : 0) | (inf ? GPUPY_FP_INF : 0);
+}
+
+template <class T>
+uint32_t float_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops, int n) {
     if (!any_nonfinite(r, n)) return 0;
+    constexpr int32_t own = sizeof(T) == 4 ? GPUPY_FLOAT32 : GPUPY_FLOAT64;
+    if (nops <= 2 && ops[0].dtype == own && (nops == 1 || ops[1].dtype == own))
+        return same_type_flags(op, r, ops, nops, n);
     uint32_t flags = 0;
     for (int k = 0; k < n; ++k) {
         const T v = r[k];
@@ -70,11 +108,7 @@ uint32_t float_flags(const T* r, const CheckedOperand* ops, int nops, int n) {
             inf_in = inf_in || (x == x && (x - x) != (x - x));
             zero_in = zero_in || x == 0.0;
         }
-        if (nan) {
-            flags |= nan_in ? GPUPY_FP_NAN_CARRIED : GPUPY_FP_NAN;
-        } else if (!nan_in && !inf_in) {
-            flags |= zero_in ? GPUPY_FP_INF_AT_ZERO : GPUPY_FP_INF;
-        }
+        flags |= classify(nan, nan_in && !flags_any_nan(op), inf_in, zero_in);
     }
     return flags;
 }
@@ -116,8 +150,8 @@ inline uint32_t fp_flags(int32_t op, int32_t dtype, const char* result, const Ch
     using namespace fp_detail;
     if (nops < 1) return 0;
     switch (dtype) {
-    case GPUPY_FLOAT32: return float_flags(reinterpret_cast<const float*>(result), ops, nops, n);
-    case GPUPY_FLOAT64: return float_flags(reinterpret_cast<const double*>(result), ops, nops, n);
+    case GPUPY_FLOAT32: return float_flags(op, reinterpret_cast<const float*>(result), ops, nops, n);
+    case GPUPY_FLOAT64: return float_flags(op, reinterpret_cast<const double*>(result), ops, nops, n);
     case GPUPY_INT8: return integer_flags<int8_t>(op, ops, nops, n);
     case GPUPY_UINT8: return integer_flags<uint8_t>(op, ops, nops, n);
     case GPUPY_INT16: return integer_flags<int16_t>(op, ops, nops, n);

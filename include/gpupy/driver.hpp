@@ -278,15 +278,17 @@ typedef struct gpupy_ir {
 // turns these into NumPy's kinds of error (divide by zero, overflow,
 // invalid) for the op at hand.
 enum gpupy_fp_flag {
-    GPUPY_FP_NAN = 1,            // a float result is NaN, no float operand is
+    GPUPY_FP_NAN = 1,            // a float result is NaN, no float operand is;
+                                 // for LOGADDEXP and LOGADDEXP2 any NaN result
+                                 // (NumPy's loop compares their operands, an
+                                 // ordered comparison that flags a NaN one)
     GPUPY_FP_INF_AT_ZERO = 2,    // a float result is +-inf, every float operand
                                  // is finite and one is zero (+-0)
     GPUPY_FP_INF = 4,            // a float result is +-inf, every float operand
                                  // is finite and none is zero
     GPUPY_FP_ZERO_DIVISOR = 8,   // an integer (not bool) result whose divisor is 0:
                                  // operand 1, or a unary op's operand (reciprocal)
-    GPUPY_FP_NAN_CARRIED = 16,   // a float result is NaN, and so is a float operand
-    GPUPY_FP_INT_OVERFLOW = 32,  // a signed integer FLOOR_DIVIDE of the dtype's
+    GPUPY_FP_INT_OVERFLOW = 16,  // a signed integer FLOOR_DIVIDE of the dtype's
                                  // minimum by -1 (the quotient does not fit)
 };
 

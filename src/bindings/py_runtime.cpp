@@ -2,6 +2,7 @@
 // cache budget, counters, the NumPy host evaluator, and introspection used
 // by tests (IR of a block, cached blocks of an array).
 #include <pybind11/functional.h>
+#include <set>
 #include <pybind11/stl.h>
 
 #include "core/graph/node_factory.hpp"
@@ -130,8 +131,8 @@ void register_runtime(py::module_& m) {
     // Floating-point errors found on the device: NumPy's RuntimeWarning, in
     // NumPy's words, once the evaluation that found them is complete (a
     // filter turning it into an error raises it there).
-    Runtime::get().on_fp_error = [](OpCode ufunc, uint8_t kind) {
-        const std::string message = std::string(fp_kind_words(kind)) + " encountered in " + op_numpy_name(ufunc);
+    Runtime::get().on_fp_error = [](const char* function, uint8_t kind) {
+        const std::string message = std::string(fp_kind_words(kind)) + " encountered in " + function;
         if (PyErr_WarnEx(PyExc_RuntimeWarning, message.c_str(), 1) < 0) throw py::error_already_set();
     };
     m.def("use_driver", [](const std::string& name) { Runtime::get().use_driver(name); });
@@ -210,6 +211,12 @@ void register_runtime(py::module_& m) {
         for (py::handle a : arrays) nodes.push_back(a.cast<GpuArray>().node());
         mark_needed_together(nodes);
     }, "Marks the results of one call (divmod's, modf's) to be evaluated in one pass where they can be.");
+    m.def("warn_as", [](py::args arrays) {
+        // The name, kept for the process (warnings may come much later).
+        static std::set<std::string>* names = new std::set<std::string>();
+        const char* name = names->insert(py::cast<std::string>(arrays[0])).first->c_str();
+        for (size_t k = 1; k < arrays.size(); ++k) name_fp_errors(arrays[k].cast<GpuArray>().node(), name);
+    }, "warn_as(name, *arrays): the arrays' floating-point warnings name `name` (divmod's results: 'divmod').");
     m.def("set_sibling_min_elements", &set_recent_min_elements,
           "The least size of an expression evaluated with others in one pass (tests lower it); returns the previous.");
     m.def("reset_stats", &reset_stats);

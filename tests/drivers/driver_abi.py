@@ -58,7 +58,7 @@ class Ir(ctypes.Structure):
                 ("check_flags", ctypes.POINTER(ctypes.c_uint32))]
 
 # gpupy_fp_flag: what a checked instruction's values showed.
-FP_NAN, FP_INF_AT_ZERO, FP_INF, FP_ZERO_DIVISOR, FP_NAN_CARRIED, FP_INT_OVERFLOW = 1, 2, 4, 8, 16, 32
+FP_NAN, FP_INF_AT_ZERO, FP_INF, FP_ZERO_DIVISOR, FP_INT_OVERFLOW = 1, 2, 4, 8, 16
 
 
 class Resources(ctypes.Structure):

@@ -80,19 +80,47 @@ def _quiet(fn):
             return fn()
 
 
+# While a Program compares floating-point warnings (Program(warnings=True)):
+# the RuntimeWarning messages NumPy gave. gpupy's go to the program's own
+# record; at the end they must be among NumPy's (gpupy may warn less -- a
+# lazy result is checked only where it is computed -- but never of an
+# error NumPy did not meet).
+_NUMPY_WARNED = None
+_DEFAULT_STATE = {"divide": "warn", "over": "warn", "invalid": "warn", "under": "ignore"}
+
+
+def _numpy_side(fn):
+    if _NUMPY_WARNED is None:
+        return _quiet(fn)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with np.errstate(**_DEFAULT_STATE):
+            try:
+                return fn()
+            finally:
+                _NUMPY_WARNED.update(str(w.message) for w in seen if w.category is RuntimeWarning)
+
+
+def _gpupy_side(fn):
+    if _NUMPY_WARNED is None:
+        return _quiet(fn)
+    with np.errstate(**_DEFAULT_STATE):  # (its warnings reach the program's record)
+        return fn()
+
+
 def _run_both(ref_fn, got_fn):
     """(ref result, got result, None) or (None, None, exception class) when
     both raise the same public class; Mismatch otherwise."""
     ref_exc = got_exc = None
     ref = got = None
     try:
-        ref = _quiet(ref_fn)
+        ref = _numpy_side(ref_fn)
     except Exception as e:  # noqa: BLE001 - any NumPy error is a behaviour to match
         ref_exc = e
     try:
-        got = _quiet(got_fn)
+        got = _gpupy_side(got_fn)
         if ref_exc is not None and isinstance(got, gp.GpuArray):
-            _quiet(lambda: np.asarray(got))  # a lazy error shows when evaluated
+            _gpupy_side(lambda: np.asarray(got))  # a lazy error shows when evaluated
     except Exception as e:  # noqa: BLE001
         got_exc = e
     if ref_exc is None and got_exc is None:
@@ -141,7 +169,7 @@ def _compare(slot, what):
     ref = np.asarray(slot.ref)
     got_obj = slot.got
     try:
-        got = _quiet(lambda: np.asarray(got_obj))
+        got = _gpupy_side(lambda: np.asarray(got_obj))
     except Exception as e:  # noqa: BLE001
         raise Mismatch(f"{what}{slot.how}: evaluating gpupy's result raised {type(e).__name__}: {e}") from e
     if got.shape != ref.shape:
@@ -269,8 +297,11 @@ def draw_fancy_index(data, shape):
 class Program:
     """Draws and runs one program; `log` says what ran (for reports)."""
 
-    def __init__(self, data, max_steps=12, signed_zeros=True):
+    def __init__(self, data, max_steps=12, signed_zeros=True, warnings=False):
         self.data = data
+        # Build everything in NumPy's default error state and compare the
+        # floating-point warnings (see _NUMPY_WARNED).
+        self.warnings = warnings
         # False where the driver does not promise the sign of a zero result
         # (docs/accuracy.md: GLSL compilers fold an addend they prove to be
         # +0.0, so 0.0 + -0.0 can come out -0.0 on OpenGL).
@@ -680,6 +711,23 @@ class Program:
 
     # -- the program
     def run(self):
+        if not self.warnings:
+            return self._run()
+        global _NUMPY_WARNED
+        _NUMPY_WARNED = set()
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                self._run()
+            numpy_warned = _NUMPY_WARNED
+        finally:
+            _NUMPY_WARNED = None
+        gpupy_warned = {str(w.message) for w in seen if w.category is RuntimeWarning}
+        if not gpupy_warned <= numpy_warned:
+            raise Mismatch(f"gpupy warned {sorted(gpupy_warned - numpy_warned)}; NumPy did not "
+                           f"(NumPy's: {sorted(numpy_warned)})")
+
+    def _run(self):
         n_inputs = self.draw(st.integers(1, 3), "inputs")
         for _ in range(n_inputs):
             self.create()

@@ -1,7 +1,8 @@
 """NumPy-differential fuzzing (programs.py) in the normal suite: a small
-budget of programs per driver under four settings -- the defaults, tiny
-blocks with a tiny cache, one operation per evaluation, and the library's
-own placement of small work (NumPy at once, the host engine). The long
+budget of programs per driver under five settings -- the defaults, tiny
+blocks with a tiny cache, one operation per evaluation, the library's
+own placement of small work (NumPy at once, the host engine), and NumPy's
+default error state with the floating-point warnings compared. The long
 campaign (docs/testing.md) runs the same programs by the hundred thousand:
     pytest tests/fuzz --hypothesis-profile=long
 or, surviving crashes, python tests/fuzz/campaign.py.
@@ -23,6 +24,9 @@ SETTINGS = {
     # The library's own placement: small work on host values in NumPy at
     # once, small evaluations on the host engine (the fixture turns both off).
     "placed": {"eager": 1024, "host": None},
+    # Built in NumPy's default error state: gpupy's floating-point warnings
+    # must be among NumPy's.
+    "warnings": {"siblings_from": 1, "warnings": True},
 }
 
 
@@ -59,7 +63,7 @@ def test_programs_agree_with_numpy(gpu, silent_fallback, siblings_default, setti
                                                     HealthCheck.function_scoped_fixture])
     @given(st.data())
     def run(data):
-        program = Program(data, signed_zeros=gpu.name != "opengl")
+        program = Program(data, signed_zeros=gpu.name != "opengl", warnings=SETTINGS[setting].get("warnings", False))
         try:
             program.run()
             ran[0] += 1  # completed (hypothesis also stops draws that exceed its budget)

@@ -267,9 +267,9 @@ void run_tasks(std::vector<Task> tasks) {
     if (rt.on_host_evaluation) {
         for (const char* name : names) rt.on_host_evaluation(name);
     }
-    const std::vector<std::pair<OpCode, uint8_t>> errors = take_fp_errors();
+    const std::vector<std::pair<const char*, uint8_t>> errors = take_fp_errors();
     if (rt.on_fp_error) {
-        for (const auto& [op, kind] : errors) rt.on_fp_error(op, kind);
+        for (const auto& [name, kind] : errors) rt.on_fp_error(name, kind);
     }
 }
 

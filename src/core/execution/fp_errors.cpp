@@ -6,8 +6,8 @@ namespace gpupy {
 
 namespace {
 
-std::vector<std::pair<OpCode, uint8_t>>& queued() {
-    static auto* q = new std::vector<std::pair<OpCode, uint8_t>>();
+std::vector<std::pair<const char*, uint8_t>>& queued() {
+    static auto* q = new std::vector<std::pair<const char*, uint8_t>>();
     return *q;
 }
 
@@ -59,7 +59,11 @@ void mark_fp_checks(Node* node, const FpWarnings& w) {
     if (!w.kinds || node->kind() != NodeKind::Expression || node->complete()) return;
     if (!fp_checkable(node->op(), node->dtype())) return;
     node->fp_warn |= w.kinds;
-    if (w.ufunc != GPUPY_OP_NONE && w.ufunc != node->op()) node->fp_ufunc = w.ufunc;
+    if (w.ufunc != GPUPY_OP_NONE && w.ufunc != node->op()) node->fp_name = op_numpy_name(w.ufunc);
+}
+
+void name_fp_errors(Node* node, const char* name) {
+    if (node->fp_warn) node->fp_name = name;
 }
 
 uint8_t fp_kinds_of(OpCode op, uint32_t flags) {
@@ -74,9 +78,6 @@ uint8_t fp_kinds_of(OpCode op, uint32_t flags) {
     if ((flags & GPUPY_FP_ZERO_DIVISOR) && op == GPUPY_OP_RECIPROCAL) kinds |= kFpInvalid;
     if (flags & GPUPY_FP_INF) kinds |= (op == GPUPY_OP_ARCTANH || op == GPUPY_OP_LOG1P) ? kFpDivide : kFpOverflow;
     if (flags & GPUPY_FP_INT_OVERFLOW) kinds |= kFpOverflow;
-    // NumPy's logaddexp compares its operands' difference with 0, an
-    // ordered comparison that flags a NaN operand as invalid.
-    if ((flags & GPUPY_FP_NAN_CARRIED) && (op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2)) kinds |= kFpInvalid;
     // NumPy's float floor_divide of an overflowing quotient (100 / tiny)
     // also meets the remainder of an infinity.
     if ((flags & GPUPY_FP_INF) && op == GPUPY_OP_FLOOR_DIVIDE) kinds |= kFpInvalid;
@@ -87,7 +88,7 @@ void note_fp_errors(Node* node, uint8_t kinds) {
     const uint8_t fresh = kinds & fp_kinds_to_check(*node);
     if (!fresh) return;
     node->fp_reported |= fresh;
-    const OpCode named = node->fp_ufunc != GPUPY_OP_NONE ? node->fp_ufunc : node->op();
+    const char* named = node->fp_name ? node->fp_name : op_numpy_name(node->op());
     // NumPy's order within one call: divide, over, invalid.
     for (uint8_t kind : {kFpDivide, kFpOverflow, kFpInvalid}) {
         if (!(fresh & kind)) continue;
@@ -96,8 +97,8 @@ void note_fp_errors(Node* node, uint8_t kinds) {
     }
 }
 
-std::vector<std::pair<OpCode, uint8_t>> take_fp_errors() {
-    std::vector<std::pair<OpCode, uint8_t>> out;
+std::vector<std::pair<const char*, uint8_t>> take_fp_errors() {
+    std::vector<std::pair<const char*, uint8_t>> out;
     out.swap(queued());
     return out;
 }

@@ -60,8 +60,12 @@ inline uint8_t fp_kinds_to_check(const Node& n) { return n.fp_warn & static_cast
 // them reported.
 void note_fp_errors(Node* node, uint8_t kinds);
 
-// The errors queued since the last call, in the order found: the ufunc
+// The errors queued since the last call, in the order found: the function
 // named in the message and the kind.
-std::vector<std::pair<OpCode, uint8_t>> take_fp_errors();
+std::vector<std::pair<const char*, uint8_t>> take_fp_errors();
+
+// Names the function a node's warnings name (a string that lives as long
+// as the process), where the node is to be checked.
+void name_fp_errors(Node* node, const char* name);
 
 }  // namespace gpupy

@@ -138,11 +138,13 @@ public:
     uint64_t together = 0;
     // Floating-point errors (execution/fp_errors.hpp): the kinds NumPy's
     // error state asked to warn about when this op was built (FpKind
-    // bits), those already reported, and the ufunc the warnings name (a
-    // power built as a square is still "power"; NONE: this node's op).
+    // bits), those already reported, and the function the warnings name,
+    // a string that lives as long as the process (np.power(a, 2) built as a
+    // square is still "power", divmod's remainder "divmod"; null: this
+    // node's op).
     uint8_t fp_warn = 0;
     uint8_t fp_reported = 0;
-    OpCode fp_ufunc = GPUPY_OP_NONE;
+    const char* fp_name = nullptr;
 
 private:
     friend class NodeRef;

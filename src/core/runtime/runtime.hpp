@@ -39,7 +39,7 @@ public:
     // floating-point error (execution/fp_errors.hpp: FpKind) found in the
     // values of a ufunc built to warn about it; may throw (a warning
     // turned into an error). Set by the bindings.
-    std::function<void(OpCode ufunc, uint8_t kind)> on_fp_error;
+    std::function<void(const char* function, uint8_t kind)> on_fp_error;
     // Throw HostEvaluationRefused instead of evaluating on the host.
     bool refuse_host_evaluation = false;
     // Called between the steps (blocks) of an evaluation; throws to stop it
