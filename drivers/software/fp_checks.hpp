@@ -28,6 +28,32 @@ namespace fp_detail {
 
 template <class T>
 using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+template <class T>
+using BitsOf = Bits<T>;
+
+template <class T>
+inline Bits<T> bits(T v) {
+    Bits<T> b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+// All ones where `test` holds, as an integer mask (vectorises as compares).
+template <class T>
+inline Bits<T> mask(bool test) {
+    return Bits<T>(0) - static_cast<Bits<T>>(test);
+}
+
+// Non-zero where v was made not finite -- not finite from finite operands
+// x and y, or a NaN from operands without one -- as opposed to carried
+// from its operands (missing values in the data). Integer masks, so that
+// the loops it is ORed in vectorise (about half again a simple loop's
+// time with AVX2).
+template <class T>
+inline Bits<T> made_bits(T v, T x, T y) {
+    const T in = (x - x) + (y - y);  // NaN where an operand is not finite
+    return (bits(T(v - v)) & mask<T>(in == in)) | (mask<T>(v != v) & mask<T>((x == x) & (y == y)));
+}
 
 // v - v is +0.0 for a finite v and NaN otherwise: ORing its bits finds
 // any NaN or infinity in a loop that vectorises on SSE2 and AVX2 alike.
@@ -65,9 +91,10 @@ inline uint32_t classify(bool nan, bool nan_in, bool inf_in, bool zero_in) {
     return zero_in ? GPUPY_FP_INF_AT_ZERO : GPUPY_FP_INF;
 }
 
-// Every operand of the result's own type (the ops' common case): a loop
-// without a branch or a conversion per element, since NaN-filled data
-// (missing values) makes this the path of every op on it.
+// Every operand of the result's own type (the ops' common case): one loop
+// without a branch or a conversion per element. NaN-filled data (missing
+// values) makes this the path of every op on it; the loop is bound by
+// reading the three chunks back (about 0.8 ns an element here).
 template <class T>
 uint32_t same_type_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops, int n) {
     const T* a = reinterpret_cast<const T*>(ops[0].data);
@@ -89,12 +116,26 @@ uint32_t same_type_flags(int32_t op, const T* r, const CheckedOperand* ops, int 
     return (made_nan ? GPUPY_FP_NAN : 0) | (inf_zero ? GPUPY_FP_INF_AT_ZERO : 0) | (inf ? GPUPY_FP_INF : 0);
 }
 
+// Whether any of n values was made not finite (made_bits).
+template <class T>
+bool any_made(const T* r, const T* a, const T* b, int n) {
+    Bits<T> found = 0;
+    for (int k = 0; k < n; ++k) found |= made_bits(r[k], a[k], b[k]);
+    return found != 0;
+}
+
 template <class T>
 uint32_t float_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops, int n) {
     if (!any_nonfinite(r, n)) return 0;
     constexpr int32_t own = sizeof(T) == 4 ? GPUPY_FLOAT32 : GPUPY_FLOAT64;
-    if (nops <= 2 && ops[0].dtype == own && (nops == 1 || ops[1].dtype == own))
+    if (nops <= 2 && ops[0].dtype == own && (nops == 1 || ops[1].dtype == own)) {
+        const T* a = reinterpret_cast<const T*>(ops[0].data);
+        const T* b = nops > 1 ? reinterpret_cast<const T*>(ops[1].data) : a;
+        // Values carried from the operands (NaN-filled data) cost one
+        // vectorised pass, no classification.
+        if (!flags_any_nan(op) && !any_made(r, a, b, n)) return 0;
         return same_type_flags(op, r, ops, nops, n);
+    }
     uint32_t flags = 0;
     for (int k = 0; k < n; ++k) {
         const T v = r[k];

@@ -34,25 +34,30 @@ bool with_type(int32_t dtype, Fn&& fn) {
 
 using gpupy::scalar_as;
 
-// The bits of v - v: 0 for a finite v (+0.0), a NaN's for NaN and the
-// infinities. ORed over a loop they say whether any value was not finite;
-// unlike a comparison, this vectorises in the kernels' loops on SSE2 and
-// AVX2 alike (measured: free against the loop's own load and store).
-template <class R>
-inline auto nonfinite_bits(R v) {
-    using Bits = std::conditional_t<sizeof(R) == 4, uint32_t, uint64_t>;
-    const R z = v - v;
-    Bits b;
-    std::memcpy(&b, &z, sizeof b);
-    return b;
-}
+// What a kernel's loop finds for the floating-point checks, in the same
+// pass while the values are in registers (a scan afterwards reads the
+// chunk back, and cost simple arithmetic half its speed):
+enum class Watch {
+    None,
+    // Whether any value written is NaN or infinite: ORs the bits of v - v
+    // (0.0 for a finite v, a NaN otherwise); free against the loop's own
+    // loads and stores.
+    NonFinite,
+    // Whether any value was made so -- not finite from finite operands, or
+    // a NaN from operands without one -- so that NaNs and infinities the
+    // data carries (missing values) send nothing to the classification:
+    // a second pass over the chunk just written (fp_detail::any_made),
+    // used once a chunk of the op met a value not finite.
+    Made,
+};
 
-// `nonfinite`: where given, a float result's loop also finds whether any
-// value it wrote is NaN or infinite (for the floating-point checks: in the
-// same pass, while the values are in registers; a scan afterwards read the
-// chunk again, and cost simple arithmetic half its speed).
+using fp_detail::bits;
+using fp_detail::BitsOf;
+
+// `watch`/`seen`: where watch is not None and the result is a float, the
+// loop also finds what Watch says into *seen.
 template <class K, int Arity, class T>
-bool run_kernel(const void* a, const void* b, void* out, int n, bool* nonfinite) {
+bool run_kernel(const void* a, const void* b, void* out, int n, Watch watch, bool* seen) {
     if constexpr (!K::template ok<T>) {
         return false;
     } else if constexpr (Arity == 1) {
@@ -60,14 +65,26 @@ bool run_kernel(const void* a, const void* b, void* out, int n, bool* nonfinite)
         using R = decltype(K::template f<T>(T{}));
         R* o = static_cast<R*>(out);
         if constexpr (std::is_floating_point_v<R>) {
-            if (nonfinite) {
-                decltype(nonfinite_bits(R{})) found = 0;
-                for (int i = 0; i < n; ++i) {
-                    const R v = K::template f<T>(x[i]);
-                    o[i] = v;
-                    found |= nonfinite_bits(v);
+            if (watch != Watch::None) {
+                BitsOf<R> found = 0;
+                if constexpr (std::is_same_v<T, R>) {
+                    if (watch == Watch::Made) {
+                        // (The op's own loop as it is, then one pass over
+                        // the chunk just written: the masks inside the
+                        // loop keep some kernels, sqrt's, from vectorising.)
+                        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i]);
+                        *seen = fp_detail::any_made(o, x, x, n);
+                        return true;
+                    }
                 }
-                *nonfinite = found != 0;
+                {
+                    for (int i = 0; i < n; ++i) {
+                        const R v = K::template f<T>(x[i]);
+                        o[i] = v;
+                        found |= bits(R(v - v));
+                    }
+                }
+                *seen = found != 0;
                 return true;
             }
         }
@@ -79,14 +96,23 @@ bool run_kernel(const void* a, const void* b, void* out, int n, bool* nonfinite)
         using R = decltype(K::template f<T>(T{}, T{}));
         R* o = static_cast<R*>(out);
         if constexpr (std::is_floating_point_v<R>) {
-            if (nonfinite) {
-                decltype(nonfinite_bits(R{})) found = 0;
-                for (int i = 0; i < n; ++i) {
-                    const R v = K::template f<T>(x[i], y[i]);
-                    o[i] = v;
-                    found |= nonfinite_bits(v);
+            if (watch != Watch::None) {
+                BitsOf<R> found = 0;
+                if constexpr (std::is_same_v<T, R>) {
+                    if (watch == Watch::Made) {
+                        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i], y[i]);
+                        *seen = fp_detail::any_made(o, x, y, n);
+                        return true;
+                    }
                 }
-                *nonfinite = found != 0;
+                {
+                    for (int i = 0; i < n; ++i) {
+                        const R v = K::template f<T>(x[i], y[i]);
+                        o[i] = v;
+                        found |= bits(R(v - v));
+                    }
+                }
+                *seen = found != 0;
                 return true;
             }
         }
@@ -96,20 +122,22 @@ bool run_kernel(const void* a, const void* b, void* out, int n, bool* nonfinite)
 }
 
 template <class K, int Arity>
-bool dispatch_kernel(int32_t dtype, const void* a, const void* b, void* out, int n, bool* nonfinite) {
+bool dispatch_kernel(int32_t dtype, const void* a, const void* b, void* out, int n, Watch watch, bool* seen) {
     if constexpr (Arity == 3 || std::is_same_v<K, K_CAST> || std::is_same_v<K, K_GATHER>) {
         return false;  // handled by the interpreter
     } else {
-        return with_type(dtype, [&](auto t) { return run_kernel<K, Arity, decltype(t)>(a, b, out, n, nonfinite); });
+        return with_type(dtype, [&](auto t) { return run_kernel<K, Arity, decltype(t)>(a, b, out, n, watch, seen); });
     }
 }
 
-// `nonfinite`: as for run_kernel; left alone for results that are not floats.
-bool run_op(int32_t op, int32_t dtype, const void* a, const void* b, void* out, int n, bool* nonfinite = nullptr) {
+// `watch`, `seen`: as for run_kernel; *seen is left alone for results that
+// are not floats.
+bool run_op(int32_t op, int32_t dtype, const void* a, const void* b, void* out, int n, Watch watch = Watch::None,
+            bool* seen = nullptr) {
     switch (op) {
 #define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) \
     case GPUPY_OP_##NAME:                        \
-        return dispatch_kernel<K_##NAME, ARITY>(dtype, a, b, out, n, nonfinite);
+        return dispatch_kernel<K_##NAME, ARITY>(dtype, a, b, out, n, watch, seen);
 #include "gpupy/ops.def"
 #undef GPUPY_OP
     }
@@ -207,6 +235,7 @@ public:
             ptr_[i] = reinterpret_cast<char*>(regs_[i]);
         }
         check_slot_.assign(static_cast<size_t>(ir.ninstr), -1);
+        met_nonfinite_.assign(static_cast<size_t>(ir.ninstr), 0);
         for (int k = 0; k < ir.ncheck; ++k) check_slot_[ir.check[k]] = k;
         found_.assign(static_cast<size_t>(ir.ncheck), 0u);
         // Constants are the same at every point: fill their registers once.
@@ -309,6 +338,7 @@ private:
     // Per instruction: its index in ir_.check, or -1 (not checked).
     std::vector<int> check_slot_;
     std::vector<uint32_t> found_;  // per check: gpupy_fp_flag bits found
+    std::vector<char> met_nonfinite_;  // per instruction: a chunk's values were not all finite
 };
 
 void Interpreter::map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out) {
@@ -597,9 +627,16 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 break;
             }
             if (check_slot_[i] >= 0 && gpupy::dtype_is_float(in.dtype)) {
-                bool nonfinite = true;
-                if (!run_op(in.op, dt, a, b, out, n, &nonfinite)) return fail("op not supported for this dtype");
-                if (!nonfinite) continue;  // all finite: nothing for the check to find
+                // Once a chunk met a value not finite (data with NaNs), the
+                // kernel tells made from carried, so that carried ones cost
+                // no classification.
+                // (logaddexp's every NaN is flagged: gpupy_fp_flag.)
+                const bool any_nan = in.op == GPUPY_OP_LOGADDEXP || in.op == GPUPY_OP_LOGADDEXP2;
+                const Watch watch = met_nonfinite_[i] && !any_nan ? Watch::Made : Watch::NonFinite;
+                bool seen = true;
+                if (!run_op(in.op, dt, a, b, out, n, watch, &seen)) return fail("op not supported for this dtype");
+                if (!seen) continue;  // nothing for the check to find
+                met_nonfinite_[i] = 1;
                 break;
             }
             if (!run_op(in.op, dt, a, b, out, n)) return fail("op not supported for this dtype");
