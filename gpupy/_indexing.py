@@ -390,7 +390,7 @@ def scatter(a, key, value):
     ranks = function("cumsum")(mask.reshape(-1), dtype=np.int64)
     count = int(ranks[-1]) if ranks.size else 0
     _numpy_accepts_mask_assignment(a.shape, mask.shape, count, v.shape)
-    if count == 0:
+    if count == 0 or 0 in tail:  # no element selected (NumPy then takes any empty value it accepted)
         return True
     target = (count,) + tail
     values = function("broadcast_to")(v.reshape(_without_leading_units(v.shape, len(target))), target)

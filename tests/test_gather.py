@@ -287,7 +287,8 @@ def test_mask_assignment(gpu, shape, dtype):
     assert gp.stats()["fallbacks"] == 0
 
 
-@pytest.mark.parametrize("shapes", [((0, 0, 0), (0, 0), (0, 0, 0)), ((1, 0), (1, 0), (1, 0)), ((3, 4), (3, 4), (2, 2)),
+@pytest.mark.parametrize("shapes", [((0, 0, 0), (0, 0), (0, 0, 0)), ((1, 0), (1, 0), (1, 0)), ((4, 1, 0), (4, 1), (4, 1, 0)),
+                                    ((4, 1, 0), (4, 1), (3, 5, 0)), ((3, 4), (3, 4), (2, 2)),
                                     ((3, 4), (3,), (2, 4)), ((3, 4), (3, 4), (1, 2)), ((3, 4), (3,), (1, 1, 4))],
                          ids=str)
 def test_mask_assignment_value_shapes_as_numpy(gpu, shapes):
