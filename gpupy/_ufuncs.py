@@ -153,14 +153,21 @@ class ufunc(_core.ufunc_base):
         b != 0). Only where the error state looks for errors at all."""
         if builtins.all(mode == "ignore" for kind, mode in np.geterr().items() if kind != "under"):
             return args
+        if builtins.all(loop.endswith("?") for loop in self._np.types if not loop.endswith("O")):
+            return args  # comparisons and tests: no floating-point errors
         safe = 0 if self.__name__ == "arctanh" else 1  # arctanh(1) is a division by zero
         where = function("where")
         if not builtins.any(isinstance(a, GpuArray) for a in args):
             # Numbers only: computed once, they would warn whatever the mask
             # (and the output may be empty); as arrays over the mask, only
-            # where it keeps them. (The dtypes stay NumPy's: a number with a
-            # number of its own type.)
-            return tuple(where(mask, a, (a.dtype.type if isinstance(a, np.generic) else type(a))(safe)) for a in args)
+            # where it keeps them. The dtypes stay NumPy's: NumPy's scalars
+            # become arrays of their own dtype, and Python numbers -- weak,
+            # cast to the others' dtype -- stay numbers beside them (all
+            # Python numbers: arrays of NumPy's default types, as NumPy
+            # resolves them).
+            strong = builtins.any(isinstance(a, np.generic) for a in args)
+            return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, np.generic)
+                         else a if strong else where(mask, a, type(a)(safe)) for a in args)
         return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray) else a for a in args)
 
     def _masked(self, args, kwargs):

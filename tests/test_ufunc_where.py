@@ -97,3 +97,16 @@ def test_a_mask_keeps_numpys_warnings(gpu):
         assert got == want
     assert gpu.warnings_of(lambda: np.divide(a, b, out=np.zeros(4), where=a > 1)) == [
         "divide by zero encountered in divide"]
+
+
+def test_a_mask_over_numbers_keeps_numpys_types(gpu):
+    # Numbers only are computed over the mask where errors are looked for;
+    # a Python number stays weak beside a NumPy scalar (found by the fuzzer).
+    for lib in (np, gp):
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            lib.add(np.uint8(0), -1, out=lib.asarray(np.int8(0)), where=False)
+    out = gp.zeros(3)
+    assert gpu.warnings_of(lambda: np.asarray(gp.divide(0, 0.0, out=out, where=gp.asarray([False, True, False])))) == \
+        gpu.warnings_of(lambda: np.divide(0, 0.0, out=np.zeros(3), where=np.array([False, True, False]))) == [
+            "invalid value encountered in divide"]
+    assert gpu.warnings_of(lambda: np.asarray(gp.divide(0, 0.0, out=out, where=gp.zeros(3, bool)))) == []
