@@ -269,20 +269,20 @@ std::string Writer::check(int i, int k) {
         fns_.use(fn);
         return fn + "(" + x + ")";
     };
-    std::string nan_in = "false", inf_in = "false", zero_in = "false";
+    // The float operands, each once (x * x: one test).
+    std::vector<int> floats;
     for (int a = 0; a < op_arity(in.op); ++a) {
         const int arg = in.arg[a];
-        const GlslType& af = glsl_type(ir_.instr[arg].dtype);
-        if (af.kind != DtypeKind::Float) continue;
-        const std::string x = reg(arg);
-        nan_in += " || " + classify("isnan", ir_.instr[arg].dtype, x);
-        inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, x);
-        zero_in += " || " + x + " == 0.0";
+        if (glsl_type(ir_.instr[arg].dtype).kind == DtypeKind::Float &&
+            std::find(floats.begin(), floats.end(), arg) == floats.end())
+            floats.push_back(arg);
     }
     const std::string v = reg(i);
-    // logaddexp's every NaN is flagged (gpupy_fp_flag), its operands' too.
-    const bool any_nan = in.op == GPUPY_OP_LOGADDEXP || in.op == GPUPY_OP_LOGADDEXP2;
-    const std::string nan_in_flagged = any_nan ? "false" : nan_in;
+    // Whether an operand is NaN, as far as the flags care: logaddexp's every
+    // NaN is flagged (gpupy_fp_flag), its operands' too.
+    std::string nan_in = "false";
+    for (int arg : floats) nan_in += " || " + classify("isnan", ir_.instr[arg].dtype, reg(arg));
+    const std::string nan_in_flagged = gpupy_fp_flags_every_nan(in.op) ? "false" : nan_in;
     if (!opt_.detailed_checks) {
         // The quick form: whether this value is an error the full form
         // would name -- not finite where every float operand is finite, or
@@ -301,17 +301,16 @@ std::string Writer::check(int i, int k) {
             return "(floatBitsToUint(" + z + ") != 0u)";
         };
         std::string finite_in = "true";
-        for (int a = 0; a < op_arity(in.op); ++a) {
-            const int arg = in.arg[a];
-            bool seen = false;  // (x * x: one test)
-            for (int b = 0; b < a; ++b) seen = seen || in.arg[b] == arg;
-            if (glsl_type(ir_.instr[arg].dtype).kind != DtypeKind::Float || seen) continue;
-            finite_in += " && !" + nonfinite(arg);
-        }
+        for (int arg : floats) finite_in += " && !" + nonfinite(arg);
         const std::string made = nonfinite(i);
         s << "    " << flags << " |= uint(" << made << " && " << finite_in << ") | uint(" << classify("isnan", in.dtype, v)
           << " && !(" << nan_in_flagged << "));\n";
         return s.str();
+    }
+    std::string inf_in = "false", zero_in = "false";
+    for (int arg : floats) {
+        inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, reg(arg));
+        zero_in += " || " + reg(arg) + " == 0.0";
     }
     // One test on the common path (a finite value); the operands are
     // looked at only where the value is not.

@@ -60,7 +60,8 @@ struct CodegenOptions {
     bool shared_tiles = true;
     // Floating-point checks (gpupy_ir.check) in their full form: the
     // gpupy_fp_flag bits. Off, float checks only find whether any value was
-    // not finite (any non-zero flag: run the full form for the bits).
+    // made not finite, without a branch (any non-zero flag: run the full
+    // form for the bits).
     bool detailed_checks = false;
 };
 

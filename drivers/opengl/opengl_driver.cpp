@@ -439,11 +439,11 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
     std::vector<uint32_t> found(static_cast<size_t>(std::max(ir.ncheck, 1)), 0u);
     if (int rc = dispatch(d, prog, ir, dst, found.data()); rc != GPUPY_OK) return rc;
     if (ir.ncheck == 0) return GPUPY_OK;
-    // The checks ran in their quick form: whether each value was finite,
-    // one subtraction and one OR (the full form's tests cost a CPU
+    // The checks ran in their quick form: whether a value was made not
+    // finite, without a branch (the full form's branches cost a CPU
     // renderer half again the time of a chain of additions). Where one
-    // was not, the evaluation runs again in the full form, which tells
-    // NaNs from infinities and made from carried (the same values again).
+    // was, the evaluation runs again in the full form, which names the
+    // error (the same values again).
     if (std::all_of(found.begin(), found.end(), [](uint32_t f) { return f == 0; })) return GPUPY_OK;
     opt.detailed_checks = true;
     GeneratedShader detailed;

@@ -28,8 +28,6 @@ namespace fp_detail {
 
 template <class T>
 using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-template <class T>
-using BitsOf = Bits<T>;
 
 template <class T>
 inline Bits<T> bits(T v) {
@@ -60,12 +58,7 @@ inline Bits<T> made_bits(T v, T x, T y) {
 template <class T>
 bool any_nonfinite(const T* v, int n) {
     Bits<T> found = 0;
-    for (int k = 0; k < n; ++k) {
-        const T z = v[k] - v[k];
-        Bits<T> b;
-        std::memcpy(&b, &z, sizeof b);
-        found |= b;
-    }
+    for (int k = 0; k < n; ++k) found |= bits(T(v[k] - v[k]));
     return found != 0;
 }
 
@@ -81,9 +74,6 @@ inline double float_at(const CheckedOperand& o, int k) {
     return d;
 }
 
-// Ops whose every NaN result is flagged (gpupy_fp_flag's GPUPY_FP_NAN).
-inline bool flags_any_nan(int32_t op) { return op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2; }
-
 // The flags of one value from its float operands' NaN, infinity and zero.
 inline uint32_t classify(bool nan, bool nan_in, bool inf_in, bool zero_in) {
     if (nan) return nan_in ? 0 : GPUPY_FP_NAN;
@@ -91,16 +81,15 @@ inline uint32_t classify(bool nan, bool nan_in, bool inf_in, bool zero_in) {
     return zero_in ? GPUPY_FP_INF_AT_ZERO : GPUPY_FP_INF;
 }
 
-// Every operand of the result's own type (the ops' common case): one loop
-// without a branch or a conversion per element. NaN-filled data (missing
-// values) makes this the path of every op on it; the loop is bound by
-// reading the three chunks back (about 0.8 ns an element here).
+// The flags of n values whose operands all have the result's own type
+// (the ops' common case): one loop without a branch or a conversion per
+// element. Called where any_made found a value made not finite.
 template <class T>
 uint32_t same_type_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops, int n) {
     const T* a = reinterpret_cast<const T*>(ops[0].data);
     const T* b = nops > 1 ? reinterpret_cast<const T*>(ops[1].data) : a;
     const T big = std::numeric_limits<T>::max();
-    const bool any_nan = flags_any_nan(op);
+    const bool any_nan = gpupy_fp_flags_every_nan(op);
     uint32_t made_nan = 0, inf_zero = 0, inf = 0;
     for (int k = 0; k < n; ++k) {
         const T v = r[k], x = a[k], y = b[k];
@@ -133,7 +122,7 @@ uint32_t float_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops
         const T* b = nops > 1 ? reinterpret_cast<const T*>(ops[1].data) : a;
         // Values carried from the operands (NaN-filled data) cost one
         // vectorised pass, no classification.
-        if (!flags_any_nan(op) && !any_made(r, a, b, n)) return 0;
+        if (!gpupy_fp_flags_every_nan(op) && !any_made(r, a, b, n)) return 0;
         return same_type_flags(op, r, ops, nops, n);
     }
     uint32_t flags = 0;
@@ -149,7 +138,7 @@ uint32_t float_flags(int32_t op, const T* r, const CheckedOperand* ops, int nops
             inf_in = inf_in || (x == x && (x - x) != (x - x));
             zero_in = zero_in || x == 0.0;
         }
-        flags |= classify(nan, nan_in && !flags_any_nan(op), inf_in, zero_in);
+        flags |= classify(nan, nan_in && !gpupy_fp_flags_every_nan(op), inf_in, zero_in);
     }
     return flags;
 }

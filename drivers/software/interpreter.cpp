@@ -1,8 +1,6 @@
 #include "interpreter.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -51,8 +49,28 @@ enum class Watch {
     Made,
 };
 
-using fp_detail::bits;
-using fp_detail::BitsOf;
+// Writes value(i) to o[i] for i < n, x and y being the operands (y = x for
+// unary ops), finding into *seen what `watch` asks (not None).
+template <class R, class T, class Value>
+void fill_watched(R* o, const T* x, const T* y, int n, Watch watch, bool* seen, Value&& value) {
+    if constexpr (std::is_same_v<T, R>) {
+        if (watch == Watch::Made) {
+            // The op's own loop as it is, then one pass over the chunk just
+            // written: the masks inside the loop keep some kernels, sqrt's,
+            // from vectorising.
+            for (int i = 0; i < n; ++i) o[i] = value(i);
+            *seen = fp_detail::any_made(o, x, y, n);
+            return;
+        }
+    }
+    fp_detail::Bits<R> found = 0;
+    for (int i = 0; i < n; ++i) {
+        const R v = value(i);
+        o[i] = v;
+        found |= fp_detail::bits(R(v - v));
+    }
+    *seen = found != 0;
+}
 
 // `watch`/`seen`: where watch is not None and the result is a float, the
 // loop also finds what Watch says into *seen.
@@ -66,25 +84,7 @@ bool run_kernel(const void* a, const void* b, void* out, int n, Watch watch, boo
         R* o = static_cast<R*>(out);
         if constexpr (std::is_floating_point_v<R>) {
             if (watch != Watch::None) {
-                BitsOf<R> found = 0;
-                if constexpr (std::is_same_v<T, R>) {
-                    if (watch == Watch::Made) {
-                        // (The op's own loop as it is, then one pass over
-                        // the chunk just written: the masks inside the
-                        // loop keep some kernels, sqrt's, from vectorising.)
-                        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i]);
-                        *seen = fp_detail::any_made(o, x, x, n);
-                        return true;
-                    }
-                }
-                {
-                    for (int i = 0; i < n; ++i) {
-                        const R v = K::template f<T>(x[i]);
-                        o[i] = v;
-                        found |= bits(R(v - v));
-                    }
-                }
-                *seen = found != 0;
+                fill_watched(o, x, x, n, watch, seen, [&](int i) { return K::template f<T>(x[i]); });
                 return true;
             }
         }
@@ -97,22 +97,7 @@ bool run_kernel(const void* a, const void* b, void* out, int n, Watch watch, boo
         R* o = static_cast<R*>(out);
         if constexpr (std::is_floating_point_v<R>) {
             if (watch != Watch::None) {
-                BitsOf<R> found = 0;
-                if constexpr (std::is_same_v<T, R>) {
-                    if (watch == Watch::Made) {
-                        for (int i = 0; i < n; ++i) o[i] = K::template f<T>(x[i], y[i]);
-                        *seen = fp_detail::any_made(o, x, y, n);
-                        return true;
-                    }
-                }
-                {
-                    for (int i = 0; i < n; ++i) {
-                        const R v = K::template f<T>(x[i], y[i]);
-                        o[i] = v;
-                        found |= bits(R(v - v));
-                    }
-                }
-                *seen = found != 0;
+                fill_watched(o, x, y, n, watch, seen, [&](int i) { return K::template f<T>(x[i], y[i]); });
                 return true;
             }
         }
@@ -631,8 +616,8 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 // kernel tells made from carried, so that carried ones cost
                 // no classification.
                 // (logaddexp's every NaN is flagged: gpupy_fp_flag.)
-                const bool any_nan = in.op == GPUPY_OP_LOGADDEXP || in.op == GPUPY_OP_LOGADDEXP2;
-                const Watch watch = met_nonfinite_[i] && !any_nan ? Watch::Made : Watch::NonFinite;
+                const Watch watch =
+                    met_nonfinite_[i] && !gpupy_fp_flags_every_nan(in.op) ? Watch::Made : Watch::NonFinite;
                 bool seen = true;
                 if (!run_op(in.op, dt, a, b, out, n, watch, &seen)) return fail("op not supported for this dtype");
                 if (!seen) continue;  // nothing for the check to find

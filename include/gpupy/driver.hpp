@@ -292,6 +292,11 @@ enum gpupy_fp_flag {
                                  // minimum by -1 (the quotient does not fit)
 };
 
+// The ops whose every NaN result is GPUPY_FP_NAN, a NaN operand's too.
+static inline int gpupy_fp_flags_every_nan(int32_t op) {
+    return op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2;
+}
+
 typedef struct gpupy_resources {
     int64_t slot[GPUPY_RESOURCE_SLOTS];
 } gpupy_resources;

@@ -2,8 +2,9 @@
 // cache budget, counters, the NumPy host evaluator, and introspection used
 // by tests (IR of a block, cached blocks of an array).
 #include <pybind11/functional.h>
-#include <set>
 #include <pybind11/stl.h>
+
+#include <set>
 
 #include "core/graph/node_factory.hpp"
 #include "core/graph/recent_nodes.hpp"

@@ -72,6 +72,10 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
     };
     std::vector<gpupy_ir_instr> out;
     out.reserve(expected);
+    if (checks) {
+        checks->check_instrs.clear();
+        checks->check_items.clear();
+    }
     // Instruction of each item already emitted (-1: not yet). Indexed by
     // item: a plan lowers its subtrees many times (each resource check and
     // each pass), and a hash map here was one of the planner's largest costs.

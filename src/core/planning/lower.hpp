@@ -37,9 +37,9 @@ ItemInstr item_instr(const Item& it, bool as_leaf);
 // `also`: items lowered into the same list before `top` (more outputs of
 // one evaluation, planning/siblings.hpp); *outputs_at gets the
 // instructions of top, then of each of them.
-// `checks`: the pass whose check_instrs/check_items get the operations
-// computed here that are to be checked for floating-point errors
-// (execution/fp_errors.hpp).
+// `checks`: the pass whose check_instrs/check_items are set to the
+// operations computed here that are to be checked for floating-point
+// errors (execution/fp_errors.hpp).
 std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mode, std::vector<Leaf>* leaves,
                                   DomainFold* fold, bool top_as_leaf = false, size_t expected = 0,
                                   const std::vector<int32_t>* also = nullptr, std::vector<int32_t>* outputs_at = nullptr,

@@ -70,8 +70,6 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
         std::vector<int32_t> to_pack;
         for (Pass& p : part.passes) {
             p.leaves.clear();
-            p.check_instrs.clear();
-            p.check_items.clear();
             p.instrs = lower(part, p.top, ctx.mode, &p.leaves, &p.fold, p.top_as_leaf, 0, &p.also, &p.outputs_at, &p);
             split(ctx, part, p, &to_pack);
         }

@@ -131,8 +131,6 @@ bool fits(const PlanContext& ctx, const PartPlan& part, const Pass& root) {
 
 void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int32_t>* to_pack) {
     root.leaves.clear();
-    root.check_instrs.clear();
-    root.check_items.clear();
     root.instrs = lower(part, root.top, ctx.mode, &root.leaves, &root.fold, root.top_as_leaf, 0, &root.also,
                         &root.outputs_at, &root);
     split(ctx, part, root, to_pack);
