@@ -76,15 +76,6 @@ def messages(seen):
     return sorted({str(w.message) for w in seen if w.category is RuntimeWarning})
 
 
-def warned(fn):
-    """fn()'s RuntimeWarning messages under NumPy's default error state."""
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            fn()
-    return messages(seen)
-
-
 def special_values(dtype):
     info = np.finfo(dtype)
     return np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 100.0, 1000.0, info.max, -info.max / 3, info.tiny,
@@ -144,15 +135,15 @@ def test_warnings_are_numpys_for_every_special_value(gpu, placement, dtype):
         quiet = np.ones(operands[0].size, dtype=bool)
         for i in range(operands[0].size):
             one = [o[i:i + 1] for o in operands]
-            want = warned(lambda: f(*one))
+            want = gpu.warnings_of(lambda: f(*one))
             if want:
                 quiet[i] = False
-                got = warned(lambda: np.asarray(g(*[gp.asarray(o) for o in one])))
+                got = gpu.warnings_of(lambda: np.asarray(g(*[gp.asarray(o) for o in one])))
                 if got != want and not internal_overflow(name, *[o[0] for o in one]):
                     wrong.append((name, [float(o[0]) for o in one], got, want))
                 checked += 1
         rest = [o[quiet] for o in operands]
-        got = warned(lambda: np.asarray(g(*[gp.asarray(o) for o in rest])))
+        got = gpu.warnings_of(lambda: np.asarray(g(*[gp.asarray(o) for o in rest])))
         if got:
             wrong.append((name, "where NumPy gives none", got))
     assert wrong == []
@@ -164,7 +155,7 @@ def test_an_op_warns_by_the_state_it_was_built_in(gpu):
     with np.errstate(divide="ignore"):
         quiet = 1 / x
     loud = 2 / x
-    assert warned(lambda: np.asarray(quiet)) == []
+    assert gpu.warnings_of(lambda: np.asarray(quiet)) == []
     with np.errstate(all="ignore"):  # evaluated here, built in the default state
         with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):
             np.asarray(loud)
@@ -179,7 +170,7 @@ def test_each_error_is_reported_once_per_op(gpu):
         np.asarray(r)
     assert [str(w.message) for w in seen] == ["divide by zero encountered in divide"]
     assert gp.stats()["fp_errors_reported"] >= 1
-    assert warned(lambda: (np.asarray(r[5:]), np.asarray(r * 2))) == []
+    assert gpu.warnings_of(lambda: (np.asarray(r[5:]), np.asarray(r * 2))) == []
 
 
 def test_errors_in_work_fused_away_from_the_result(gpu):
@@ -190,7 +181,7 @@ def test_errors_in_work_fused_away_from_the_result(gpu):
                  lambda m, a: m.minimum(m.exp(a * 1000), 1.0),
                  lambda m, a: m.sum(m.sqrt(a)),
                  lambda m, a: m.max(m.log(a) + 1)):
-        assert warned(lambda: np.asarray(call(gp, g))) == warned(lambda: call(np, x))
+        assert gpu.warnings_of(lambda: np.asarray(call(gp, g))) == gpu.warnings_of(lambda: call(np, x))
 
 
 def test_only_the_elements_computed_are_checked(gpu):
@@ -202,16 +193,16 @@ def test_only_the_elements_computed_are_checked(gpu):
     r = 1 / x
     # (Exporting the view itself would export -- so evaluate -- the whole
     # array; work on it reads only its own elements.)
-    assert warned(lambda: np.asarray(r[1024:] * 2)) == []  # blocks 1 to 3
-    assert warned(lambda: np.asarray(r)) == ["divide by zero encountered in divide"]
+    assert gpu.warnings_of(lambda: np.asarray(r[1024:] * 2)) == []  # blocks 1 to 3
+    assert gpu.warnings_of(lambda: np.asarray(r)) == ["divide by zero encountered in divide"]
 
 
 def test_integer_division_by_zero(gpu):
     a = gp.asarray(np.arange(1, 5, dtype=np.int32))
     z = gp.asarray(np.array([1, 0, 2, 3], dtype=np.int32))
     for name in ("floor_divide", "remainder", "fmod"):
-        want = warned(lambda: getattr(np, name)(np.arange(1, 5, dtype=np.int32), np.array([1, 0, 2, 3], np.int32)))
-        assert warned(lambda: np.asarray(getattr(gp, name)(a, z))) == want == [
+        want = gpu.warnings_of(lambda: getattr(np, name)(np.arange(1, 5, dtype=np.int32), np.array([1, 0, 2, 3], np.int32)))
+        assert gpu.warnings_of(lambda: np.asarray(getattr(gp, name)(a, z))) == want == [
             f"divide by zero encountered in {name}"]
 
 
@@ -236,7 +227,7 @@ def test_powers_warn_in_numpys_words(gpu):
                                 (big, lambda a: a ** 2, "overflow encountered in square"),
                                 (zero, lambda a: np.power(a, -1), "divide by zero encountered in power"),
                                 (big, lambda a: np.power(a, 2), "overflow encountered in power")):
-        assert warned(lambda: np.asarray(call(gp.asarray(host)))) == warned(lambda: call(host)) == [message]
+        assert gpu.warnings_of(lambda: np.asarray(call(gp.asarray(host)))) == gpu.warnings_of(lambda: call(host)) == [message]
 
 
 def test_ignore_checks_nothing(gpu):
@@ -271,14 +262,14 @@ def test_opengl_runs_the_full_checks_only_where_a_value_is_not_finite(opengl):
     try:
         x = gp.asarray(np.linspace(1, 2, 5000, dtype=np.float32))
         gp.reset_stats()
-        assert warned(lambda: np.asarray((x + 3) * x - 1)) == []
+        assert opengl.warnings_of(lambda: np.asarray((x + 3) * x - 1)) == []
         assert gp.stats()["programs_compiled"] == 1
         z = gp.asarray(np.r_[np.zeros(1, np.float32), np.linspace(1, 2, 4999, dtype=np.float32)])
         gp.reset_stats()
-        assert warned(lambda: np.asarray((x + 4) / z - 1)) == ["divide by zero encountered in divide"]
+        assert opengl.warnings_of(lambda: np.asarray((x + 4) / z - 1)) == ["divide by zero encountered in divide"]
         assert gp.stats()["programs_compiled"] == 2  # quick, then full
         gp.reset_stats()
-        assert warned(lambda: np.asarray((x + 5) / z - 1)) == ["divide by zero encountered in divide"]
+        assert opengl.warnings_of(lambda: np.asarray((x + 5) / z - 1)) == ["divide by zero encountered in divide"]
         assert gp.stats()["programs_compiled"] == 0  # both cached
     finally:
         gp.set_placement("auto")
@@ -287,6 +278,6 @@ def test_opengl_runs_the_full_checks_only_where_a_value_is_not_finite(opengl):
 def test_divmod_warns_as_divmod(gpu):
     for a, b in ((np.arange(1, 5, dtype=np.int32), np.array([1, 0, 2, 3], np.int32)),
                  (np.float32([1, 0, 2, 3]), np.float32([1, 0, 0, 3]))):
-        want = warned(lambda: divmod(a, b))
-        assert warned(lambda: [np.asarray(r) for r in divmod(gp.asarray(a), gp.asarray(b))]) == want
+        want = gpu.warnings_of(lambda: divmod(a, b))
+        assert gpu.warnings_of(lambda: [np.asarray(r) for r in divmod(gp.asarray(a), gp.asarray(b))]) == want
         assert all("divmod" in w for w in want) and want

@@ -54,13 +54,6 @@ def numpy_or_error(fn):
                 return None, type(e)
 
 
-def warned(fn):
-    """The RuntimeWarnings fn() gives under NumPy's default error state."""
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"):
-            fn()
-    return sorted({str(w.message) for w in seen if w.category is RuntimeWarning})
 
 
 @pytest.mark.parametrize("dtype", sorted(SPECIALS))
@@ -80,8 +73,8 @@ def test_ops_on_constant_arrays_fold_to_numpys_value(gpu, dtype):
                 assert ops_of(got) in FOLDED, (name, x, y, ops_of(got))
                 gpu.assert_same(got, want, inputs=(x, y))
                 # The fold finds NumPy's floating-point errors, as it is built.
-                assert warned(lambda: getattr(gp, name)(gp.full(N, x, dtype), gp.full(N, y, dtype))) == \
-                    warned(lambda: getattr(np, name)(np.full(N, x, dtype), np.full(N, y, dtype))), (name, x, y)
+                assert gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype), gp.full(N, y, dtype))) == \
+                    gpu.warnings_of(lambda: getattr(np, name)(np.full(N, x, dtype), np.full(N, y, dtype))), (name, x, y)
                 checked += 1
     for name in UNARY:
         if not gpupy_runs(gpu, name, dtype):
@@ -94,8 +87,8 @@ def test_ops_on_constant_arrays_fold_to_numpys_value(gpu, dtype):
                 got = getattr(gp, name)(gp.full(N, x, dtype))
             assert ops_of(got) in FOLDED, (name, x, ops_of(got))
             gpu.assert_same(got, want, inputs=(x,))
-            assert warned(lambda: getattr(gp, name)(gp.full(N, x, dtype))) == \
-                warned(lambda: getattr(np, name)(np.full(N, x, dtype))), (name, x)
+            assert gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype))) == \
+                gpu.warnings_of(lambda: getattr(np, name)(np.full(N, x, dtype))), (name, x)
             checked += 1
     assert checked > 20
 
