@@ -174,7 +174,8 @@ def _device_product(a):
     n = a.shape[0]
     av = a.reshape((n, 1, n))._broadcast_to((n, n, n))
     bv = a.reshape((1, n, n))._broadcast_to((n, n, n))
-    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [2], numpy.dtype(numpy.float32), REDUCE_CHUNK)
+    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [2], numpy.dtype(numpy.float32), REDUCE_CHUNK,
+                        checked=False)
 
 
 def measure():

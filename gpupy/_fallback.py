@@ -366,7 +366,7 @@ def call_numpy(name, args, kwargs, func=None, reason="gpupy does not support it 
     hold their dtype (NumPy's views of an argument as views of it).
     """
     if func is None:
-        func = getattr(np, name)
+        func = functools.reduce(getattr, name.split("."), np)  # "add.reduce": numpy.add.reduce
     if kwargs.get("device") is not None:
         # gpupy's device, for NumPy's function: what falls back runs on NumPy's one device.
         check_device(kwargs["device"])

@@ -57,7 +57,9 @@ def _contract_last(a, b_t, dtype):
         bv = bv.astype(dtype)
     if dtype == np.bool_:
         return _core.reduce(_core.ufunc("logical_and", av, bv), "logical_or", [len(batch) + 2], dtype, chunk)
-    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [len(batch) + 2], dtype, chunk)
+    # (NumPy's products warn as "matmul" or "dot", from BLAS's flags; the
+    # device's product checks neither its products nor its sums.)
+    return _core.reduce(_core.ufunc("multiply", av, bv), "add", [len(batch) + 2], dtype, chunk, checked=False)
 
 
 @implements(np.matmul)

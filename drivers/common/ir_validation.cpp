@@ -108,6 +108,10 @@ std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
         if (!gpupy::op_folds(ir.reduce_op)) return "reduce_op is not an op that folds";
     }
     if (ir.ncheck < 0 || (ir.ncheck > 0 && (!ir.check || !ir.check_flags))) return "bad floating-point checks";
+    if (ir.check_folds) {
+        if (!reduction || !ir.fold_flags) return "fold checks without a reduction or their flags";
+        if (ir.check_folds >> ir.noutputs) return "a fold check of an output the IR does not have";
+    }
     for (int k = 0; k < ir.ncheck; ++k) {
         const int32_t i = ir.check[k];
         if (i < 0 || i >= ir.ninstr || gpupy::op_is_leaf(ir.instr[i].op) || ir.instr[i].op == GPUPY_OP_GATHER)

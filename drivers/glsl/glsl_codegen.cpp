@@ -143,6 +143,15 @@ private:
     std::string gather(int i, int& unit);
     std::string fetch(int i, int& unit, const std::string& block_elems);
     std::string check(int i, int k);
+    // A float classification function of glsl_runtime/float_bits.glsl
+    // ("isnan", "isinf", "isfinite") applied to x, of dtype `dtype`.
+    std::string classify(const char* what, int dtype, const std::string& x) {
+        const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
+        fns_.use(fn);
+        return fn + "(" + x + ")";
+    }
+    bool fold_checked(int k) const { return ir_.reduce_op != GPUPY_OP_NONE && ((ir_.check_folds >> k) & 1u); }
+    std::string fold_check(int k, const std::string& acc, const std::string& suffix);
 
     const gpupy_ir& ir_;
     const ParamLayout& layout_;
@@ -263,12 +272,6 @@ std::string Writer::check(int i, int k) {
         }
         return s.str();
     }
-    // The float classification functions of glsl_runtime/float_bits.glsl.
-    auto classify = [this](const char* what, int dtype, const std::string& x) {
-        const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
-        fns_.use(fn);
-        return fn + "(" + x + ")";
-    };
     // The float operands, each once (x * x: one test).
     std::vector<int> floats;
     for (int a = 0; a < op_arity(in.op); ++a) {
@@ -321,6 +324,35 @@ std::string Writer::check(int i, int k) {
     s << "            " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
     s << "        }\n";
     s << "    }\n";
+    return s.str();
+}
+
+// The flags of a checked fold (gpupy_ir.check_folds) for output k, whose
+// accumulator is `acc` after the loop, ORed into g_fold<k>. The quick form
+// only says whether the value is not finite (v - v is not 0.0), once per
+// output; the full form, run where the quick one found something, names
+// the error from what the loop saw of the body values (bnan<k>, binf<k>),
+// as gpupy_fold_flags does.
+std::string Writer::fold_check(int k, const std::string& acc, const std::string& suffix) {
+    const int t = ir_.instr[ir_.output[k]].dtype;
+    const std::string flags = "g_fold" + std::to_string(k);
+    std::ostringstream s;
+    if (!opt_.detailed_checks) {
+        if (glsl_type(t).bits == 64) {
+            s << "        precise double zf" << suffix << " = " << acc << " - " << acc << ";\n";
+            s << "        " << flags << " |= uint(unpackDouble2x32(zf" << suffix << ") != uvec2(0u));\n";
+        } else {
+            s << "        precise float zf" << suffix << " = " << acc << " - " << acc << ";\n";
+            s << "        " << flags << " |= uint(floatBitsToUint(zf" << suffix << ") != 0u);\n";
+        }
+        return s.str();
+    }
+    s << "        if (!bnan" << suffix << ") {\n";
+    s << "            if (" << classify("isnan", t, acc) << ") " << flags << " |= binf" << suffix << " ? "
+      << GPUPY_FP_NAN << "u : " << (GPUPY_FP_NAN | GPUPY_FP_INF) << "u;\n";
+    s << "            else if (" << classify("isinf", t, acc) << " && !binf" << suffix << ") " << flags
+      << " |= " << GPUPY_FP_INF << "u;\n";
+    s << "        }\n";
     return s.str();
 }
 
@@ -416,14 +448,18 @@ std::string Writer::generate(GeneratedShader& out) {
     }
     src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
     src << decl_.str();
-    if (ir_.ncheck > 0) {
+    bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
+    if (ir_.ncheck > 0 || (reduce && ir_.check_folds)) {
         // Floating-point error checks: each invocation gathers its flags
         // privately and adds them to the buffer once, at the end (an
-        // atomic per invocation that found something; usually none).
+        // atomic per invocation that found something; usually none). The
+        // folds' flags follow the instructions'.
         src << "layout(std430, binding = " << kCheckBinding << ") buffer GpupyChecks { uint u_checks[]; };\n";
         for (int k = 0; k < ir_.ncheck; ++k) src << "uint g_check" << k << " = 0u;\n";
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            if (fold_checked(k)) src << "uint g_fold" << k << " = 0u;\n";
+        }
     }
-    bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
     // A reduction's accumulators: acc (output 0), acc1, ... each folding
     // its output's value v, v1, ... with its op, from its identity.
     std::vector<std::string> folds;
@@ -435,6 +471,13 @@ std::string Writer::generate(GeneratedShader& out) {
         folds.push_back(op_expression(k ? ir_.output_reduce_op[k] : ir_.reduce_op, t, t,
                                       {"acc" + suffix(k), "v" + suffix(k)}, fns_, opt_.caps));
     }
+    // The checked folds' code, written now: the functions it uses go in
+    // with the others just below.
+    std::vector<std::string> fold_checks(static_cast<size_t>(ir_.noutputs));
+    for (int k = 0; k < ir_.noutputs; ++k) {
+        if (fold_checked(k)) fold_checks[k] = fold_check(k, "acc" + suffix(k), suffix(k));
+    }
+    const bool track_body = opt_.detailed_checks && reduce && ir_.check_folds;
     for (const std::string& fn : fns_.order) src << GlslLibrary::embedded().text(fn);
 
     // The body: the IR evaluated at the domain point with C-order flat
@@ -491,6 +534,9 @@ std::string Writer::generate(GeneratedShader& out) {
             src << "        " << (glsl_type(t).kind == DtypeKind::Float ? "precise " : "") << glsl_type(t).glsl_type
                 << " acc" << suffix(k) << " = " << (t == GPUPY_BOOL ? "(" + ident + " != 0u)" : ident) << ";\n";
         }
+        for (int k = 0; k < ir_.noutputs && track_body; ++k) {
+            if (fold_checked(k)) src << "        bool bnan" << suffix(k) << " = false, binf" << suffix(k) << " = false;\n";
+        }
         src << "        " << I << " size = " << p(layout_.reduce) << ", chunk = " << p(layout_.reduce + 2) << ";\n";
         if (ir_.reduce_mode == GPUPY_REDUCE_CHUNKS) {
             src << "        " << I << " nchunks = " << p(layout_.reduce + 1) << ";\n";
@@ -512,7 +558,15 @@ std::string Writer::generate(GeneratedShader& out) {
             src << "            " << rf.glsl_type << " v = eval_point(o * size + r);\n";
         }
         for (int k = 0; k < ir_.noutputs; ++k) src << "            acc" << suffix(k) << " = " << folds[k] << ";\n";
+        for (int k = 0; k < ir_.noutputs && track_body; ++k) {
+            if (!fold_checked(k)) continue;
+            const int t = dtype_of(k);
+            const std::string v = "v" + suffix(k), sk = suffix(k);
+            src << "            bnan" << sk << " = bnan" << sk << " || " << classify("isnan", t, v) << ";\n";
+            src << "            binf" << sk << " = binf" << sk << " || " << classify("isinf", t, v) << ";\n";
+        }
         src << "        }\n";
+        for (const std::string& c : fold_checks) src << c;
         for (int k = 0; k < ir_.noutputs; ++k) {
             src << "        " << glsl_type(dtype_of(k)).glsl_type << " result" << (several ? std::to_string(k) : "")
                 << " = acc" << suffix(k) << ";\n";
@@ -533,6 +587,10 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "    }\n";
     for (int k = 0; k < ir_.ncheck; ++k)
         src << "    if (g_check" << k << " != 0u) atomicOr(u_checks[" << k << "], g_check" << k << ");\n";
+    for (int k = 0; k < ir_.noutputs; ++k) {
+        if (fold_checked(k))
+            src << "    if (g_fold" << k << " != 0u) atomicOr(u_checks[" << ir_.ncheck + k << "], g_fold" << k << ");\n";
+    }
     src << "}\n";
 
     if (fns_.missing) return "a GLSL library function is missing";
@@ -677,7 +735,9 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
     for (int k = 1; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k) put(ir.output_reduce_op[k]);
     put(ir.ncheck);
     for (int k = 0; k < ir.ncheck; ++k) put(ir.check[k]);
-    if (ir.ncheck > 0) put(opt.detailed_checks);
+    const uint32_t check_folds = ir.reduce_op != GPUPY_OP_NONE ? ir.check_folds : 0u;
+    put(check_folds);
+    if (ir.ncheck > 0 || check_folds) put(opt.detailed_checks);
     // The tiled form, and which operand is A, follow from stride values.
     put(out.tiled);
     if (out.tiled) {

@@ -316,8 +316,14 @@ Program* program_for(Driver* d, const gpupy_ir& ir, const CodegenOptions& opt, G
     return prog;
 }
 
-// One dispatch of `prog` over `ir` into dst; the checks' flags (ncheck of
-// them) into `found`.
+// The flags the checks' buffer holds for `ir`: its checked instructions',
+// then one per output for its checked folds (gpupy_ir.check_folds).
+int check_slots(const gpupy_ir& ir) {
+    return ir.ncheck + (ir.reduce_op != GPUPY_OP_NONE && ir.check_folds ? ir.noutputs : 0);
+}
+
+// One dispatch of `prog` over `ir` into dst; the checks' flags
+// (check_slots of them) into `found`.
 int dispatch(Driver* d, Program* prog, const gpupy_ir& ir, gpupy_block* const* dst, uint32_t* found) {
     const GeneratedShader& sh = prog->shader;
     clear_gl_errors();
@@ -350,7 +356,8 @@ int dispatch(Driver* d, Program* prog, const gpupy_ir& ir, gpupy_block* const* d
     for (int k = 0; k < ir.noutputs; ++k) {
         glBindImageTexture(k, dst[k]->texture, 0, GL_FALSE, 0, GL_WRITE_ONLY, texture_format(dst[k]->dtype).internal_format);
     }
-    if (ir.ncheck > 0) bind_zeroed_checks(d, ir.ncheck);
+    const int slots = check_slots(ir);
+    if (slots > 0) bind_zeroed_checks(d, slots);
 
     // Work groups of 64 invocations, spread over y where x runs out; a
     // tiled product's over its tiles.
@@ -378,11 +385,11 @@ int dispatch(Driver* d, Program* prog, const gpupy_ir& ir, gpupy_block* const* d
         prog->has_run = true;
         d->first_run_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     }
-    if (ir.ncheck > 0) {
+    if (slots > 0) {
         // The flags are wanted now (the core reports them when the
         // evaluation ends): this read waits for the dispatch.
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-        glGetNamedBufferSubData(d->check_buffer, 0, static_cast<GLsizeiptr>(ir.ncheck) * 4, found);
+        glGetNamedBufferSubData(d->check_buffer, 0, static_cast<GLsizeiptr>(slots) * 4, found);
     }
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
@@ -436,9 +443,10 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
     Program* prog = program_for(d, ir, opt, shader);
     if (!prog) return GPUPY_ERROR;
     if (ir.count == 0) return GPUPY_OK;
-    std::vector<uint32_t> found(static_cast<size_t>(std::max(ir.ncheck, 1)), 0u);
+    const int slots = check_slots(ir);
+    std::vector<uint32_t> found(static_cast<size_t>(std::max(slots, 1)), 0u);
     if (int rc = dispatch(d, prog, ir, dst, found.data()); rc != GPUPY_OK) return rc;
-    if (ir.ncheck == 0) return GPUPY_OK;
+    if (slots == 0) return GPUPY_OK;
     // The checks ran in their quick form: whether a value was made not
     // finite, without a branch (the full form's branches cost a CPU
     // renderer half again the time of a chain of additions). Where one
@@ -455,6 +463,7 @@ int eval_with_context(Driver* d, const gpupy_ir& ir, gpupy_block* const* dst) {
     if (!prog) return GPUPY_ERROR;
     if (int rc = dispatch(d, prog, ir, dst, found.data()); rc != GPUPY_OK) return rc;
     for (int k = 0; k < ir.ncheck; ++k) ir.check_flags[k] |= found[k];
+    for (int k = ir.ncheck; k < slots; ++k) ir.fold_flags[k - ir.ncheck] |= found[k];
     return GPUPY_OK;
 }
 

@@ -1,6 +1,7 @@
 #include "interpreter.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -263,6 +264,9 @@ public:
         for (int k = 0; k < ir_.ncheck; ++k) {
             if (found_[k]) __atomic_fetch_or(&ir_.check_flags[k], found_[k], __ATOMIC_RELAXED);
         }
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            if (fold_found_[k]) __atomic_fetch_or(&ir_.fold_flags[k], fold_found_[k], __ATOMIC_RELAXED);
+        }
     }
 
 private:
@@ -293,6 +297,18 @@ private:
     // one straight into `direct` when given (else into its register).
     // Afterwards ptr_[i] is where instruction i's n values are.
     bool eval_points(int64_t p0, int n, char* direct = nullptr);
+    // Fold checks (gpupy_ir.check_folds): whether output k's folds are
+    // checked, and the flags of its output element `result`, folded from
+    // the values of instruction `body` at domain points [p, q): only a
+    // value that is not finite needs its body values looked at again
+    // (evaluated once more: the rare case).
+    bool fold_checked(int k) const { return (ir_.check_folds >> k) & 1u; }
+    template <class T>
+    bool check_fold(int k, T result, int body, int64_t p, int64_t q);
+    // The same for a scan's outputs at points [f, end), out[0..): each
+    // folds the chunk's body values from point cs up to its own.
+    template <class T>
+    bool check_scan_folds(const T* out, int body, int64_t cs, int64_t f, int64_t end);
     // Element index of the map at each of the n points from p0.
     void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
     bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
@@ -323,6 +339,7 @@ private:
     // Per instruction: its index in ir_.check, or -1 (not checked).
     std::vector<int> check_slot_;
     std::vector<uint32_t> found_;  // per check: gpupy_fp_flag bits found
+    uint32_t fold_found_[GPUPY_MAX_OUTPUTS] = {};  // per output: its folds' flags
     std::vector<char> met_nonfinite_;  // per instruction: a chunk's values were not all finite
 };
 
@@ -695,6 +712,7 @@ bool Interpreter::run(Block* const* outputs) {
                 T acc = identity;
                 if (!fold_range(&acc, row * inner + r0, row * inner + r1, nullptr)) return false;
                 o[f - ir_.start] = acc;
+                if (fold_checked(0) && !check_fold(0, acc, last, row * inner + r0, row * inner + r1)) return false;
             }
             return true;
         }
@@ -709,6 +727,8 @@ bool Interpreter::run(Block* const* outputs) {
             // Values before f within the chunk only feed the running value.
             if (!fold_range(&acc, row * inner + cs, f, nullptr)) return false;
             if (!fold_range(&acc, f, run_end, o + (f - ir_.start))) return false;
+            if (fold_checked(0) && !check_scan_folds(o + (f - ir_.start), last, row * inner + cs, f, run_end))
+                return false;
             f = run_end;
         }
         return true;
@@ -751,8 +771,62 @@ bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int6
             const int size = itemsize(outputs[k]->dtype);
             std::memcpy(outputs[k]->data + (ir_.dst_offset + f - ir_.start) * size, acc[k], static_cast<size_t>(size));
         }
+        const int64_t p0 = row * inner + c * chunk;
+        for (int k = 0; k < ir_.noutputs; ++k) {
+            if (!fold_checked(k)) continue;
+            const bool ok = with_type(outputs[k]->dtype, [&](auto t) {
+                using T = decltype(t);
+                return check_fold(k, *reinterpret_cast<const T*>(acc[k]), ir_.output[k], p0, q);
+            });
+            if (!ok) return false;
+        }
     }
     return true;
+}
+
+template <class T>
+bool Interpreter::check_scan_folds(const T* out, int body, int64_t cs, int64_t f, int64_t end) {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return true;
+    } else {
+        if (std::all_of(out, out + (end - f), [](T x) { return std::isfinite(x); })) return true;
+        bool body_nan = false, body_inf = false;
+        for (int64_t p = cs; p < end;) {
+            const int n = static_cast<int>(std::min<int64_t>(chunk_, end - p));
+            if (!eval_points(p, n)) return false;
+            const T* v = reinterpret_cast<const T*>(ptr_[body]);
+            for (int i = 0; i < n; ++i, ++p) {
+                body_nan |= std::isnan(v[i]);
+                body_inf |= std::isinf(v[i]);
+                if (p < f) continue;
+                const T x = out[p - f];
+                fold_found_[0] |= gpupy_fold_flags(std::isnan(x), std::isinf(x), body_nan, body_inf);
+            }
+        }
+        return true;
+    }
+}
+
+template <class T>
+bool Interpreter::check_fold(int k, T result, int body, int64_t p, int64_t q) {
+    if constexpr (!std::is_floating_point_v<T>) {
+        return true;
+    } else {
+        if (std::isfinite(result)) return true;
+        bool body_nan = false, body_inf = false;
+        while (p < q && !body_nan) {
+            const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
+            if (!eval_points(p, n)) return false;
+            const T* v = reinterpret_cast<const T*>(ptr_[body]);
+            for (int i = 0; i < n; ++i) {
+                body_nan |= std::isnan(v[i]);
+                body_inf |= std::isinf(v[i]);
+            }
+            p += n;
+        }
+        fold_found_[k] |= gpupy_fold_flags(std::isnan(result), std::isinf(result), body_nan, body_inf);
+        return true;
+    }
 }
 
 bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {

@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 6
+#define GPUPY_DRIVER_ABI_VERSION 7
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -271,6 +271,18 @@ typedef struct gpupy_ir {
     int32_t ncheck;
     const int32_t* check;
     uint32_t* check_flags;
+
+    // A reduction's folds checked (np.errstate for np.sum, np.cumprod...):
+    // bit k set asks the driver to check output k's folds and OR into
+    // fold_flags[k] (GPUPY_MAX_OUTPUTS entries, zeroed by the core) the
+    // gpupy_fold_flags() of every output element it computes -- whether
+    // the folded value is a NaN or an infinity that its body values did
+    // not carry. The core asks only for folds whose accumulator, once
+    // not finite, stays so (float ADD and MULTIPLY): a finite output
+    // needs no further look. 0: no fold is checked; fold_flags may be
+    // null.
+    uint32_t check_folds;
+    uint32_t* fold_flags;
 } gpupy_ir;
 
 // What a checked instruction's values showed (gpupy_ir.check). "Float
@@ -295,6 +307,18 @@ enum gpupy_fp_flag {
 // The ops whose every NaN result is GPUPY_FP_NAN, a NaN operand's too.
 static inline int gpupy_fp_flags_every_nan(int32_t op) {
     return op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2;
+}
+
+// The gpupy_fp_flag bits of one checked fold's output element
+// (gpupy_ir.check_folds), from what it is and what its body values were
+// (any NaN among them, any infinity), whatever the order of the fold: an
+// infinity from finite values overflowed (GPUPY_FP_INF); a NaN from
+// values without one was made by infinities meeting (inf - inf, inf * 0:
+// GPUPY_FP_NAN), infinities that overflowed first where no value was one.
+static inline uint32_t gpupy_fold_flags(int is_nan, int is_inf, int body_nan, int body_inf) {
+    if (body_nan) return 0u;
+    if (is_nan) return body_inf ? (uint32_t)GPUPY_FP_NAN : (uint32_t)(GPUPY_FP_NAN | GPUPY_FP_INF);
+    return is_inf && !body_inf ? (uint32_t)GPUPY_FP_INF : 0u;
 }
 
 typedef struct gpupy_resources {

@@ -153,6 +153,23 @@ void assign_value(const GpuArray& target, py::handle value);
 py::object inplace(OpCode op, py::object self, py::handle value);
 // Coerces an operand to a GpuArray (ndarrays/scalars/lists copied).
 bool as_gpuarray(py::handle obj, GpuArray* out);
+// What NumPy's floating-point error state (np.errstate, np.seterr) asks
+// for. gpupy's device detects division by zero, overflow and invalid
+// values (execution/fp_errors.hpp), so their "warn" is honoured there;
+// "raise", "call", "print" and "log", and anything but "ignore" for
+// underflow (never detected), send the ufunc to NumPy, which does it all.
+// The state lives in NumPy's context variable, a new object for each
+// errstate block or seterr call; NumPy's modes are asked once per object:
+// one context-variable read per ufunc otherwise.
+struct NumpyFpState {
+    bool numpy_acts = false;  // some mode only NumPy's loops can honour
+    uint8_t warn = 0;         // FpKind bits in "warn" mode
+};
+const NumpyFpState& numpy_fp_state();
+// NumPy's `name` ("sum", "add.reduce") on `args` through the package's
+// fallback (counted, refused in raise mode, arguments flushed, the result
+// wrapped), for `reason`.
+py::object call_numpy_counted(const char* name, const py::tuple& args, const py::dict& kwargs, const char* reason);
 // numpy.<ufunc> for an op-table op, looked up once.
 py::handle numpy_ufunc(OpCode op);
 
@@ -162,7 +179,11 @@ void register_runtime(py::module_& m);
 void register_structural(py::module_& m);
 // a reduced over `axes` into dtype t: NumPy's reduce at once for a small
 // array of host values, else the core's lazy chunked reduction.
-GpuArray reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk);
+// `checked`: the reduction is NumPy's ufunc.reduce, whose floating-point
+// errors np.errstate governs (not a product's or gpupy's own inner sums).
+// Where the state asks for more than warnings, NumPy does it.
+py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk,
+                                bool checked);
 // `x.sum()`, `x.prod()`, `x.max()`, `x.min()` without arguments or with
 // one int axis, in C (py_reduce_methods.cpp), installed after the package's
 // methods, which every other call goes to; `chunk` is the package's

@@ -25,8 +25,6 @@
 
 namespace gpupy {
 
-namespace {
-
 // The package installs the function that runs anything gpupy cannot
 // represent (complex operands, float16 results, ...) through NumPy, with
 // fallback accounting: fallback(name, args_tuple, kwargs_dict).
@@ -34,6 +32,38 @@ py::object& numpy_fallback() {
     static auto* f = new py::object();
     return *f;
 }
+
+py::object call_numpy_counted(const char* name, const py::tuple& args, const py::dict& kwargs, const char* reason) {
+    if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
+    return numpy_fallback()(name, args, kwargs, reason);
+}
+
+// NumPy's error state, read once per state object (py_array.hpp).
+const NumpyFpState& numpy_fp_state() {
+    static PyObject* var = nullptr;
+    static PyObject* last = nullptr;
+    static NumpyFpState state;
+    if (!var) var = py::object(py::module_::import("numpy._core.umath").attr("_extobj_contextvar")).release().ptr();
+    PyObject* now = nullptr;
+    if (PyContextVar_Get(var, nullptr, &now) < 0) throw py::error_already_set();
+    py::object held = py::reinterpret_steal<py::object>(now);
+    if (now == last) return state;
+    NumpyFpState fresh;
+    py::dict modes = py::module_::import("numpy").attr("geterr")();
+    const std::pair<const char*, uint8_t> detected[] = {{"divide", kFpDivide}, {"over", kFpOverflow}, {"invalid", kFpInvalid}};
+    for (const auto& [name, kind] : detected) {
+        const std::string mode = py::str(modes[name]);
+        if (mode == "warn") fresh.warn |= kind;
+        else if (mode != "ignore") fresh.numpy_acts = true;
+    }
+    if (std::string(py::str(modes["under"])) != "ignore") fresh.numpy_acts = true;
+    Py_XDECREF(last);
+    last = held.release().ptr();
+    state = fresh;
+    return state;
+}
+
+namespace {
 
 struct Operand {
     // Foreign: an array-like of another library with NumPy's override
@@ -315,43 +345,6 @@ py::object call_numpy(const char* name, const std::vector<py::handle>& args, py:
     if (out && !out.is_none()) kw["out"] = out;
     if (reason) return numpy_fallback()(name, t, kw, reason);
     return numpy_fallback()(name, t, kw);
-}
-
-// What NumPy's floating-point error state (np.errstate, np.seterr) asks
-// for. gpupy's device detects division by zero, overflow and invalid
-// values (execution/fp_errors.hpp), so their "warn" is honoured there;
-// "raise", "call", "print" and "log", and anything but "ignore" for
-// underflow (never detected), send the ufunc to NumPy, which does it all.
-// The state lives in NumPy's context variable, a new object for each
-// errstate block or seterr call; NumPy's modes are asked once per object:
-// one context-variable read per ufunc otherwise.
-struct NumpyFpState {
-    bool numpy_acts = false;  // some mode only NumPy's loops can honour
-    uint8_t warn = 0;         // FpKind bits in "warn" mode
-};
-
-const NumpyFpState& numpy_fp_state() {
-    static PyObject* var = nullptr;
-    static PyObject* last = nullptr;
-    static NumpyFpState state;
-    if (!var) var = py::object(py::module_::import("numpy._core.umath").attr("_extobj_contextvar")).release().ptr();
-    PyObject* now = nullptr;
-    if (PyContextVar_Get(var, nullptr, &now) < 0) throw py::error_already_set();
-    py::object held = py::reinterpret_steal<py::object>(now);
-    if (now == last) return state;
-    NumpyFpState fresh;
-    py::dict modes = py::module_::import("numpy").attr("geterr")();
-    const std::pair<const char*, uint8_t> detected[] = {{"divide", kFpDivide}, {"over", kFpOverflow}, {"invalid", kFpInvalid}};
-    for (const auto& [name, kind] : detected) {
-        const std::string mode = py::str(modes[name]);
-        if (mode == "warn") fresh.warn |= kind;
-        else if (mode != "ignore") fresh.numpy_acts = true;
-    }
-    if (std::string(py::str(modes["under"])) != "ignore") fresh.numpy_acts = true;
-    Py_XDECREF(last);
-    last = held.release().ptr();
-    state = fresh;
-    return state;
 }
 
 // The ops whose loops NumPy checks for floating-point errors: anything of

@@ -83,7 +83,7 @@ PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                 std::iota(axes.begin(), axes.end(), 0);
             }
             const DType t = m.widens ? widened(a.dtype()) : a.dtype();
-            return wrap_result(reduce_now_or_lazily(a, m.op, axes, t, g_chunk));
+            return reduce_now_or_lazily(a, m.op, axes, t, g_chunk, true);
         });
     }
     // The package's method, with self first.

@@ -8,6 +8,7 @@
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/building/reductions.hpp"
+#include "core/building/views.hpp"
 #include "core/memory/host_transfer.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
@@ -104,25 +105,69 @@ std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& a
 
 }  // namespace
 
-GpuArray reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk) {
-    if (std::optional<GpuArray> now = small_reduce_on_host(a, fold, axes, t)) return std::move(*now);
-    return reduce(a, fold, axes, t, chunk);
+namespace {
+
+const char* const kErrstateReason =
+    "np.errstate or np.seterr asks to raise or call on floating-point errors (or to report underflow), which "
+    "NumPy's loops do and gpupy's device does not";
+
+// What a reduction or scan (`method`: kFpReduce, kFpAccumulate) folding
+// with `fold` into t is checked for under NumPy's error state; sets
+// *numpy_acts where only NumPy can do what the state asks.
+FpWarnings fold_warnings(OpCode fold, DType t, const char* method, bool* numpy_acts) {
+    *numpy_acts = false;
+    if (!fp_checkable(fold, t)) return {};
+    const NumpyFpState& state = numpy_fp_state();
+    *numpy_acts = state.numpy_acts;
+    return state.numpy_acts ? FpWarnings{} : FpWarnings{state.warn, fold, method};
+}
+
+// numpy.<fold>.<method>(a, axis=axis, dtype=t) through the package's fallback.
+py::object fold_by_numpy(const GpuArray& a, OpCode fold, const char* method, py::object axis, DType t) {
+    py::dict kwargs;
+    kwargs["axis"] = std::move(axis);
+    kwargs["dtype"] = numpy_dtype(t);
+    const std::string name = std::string(op_numpy_name(fold)) + "." + method;
+    return call_numpy_counted(name.c_str(), py::make_tuple(wrap_result(GpuArray(a))), kwargs, kErrstateReason);
+}
+
+}  // namespace
+
+py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk,
+                                bool checked) {
+    if (std::optional<GpuArray> now = small_reduce_on_host(a, fold, axes, t)) return wrap_result(std::move(*now));
+    FpWarnings fp;
+    if (checked) {
+        bool numpy_acts;
+        fp = fold_warnings(fold, t, kFpReduce, &numpy_acts);
+        if (numpy_acts) {
+            py::tuple axis(axes.size());
+            for (size_t i = 0; i < axes.size(); ++i) axis[i] = py::int_(axes[i]);
+            return fold_by_numpy(a, fold, kFpReduce, std::move(axis), t);
+        }
+    }
+    return wrap_result(reduce(a, fold, axes, t, chunk, fp));
 }
 
 void register_structural(py::module_& m) {
     m.def(
         "reduce",
-        [](const GpuArray& a, const std::string& fold, py::handle axes, py::handle dtype, int64_t chunk) {
+        [](const GpuArray& a, const std::string& fold, py::handle axes, py::handle dtype, int64_t chunk, bool checked) {
             const DType t = dtype_or_type_error(dtype, "reduce into");
             const std::vector<int64_t> ax = ints_from(axes);
-            return wrap_result(reduce_now_or_lazily(a, fold_op(fold), ax, t, chunk));
+            return reduce_now_or_lazily(a, fold_op(fold), ax, t, chunk, checked);
         },
-        py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256);
+        py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256,
+        py::arg("checked") = true);
     m.def(
         "scan",
-        [](const GpuArray& a, const std::string& fold, int64_t axis, py::handle dtype, int64_t chunk) {
+        [](const GpuArray& a, const std::string& fold, int64_t axis, py::handle dtype, int64_t chunk) -> py::object {
             const DType t = dtype_or_type_error(dtype, "scan into");
-            return scan(a, fold_op(fold), axis, t, chunk);
+            const OpCode op = fold_op(fold);
+            bool numpy_acts;
+            const FpWarnings fp = fold_warnings(op, t, kFpAccumulate, &numpy_acts);
+            if (numpy_acts) return fold_by_numpy(a, op, kFpAccumulate, py::int_(normalize_axis(axis, a.ndim())), t);
+            return wrap_result(scan(a, op, axis, t, chunk, fp));
         },
         py::arg("array"), py::arg("fold"), py::arg("axis"), py::arg("dtype"), py::arg("chunk") = 256);
     m.def(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 6
+ABI_VERSION = 7
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 MAX_OUTPUTS = 4
@@ -55,7 +55,8 @@ class Ir(ctypes.Structure):
                 ("noutputs", ctypes.c_int32), ("output", ctypes.c_int32 * MAX_OUTPUTS),
                 ("output_reduce_op", ctypes.c_int32 * MAX_OUTPUTS), ("output_identity", Scalar * MAX_OUTPUTS),
                 ("ncheck", ctypes.c_int32), ("check", ctypes.POINTER(ctypes.c_int32)),
-                ("check_flags", ctypes.POINTER(ctypes.c_uint32))]
+                ("check_flags", ctypes.POINTER(ctypes.c_uint32)), ("check_folds", ctypes.c_uint32),
+                ("fold_flags", ctypes.POINTER(ctypes.c_uint32))]
 
 # gpupy_fp_flag: what a checked instruction's values showed.
 FP_NAN, FP_INF_AT_ZERO, FP_INF, FP_ZERO_DIVISOR, FP_INT_OVERFLOW = 1, 2, 4, 8, 16
@@ -380,10 +381,12 @@ class IrBuilder:
         return idx
 
     def build(self, start=0, count=None, dst_offset=0, reduce_op=OP_NONE, reduce_mode=REDUCE_CHUNKS,
-              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None, outputs=None, checks=()):
+              reduce_ndim=0, reduce_chunk=1, reduce_identity=0.0, identity_dtype=None, outputs=None, checks=(),
+              check_folds=0):
         """The IR; `outputs`: instructions written to destinations 1, 2, ...
         besides the last one (destination 0); `checks`: instructions checked
-        for floating-point errors (their flags: BuiltIr.check_flags())."""
+        for floating-point errors (their flags: BuiltIr.check_flags());
+        `check_folds`: bit k checks output k's folds (BuiltIr.fold_flags())."""
         ir = Ir()
         arr = (IrInstr * len(self.instrs))(*self.instrs)
         ir.ninstr = len(self.instrs)
@@ -411,7 +414,11 @@ class IrBuilder:
         if checks:
             ir.check = ctypes.cast(check, ctypes.POINTER(ctypes.c_int32))
             ir.check_flags = ctypes.cast(flags, ctypes.POINTER(ctypes.c_uint32))
-        return BuiltIr(ir, (arr, check, flags))
+        folds = (ctypes.c_uint32 * MAX_OUTPUTS)()
+        ir.check_folds = check_folds
+        if check_folds:
+            ir.fold_flags = ctypes.cast(folds, ctypes.POINTER(ctypes.c_uint32))
+        return BuiltIr(ir, (arr, check, flags, folds))
 
 
 class BuiltIr:
@@ -424,3 +431,7 @@ class BuiltIr:
     def check_flags(self):
         """The gpupy_fp_flag bits the driver found, per checked instruction."""
         return [self._keep[2][k] for k in range(self.struct.ncheck)]
+
+    def fold_flags(self):
+        """The gpupy_fp_flag bits the driver found, per output's folds."""
+        return [self._keep[3][k] for k in range(self.struct.noutputs)]

@@ -38,7 +38,7 @@ NodeView as_rows(const NodeView& v, int64_t rows, int64_t cols) {
 // Folds the last `ndim` dims of `v` (shape outer ++ inner) down to one
 // value per outer index, chunk by chunk: a chain of REDUCE nodes, each
 // reading many elements per output (not Accelerator's four).
-NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chunk) {
+NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chunk, const FpWarnings& fp) {
     const Dims shape = v.geom.shape;
     const Dims outer(shape.begin(), shape.end() - ndim);
     int64_t inner = 1;
@@ -48,7 +48,7 @@ NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chu
         // GPUPY_MAX_DIMS dims: store the operand contiguously first (an
         // elementwise pass, whose domain folds), read it as (outer, inner).
         NodeView flat = as_rows(v, shape_size(outer), inner);
-        NodeView r = reduce_trailing(flat, 1, fold, t, chunk);
+        NodeView r = reduce_trailing(flat, 1, fold, t, chunk, fp);
         r.geom = ViewGeometry{r.geom.offset, outer, c_strides(outer)};
         return r;
     }
@@ -70,6 +70,7 @@ NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chu
         Dims rshape = outer;
         rshape.push_back(nchunks);
         NodeRef r = NodeFactory::reduce(t, rshape, cur, p);
+        mark_fp_checks(r.get(), fp);
         cur = NodeView{r, identity_view(rshape)};
         cur_ndim = 1;
         n = nchunks;
@@ -82,14 +83,14 @@ NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chu
 }
 
 // Inclusive scan with `fold` along the last dim of `v` (any shape, ndim >= 1).
-NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
+NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req, const FpWarnings& fp) {
     const Dims shape = v.geom.shape;
     const int nd = static_cast<int>(shape.size());
     const int64_t n = shape.back();
     if (shape_size(shape) == 0) return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, shape, {v}), identity_view(shape)};
     if (nd > GPUPY_MAX_DIMS) {
         // As in reduce_trailing: scan the operand stored as (outer, n).
-        NodeView r = scan_last(as_rows(v, shape_size(shape) / n, n), fold, t, chunk_req);
+        NodeView r = scan_last(as_rows(v, shape_size(shape) / n, n), fold, t, chunk_req, fp);
         r.geom = ViewGeometry{r.geom.offset, shape, c_strides(shape)};
         return r;
     }
@@ -101,6 +102,7 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     p.chunk = chunk;
     p.identity = op_fold_start(fold, t);
     NodeView local{NodeFactory::reduce(t, shape, v, p), identity_view(shape)};
+    mark_fp_checks(local.node.get(), fp);
     if (n <= chunk) return local;
     // Totals of whole chunks, scanned (recursively: far fewer of them),
     // shifted by one chunk: what every element of a chunk must add.
@@ -111,7 +113,8 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     Dims tshape = outer;
     tshape.push_back(nchunks);
     NodeView totals{NodeFactory::reduce(t, tshape, v, q), identity_view(tshape)};
-    NodeView running = scan_last(totals, fold, t, chunk_req);
+    mark_fp_checks(totals.node.get(), fp);
+    NodeView running = scan_last(totals, fold, t, chunk_req, fp);
     // exclusive[c] = running[c - 1], exclusive[0] = identity: a join along
     // the last dim, built as a join along dim 0 of swapped views.
     Dims one = outer;
@@ -128,12 +131,14 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req) {
     rp.div[last] = chunk;
     NodeView carry{NodeFactory::remap(t, shape, exclusive, rp), identity_view(shape)};
     NodeRef sum = NodeFactory::expression(fold, t, shape, {carry, local});
+    mark_fp_checks(sum.get(), fp);
     return NodeView{sum, identity_view(shape)};
 }
 
 }  // namespace
 
-GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk) {
+GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk,
+                const FpWarnings& fp) {
     std::vector<int> ax;
     std::vector<bool> seen(a.ndim(), false);
     for (int64_t h : axes) {
@@ -144,13 +149,13 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
     }
     if (ax.empty()) return astype(a, t);  // folding nothing: each value as it is
     NodeView v = cast_view(axes_last(a, ax).node_view(), t);
-    return GpuArray::of_view(reduce_trailing(v, static_cast<int>(ax.size()), fold, t, chunk));
+    return GpuArray::of_view(reduce_trailing(v, static_cast<int>(ax.size()), fold, t, chunk, fp));
 }
 
-GpuArray scan(const GpuArray& a, OpCode fold, int64_t axis, DType t, int64_t chunk) {
+GpuArray scan(const GpuArray& a, OpCode fold, int64_t axis, DType t, int64_t chunk, const FpWarnings& fp) {
     const int ax = normalize_axis(axis, a.ndim());
     NodeView v = cast_view(axes_last(a, {ax}).node_view(), t);
-    NodeView r = scan_last(v, fold, t, chunk);
+    NodeView r = scan_last(v, fold, t, chunk, fp);
     // Move the scanned axis back where it was: a view.
     std::vector<int> perm;
     for (int d = 0, k = 0; d < a.ndim(); ++d) perm.push_back(d == ax ? a.ndim() - 1 : k++);

@@ -34,23 +34,46 @@ int64_t dst_offset(const PartPlan& part, const Pass& p, int64_t a) {
     return p.root ? a - part.domain.o0 + part.dst_base : a - p.out_begin;
 }
 
-// Asks the driver to check the pass's operations for floating-point errors
-// (fp_errors.hpp), into `flags`, zeroed here.
-void attach_checks(gpupy_ir& ir, const Pass& p, std::vector<uint32_t>& flags) {
-    if (p.check_instrs.empty()) return;
-    flags.assign(p.check_instrs.size(), 0u);
-    ir.ncheck = static_cast<int32_t>(p.check_instrs.size());
-    ir.check = p.check_instrs.data();
-    ir.check_flags = flags.data();
-    stats().checked_ops += ir.ncheck;
+// A pass's floating-point checks (fp_errors.hpp): its checked
+// instructions' flags and, for a reduction's root pass, its checked
+// folds' -- output 0 is the plan's REDUCE node, output k a sibling's.
+struct PassChecks {
+    std::vector<uint32_t> flags;
+    uint32_t fold_flags[GPUPY_MAX_OUTPUTS] = {};
+    Node* folds[GPUPY_MAX_OUTPUTS] = {};
+};
+
+// Asks the driver to check the pass's operations and folds for
+// floating-point errors, into `c`.
+void attach_checks(gpupy_ir& ir, const BlockPlan& plan, const PartPlan& part, const Pass& p, PassChecks& c) {
+    if (!p.check_instrs.empty()) {
+        c.flags.assign(p.check_instrs.size(), 0u);
+        ir.ncheck = static_cast<int32_t>(p.check_instrs.size());
+        ir.check = p.check_instrs.data();
+        ir.check_flags = c.flags.data();
+        stats().checked_ops += ir.ncheck;
+    }
+    if (ir.reduce_op == GPUPY_OP_NONE) return;
+    for (int k = 0; k < ir.noutputs; ++k) {
+        Node* r = k ? plan.siblings.at(static_cast<size_t>(k - 1)).get() : part.root.node.get();
+        if (r->op() != CORE_OP_REDUCE || !fp_kinds_to_check(*r)) continue;
+        c.folds[k] = r;
+        ir.check_folds |= 1u << k;
+        ++stats().checked_ops;
+    }
+    if (ir.check_folds) ir.fold_flags = c.fold_flags;
 }
 
-// Queues the errors the driver found for the pass's checked operations.
-void note_checks(const PartPlan& part, const Pass& p, const std::vector<uint32_t>& flags) {
-    for (size_t k = 0; k < flags.size(); ++k) {
-        if (!flags[k]) continue;
+// Queues the errors the driver found for the pass's checked operations
+// and folds.
+void note_checks(const PartPlan& part, const Pass& p, const PassChecks& c) {
+    for (size_t k = 0; k < c.flags.size(); ++k) {
+        if (!c.flags[k]) continue;
         Node* x = part.items[p.check_items[k]].view.node.get();
-        note_fp_errors(x, fp_kinds_of(x->op(), flags[k]));
+        note_fp_errors(x, fp_kinds_of(x->op(), c.flags[k]));
+    }
+    for (int k = 0; k < GPUPY_MAX_OUTPUTS; ++k) {
+        if (c.folds[k] && c.fold_flags[k]) note_fp_errors(c.folds[k], fp_kinds_of(fp_op(*c.folds[k]), c.fold_flags[k]));
     }
 }
 
@@ -144,11 +167,11 @@ private:
             for (const Leaf& l : p.leaves) bind(&bound[l.instr], part, part.items[l.item], da, db, pins);
             gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction,
                                   dst_offset(part, p, piece.a), &p.outputs_at, &p.also_reduce);
-            std::vector<uint32_t> flags;
-            attach_checks(ir, p, flags);
+            PassChecks checks;
+            attach_checks(ir, plan_, part, p, checks);
             drv_.eval_ir(ir, dst.data());
             ++stats().evaluations;
-            note_checks(part, p, flags);
+            note_checks(part, p, checks);
         }
     }
 
@@ -286,10 +309,10 @@ private:
             const int64_t off = p.root ? piece.a - dom.o0 + part.dst_base : piece.a - p.out_begin;
             gpupy_ir ir = make_ir(dom, p.fold, bound, piece.a, piece.b, p.root && dom.reduction, off, &p.outputs_at,
                                   &p.also_reduce);
-            std::vector<uint32_t> flags;
-            attach_checks(ir, p, flags);
+            PassChecks checks;
+            attach_checks(ir, plan_, part, p, checks);
             engine_.eval_ir(ir, dst.data());
-            note_checks(part, p, flags);
+            note_checks(part, p, checks);
         }
     }
 

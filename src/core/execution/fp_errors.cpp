@@ -1,8 +1,13 @@
 #include "core/execution/fp_errors.hpp"
 
+#include <algorithm>
+
 #include "core/runtime/stats.hpp"
 
 namespace gpupy {
+
+const char* const kFpReduce = "reduce";
+const char* const kFpAccumulate = "accumulate";
 
 namespace {
 
@@ -55,11 +60,18 @@ bool fp_checkable(OpCode op, DType result) {
                                     op == GPUPY_OP_FMOD || op == GPUPY_OP_RECIPROCAL);
 }
 
+OpCode fp_op(const Node& n) { return n.op() == CORE_OP_REDUCE ? n.reduce_params().fold : n.op(); }
+
 void mark_fp_checks(Node* node, const FpWarnings& w) {
     if (!w.kinds || node->kind() != NodeKind::Expression || node->complete()) return;
-    if (!fp_checkable(node->op(), node->dtype())) return;
+    const OpCode op = fp_op(*node);
+    if (!fp_checkable(op, node->dtype())) return;
     node->fp_warn |= w.kinds;
-    if (w.ufunc != GPUPY_OP_NONE && w.ufunc != node->op()) node->fp_name = op_numpy_name(w.ufunc);
+    if (w.name) {
+        node->fp_name = w.name;
+    } else if (w.ufunc != GPUPY_OP_NONE && w.ufunc != op) {
+        node->fp_name = op_numpy_name(w.ufunc);
+    }
 }
 
 void name_fp_errors(Node* node, const char* name) {
@@ -88,11 +100,14 @@ void note_fp_errors(Node* node, uint8_t kinds) {
     const uint8_t fresh = kinds & fp_kinds_to_check(*node);
     if (!fresh) return;
     node->fp_reported |= fresh;
-    const char* named = node->fp_name ? node->fp_name : op_numpy_name(node->op());
+    const char* named = node->fp_name ? node->fp_name : op_numpy_name(fp_op(*node));
+    const bool once = named == kFpReduce || named == kFpAccumulate;
     // NumPy's order within one call: divide, over, invalid.
     for (uint8_t kind : {kFpDivide, kFpOverflow, kFpInvalid}) {
         if (!(fresh & kind)) continue;
-        queued().emplace_back(named, kind);
+        const std::pair<const char*, uint8_t> error(named, kind);
+        if (once && std::find(queued().begin(), queued().end(), error) != queued().end()) continue;
+        queued().push_back(error);
         ++stats().fp_errors_reported;
     }
 }

@@ -29,16 +29,23 @@ enum FpKind : uint8_t {
 
 // What a ufunc built now is to be checked for: the kinds NumPy's error
 // state says to warn about (FpKind bits), and the ufunc named (a power
-// built as a square warns as "power").
+// built as a square warns as "power") or, for the nodes of a reduction or
+// a scan, the name NumPy's warnings give ("reduce", "accumulate").
 struct FpWarnings {
     uint8_t kinds = 0;
     OpCode ufunc = GPUPY_OP_NONE;
+    const char* name = nullptr;  // a string that lives as long as the process
 };
 
 // Marks `node` (just built for w.ufunc) to be checked for w's kinds, where
-// its op can show them (fp_checkable). A node shared by hash-consing is
-// checked for every kind any of its builders asked for.
+// its op can show them (fp_checkable; a REDUCE node's fold: its folds are
+// checked). A node shared by hash-consing is checked for every kind any of
+// its builders asked for.
 void mark_fp_checks(Node* node, const FpWarnings& w);
+
+// The op whose values a node's checks look at: a REDUCE node's fold, else
+// the node's op.
+OpCode fp_op(const Node& n);
 
 // NumPy's word for a kind in its messages ("divide by zero", "overflow",
 // "invalid value").
@@ -55,6 +62,14 @@ uint8_t fp_kinds_of(OpCode op, uint32_t flags);
 
 // The node's kinds still to look for: asked for and not yet reported.
 inline uint8_t fp_kinds_to_check(const Node& n) { return n.fp_warn & static_cast<uint8_t>(~n.fp_reported); }
+
+// The names of a reduction's and a scan's warnings (NumPy's ufunc
+// methods). One such call is several nodes (a chain of REDUCE nodes; a
+// scan's chunks, their totals and the sums of both), any of which can
+// find the same error where NumPy warns once: a kind of error under one
+// of these names is queued once per evaluation.
+extern const char* const kFpReduce;      // "reduce"
+extern const char* const kFpAccumulate;  // "accumulate"
 
 // Queues the kinds found for `node` (those not yet reported) and marks
 // them reported.
