@@ -1203,3 +1203,22 @@ class TestDirectWrites:
         np.testing.assert_array_equal(np.asarray(lazy), want * 2)
         want[0:3] = ramp(3) + 100
         np.testing.assert_array_equal(np.asarray(a), want)
+
+
+@pytest.mark.parametrize("n", [100_000, 250_007])
+def test_a_reduction_whose_first_pass_needs_more_than_64_pieces(gpu, n):
+    # With 1024-element blocks, the first pass of a sum folds ~100 blocks
+    # into ~400 chunk totals, pieces of at most four chunks each: more than
+    # the 64 after which the planner tries binding several blocks per
+    # leaf. The rest of the range spans far more blocks than an IR binds
+    # (GPUPY_MAX_LEAF_BLOCKS); taking it for a fit made the planner pack
+    # a leaf that packing does not shrink, again and again, forever.
+    gp.set_block_size(1024)  # (the fixture puts it back)
+    gp.set_placement("device")
+    try:
+        x = np.arange(n, dtype=np.float32) % 7
+        assert float(gp.sum(gp.asarray(x))) == float(x.sum(dtype=np.float64))
+        np.testing.assert_array_equal(np.asarray(gp.cumsum(gp.asarray(x % 3).astype(np.int64))),
+                                      np.cumsum((x % 3).astype(np.int64)))
+    finally:
+        gp.set_placement("auto")

@@ -281,3 +281,98 @@ def test_divmod_warns_as_divmod(gpu):
         want = gpu.warnings_of(lambda: divmod(a, b))
         assert gpu.warnings_of(lambda: [np.asarray(r) for r in divmod(gp.asarray(a), gp.asarray(b))]) == want
         assert all("divmod" in w for w in want) and want
+
+
+# --- reductions and scans ---------------------------------------------------------
+
+def _rows(dtype):
+    """Rows whose folds overflow, meet infinities, carry NaNs or stay finite
+    (sums and products alike), 700 wide: more than one chunk of a
+    reduction (the package's CHUNK is 256), so the core's chains of REDUCE
+    nodes and a scan's totals are checked too."""
+    big = np.finfo(dtype).max / 4
+    rows = np.ones((6, 700), dtype=dtype)
+    rows[1, 300:310] = big                  # overflows in the second chunk
+    rows[2, 10], rows[2, 600] = np.inf, -np.inf  # inf - inf: invalid
+    rows[3, 5] = np.nan                     # carried: nothing
+    rows[4, :] = 1.5                        # 1.5 ** 700 overflows a product only
+    rows[5, 100:120] = -big                 # overflows towards -inf
+    # (Not here: data whose sum overflows in one order and not in another,
+    # big and -big alternating. NumPy's pairwise sum and gpupy's chunks
+    # add in different orders; each warns about what its own sum met.)
+    return rows
+
+
+REDUCTIONS = {
+    "sum": lambda m, x: m.sum(x, axis=1),
+    "sum_all": lambda m, x: m.sum(x),
+    "sum_method": lambda m, x: x.sum(1),
+    "prod": lambda m, x: m.prod(x, axis=1),
+    "mean": lambda m, x: m.mean(x, axis=1),
+    "nansum": lambda m, x: m.nansum(x, axis=1),
+    "add_reduce": lambda m, x: m.add.reduce(x, axis=1),
+    "multiply_reduce_columns": lambda m, x: m.multiply.reduce(x.T, axis=0),
+    "cumsum": lambda m, x: m.cumsum(x, axis=1),
+    "cumprod": lambda m, x: m.cumprod(x, axis=1),
+    "add_accumulate": lambda m, x: m.add.accumulate(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_warn_as_numpy(gpu, placement, dtype, name):
+    """Each row alone, then all of them: gpupy's warnings are NumPy's
+    (overflow, invalid value, "encountered in reduce" / "in accumulate")."""
+    call = REDUCTIONS[name]
+    rows = _rows(dtype)
+    if name == "sum_all":
+        rows = rows[:, :3].copy()  # 3 x 700 -> 2100 values in one total: an overflow, then inf - inf
+        rows[1, 1] = rows[1, 2] = np.finfo(dtype).max
+    wrong = []
+    for which in [[i] for i in range(len(rows))] + [list(range(len(rows)))]:
+        x = rows[which]
+        want = gpu.warnings_of(lambda: call(np, x))
+        got = gpu.warnings_of(lambda: np.asarray(call(gp, gp.asarray(x))))
+        if got != want:
+            wrong.append((which, got, want))
+    assert wrong == []
+
+
+def test_reductions_warn_once_per_call(gpu):
+    gp.set_block_size(1024)  # several blocks, each with its own chains (the fixture puts it back)
+    x = np.full(100_000, np.finfo(np.float32).max / 2, np.float32)
+    for call, what in ((lambda m, a: m.sum(a), "reduce"), (lambda m, a: m.cumsum(a), "accumulate")):
+        with pytest.warns(RuntimeWarning) as seen:
+            np.asarray(call(gp, gp.asarray(x)))
+        assert [str(w.message) for w in seen] == [f"overflow encountered in {what}"]
+        with pytest.warns(RuntimeWarning) as seen:
+            call(np, x)
+        assert [str(w.message) for w in seen] == [f"overflow encountered in {what}"]
+
+
+def test_reductions_under_raise_and_ignore(gpu, silent_fallback):
+    x = gp.asarray(np.full(5000, 1e300))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow encountered in reduce"):
+        np.sum(x * 1e8)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow encountered in accumulate"):
+        np.cumsum(x * 1e8)
+    gp.reset_stats()
+    with np.errstate(all="ignore"):
+        total = np.sum(x * 1e8)
+    assert float(total) == np.inf
+    assert gp.stats()["checked_ops"] == 0
+
+
+def test_products_and_integer_sums_are_not_fold_checked(gpu):
+    # NumPy's integer sums wrap silently; gpupy's matrix product on the
+    # device (a reduction inside) is not NumPy's reduce.
+    ints = gp.asarray(np.full(1000, 2**62, np.int64))
+    assert gpu.warnings_of(lambda: np.asarray(ints.sum())) == []
+    gp.set_placement("device")
+    try:
+        gp.reset_stats()
+        a = gp.asarray(np.ones((40, 40), np.float32))
+        np.asarray(a @ a)
+        assert gp.stats()["checked_ops"] <= 1  # the products' multiply, not the fold
+    finally:
+        gp.set_placement("auto")

@@ -12,7 +12,7 @@ import pytest
 
 from driver_abi import (ABI_VERSION, DTYPE, DTYPES, ERROR, ERROR_NOMEM, FP_INF, FP_INF_AT_ZERO, FP_INT_OVERFLOW, FP_NAN,
                         FP_ZERO_DIVISOR, NUM_OPS, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_LOAD, OP_NONE, Driver,
-                        IrBuilder, IrInstr, Resources, find_driver)
+                        REDUCE_CHUNKS, REDUCE_PREFIX, IrBuilder, IrInstr, Resources, find_driver)
 
 F32 = DTYPE["FLOAT32"]
 
@@ -403,6 +403,75 @@ def test_checks_cover_a_reductions_body(driver):
     assert driver.read(dst, 0, 1, np.float32)[0] == np.inf
     for blk in (b, dst):
         driver.free(blk)
+
+
+def _fold_flags(driver, npdt, rows, op="ADD", mode=None, chunk=None):
+    """Folds each row of `rows` with `op` (CHUNKS: one output per row;
+    PREFIX: a running value per element) with output 0's folds checked;
+    the flags and the values."""
+    values = np.asarray(rows, dtype=npdt)
+    dt = DTYPE[values.dtype.name.upper()]
+    n_rows, n = values.shape
+    a = driver.upload(values.ravel())
+    ir = IrBuilder((n_rows, n))
+    ir.load(a, dt)
+    prefix, chunk = mode == "prefix", chunk or n
+    count = n_rows * n if prefix else n_rows * -(-n // chunk)
+    built = ir.build(count=count, reduce_op=OP[op], reduce_mode=REDUCE_PREFIX if prefix else REDUCE_CHUNKS,
+                     reduce_ndim=1, reduce_chunk=chunk, reduce_identity=1.0 if op == "MULTIPLY" else 0.0,
+                     check_folds=1)
+    dst = driver.alloc(dt, count)
+    try:
+        driver.eval(built, dst)
+        return built.fold_flags()[0], driver.read(dst, 0, count, npdt)
+    finally:
+        for blk in (a, dst):
+            driver.free(blk)
+
+
+@pytest.mark.parametrize("npdt", [np.float32, np.float64])
+def test_fold_checks_report_what_the_folds_show(driver, npdt):
+    if not driver.get_method(OP["ADD"], DTYPE[np.dtype(npdt).name.upper()]):
+        pytest.skip(f"{driver.name} has no {np.dtype(npdt).name}")
+    big = np.finfo(npdt).max
+    inf, nan = np.inf, np.nan
+    cases = [
+        ("ADD", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], 0),            # finite throughout
+        ("ADD", [[1.0, 2.0, 3.0], [big, big, 6.0]], FP_INF),       # one row overflows
+        ("ADD", [[inf, -inf, 3.0], [1.0, 2.0, 3.0]], FP_NAN),      # inf - inf
+        ("ADD", [[big, big, -big], [-big, -big, 1.0]], FP_INF),    # each row overflows, one way or the other
+        ("ADD", [[inf, 2.0, 3.0], [nan, big, big]], 0),            # carried, not made (a NaN hides the rest)
+        ("MULTIPLY", [[big, 2.0, 1.0], [1.0, 2.0, 3.0]], FP_INF),  # an overflow in the product
+        ("MULTIPLY", [[inf, 0.0, 1.0], [1.0, 2.0, 3.0]], FP_NAN),  # inf * 0
+        ("MULTIPLY", [[-inf, 2.0, 1.0], [1.0, 2.0, 3.0]], 0),
+    ]
+    for op, rows, want in cases:
+        flags, values = _fold_flags(driver, npdt, rows, op)
+        fold = np.add if op == "ADD" else np.multiply
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(values, fold.reduce(np.asarray(rows, npdt), axis=1))
+        assert flags == want, (op, rows)
+    # Over several chunks of one row, as the core's chains of REDUCE nodes
+    # fold: each output its own chunk.
+    flags, _ = _fold_flags(driver, npdt, [[1.0] * 300 + [big, big] + [1.0] * 300], chunk=64)
+    assert flags == FP_INF
+    # A scan checks every running value.
+    flags, values = _fold_flags(driver, npdt, [[1.0, big, big, -big], [1.0, 2.0, 3.0, 4.0]], mode="prefix")
+    assert flags == FP_INF
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(values, np.cumsum(np.asarray([[1.0, big, big, -big], [1.0, 2.0, 3.0, 4.0]], npdt),
+                                                         axis=1).ravel())
+    assert _fold_flags(driver, npdt, [[1.0, inf, -inf, 4.0]], mode="prefix")[0] == FP_NAN
+    assert _fold_flags(driver, npdt, [[1.0, 2.0, 3.0, 4.0]], mode="prefix")[0] == 0
+
+
+def test_fold_checks_need_a_reduction_and_their_flags(driver):
+    ir, a = two_op_ir(driver)
+    ir.struct.check_folds = 1  # an elementwise IR
+    dst = driver.alloc(F32, 4)
+    assert driver.eval_rc(ir, dst) == ERROR
+    driver.free(dst)
+    driver.free(a)
 
 
 def test_malformed_checks_are_refused(driver):

@@ -8,6 +8,7 @@
 #include "core/planning/ranges.hpp"
 #include "core/planning/siblings.hpp"
 #include "core/planning/walk.hpp"
+#include "core/runtime/errors.hpp"
 
 namespace gpupy {
 
@@ -74,6 +75,8 @@ bool lower_and_split(const PlanContext& ctx, PartPlan& part) {
             split(ctx, part, p, &to_pack);
         }
         if (to_pack.empty()) return true;
+        if (std::all_of(to_pack.begin(), to_pack.end(), [&](int32_t i) { return part.items[i].packed; }))
+            throw InternalError("a pass still needs more blocks of a leaf than it binds after packing it");
         bool ready = true;
         for (int32_t i : to_pack) {
             Item& it = part.items[i];

@@ -65,8 +65,12 @@ bool fits_with_blocks(const PlanContext& ctx, const PartPlan& part, const Pass& 
     std::vector<gpupy_ir_instr> instrs = pass.instrs;
     shape_unbound_leaves(part, pass.leaves, ctx.B, instrs);
     for (const Leaf& l : pass.leaves) {
-        instrs[l.instr].nblocks = static_cast<int32_t>(
-            std::min<int64_t>(GPUPY_MAX_LEAF_BLOCKS, blocks_needed(ctx, part, pass, l, da, db)));
+        // More than an IR binds: not one evaluation, whatever the driver
+        // (asked about fewer, it said yes, and the range was cut to pack a
+        // leaf that packing does not shrink: a plan that never ended).
+        const int64_t need = blocks_needed(ctx, part, pass, l, da, db);
+        if (need > GPUPY_MAX_LEAF_BLOCKS) return false;
+        instrs[l.instr].nblocks = static_cast<int32_t>(need);
     }
     const bool reduce = pass.root && dom.reduction;
     const gpupy_ir ir = make_ir(dom, pass.fold, instrs, a, b, reduce, 0, &pass.outputs_at, &pass.also_reduce);
