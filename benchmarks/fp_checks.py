@@ -29,6 +29,9 @@ EXPRESSIONS = {
     "divide and sqrt": lambda xp, x, y, k: xp.sqrt(x / (y + k)) + x,
     "exp and log": lambda xp, x, y, k: xp.log(xp.exp(x * k) + y),
     "stencil": lambda xp, x, y, k: x[1:-1] + k * (x[2:] + x[:-2] - 2 * x[1:-1]),
+    # Reductions and scans: their folds are checked too (the body's ops as above).
+    "sum of products": lambda xp, x, y, k: xp.sum(x * (y + k)),
+    "running sum": lambda xp, x, y, k: xp.cumsum(x + k),
 }
 
 
