@@ -166,6 +166,8 @@ struct NumpyFpState {
     uint8_t warn = 0;         // FpKind bits in "warn" mode
 };
 const NumpyFpState& numpy_fp_state();
+// Why a call goes to NumPy when the state asks for more than warnings.
+extern const char* const kErrstateReason;
 // NumPy's `name` ("sum", "add.reduce") on `args` through the package's
 // fallback (counted, refused in raise mode, arguments flushed, the result
 // wrapped), for `reason`.

@@ -38,6 +38,10 @@ py::object call_numpy_counted(const char* name, const py::tuple& args, const py:
     return numpy_fallback()(name, args, kwargs, reason);
 }
 
+const char* const kErrstateReason =
+    "np.errstate or np.seterr asks to raise or call on floating-point errors (or to report underflow), which "
+    "NumPy's loops do and gpupy's device does not";
+
 // NumPy's error state, read once per state object (py_array.hpp).
 const NumpyFpState& numpy_fp_state() {
     static PyObject* var = nullptr;
@@ -830,9 +834,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     if (may_raise_fp_error(op, loop.out, loop.in[0])) {
         const NumpyFpState& state = numpy_fp_state();
         if (state.numpy_acts) {
-            return call_numpy(name, args, out,
-                              "np.errstate or np.seterr asks to raise or call on floating-point errors (or to "
-                              "report underflow), which NumPy's loops do and gpupy's device does not");
+            return call_numpy(name, args, out, kErrstateReason);
         }
         fp = FpWarnings{state.warn, op};
     }

@@ -107,10 +107,6 @@ std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& a
 
 namespace {
 
-const char* const kErrstateReason =
-    "np.errstate or np.seterr asks to raise or call on floating-point errors (or to report underflow), which "
-    "NumPy's loops do and gpupy's device does not";
-
 // What a reduction or scan (`method`: kFpReduce, kFpAccumulate) folding
 // with `fold` into t is checked for under NumPy's error state; sets
 // *numpy_acts where only NumPy can do what the state asks.

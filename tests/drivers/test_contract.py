@@ -318,19 +318,30 @@ def _checked_quotient(driver, npdt, a_values, b_values, also=()):
     q = ir.op("DIVIDE", dt, ir.load(a, dt), ir.load(b, dt))
     twice = ir.op("MULTIPLY", dt, q, ir.const(dt, 2.0))
     built = ir.build(checks=[q, twice])
-    dst = driver.alloc(dt, n)
+    values = _evaluated(driver, built, dt, n, npdt, (a, b))
+    return built.check_flags(), values
+
+
+def _evaluated(driver, built, dt, count, npdt, inputs):
+    """Evaluates `built` into a fresh block of `count` elements and reads
+    it; frees that block and the `inputs` blocks."""
+    dst = driver.alloc(dt, count)
     try:
         driver.eval(built, dst)
-        return built.check_flags(), driver.read(dst, 0, n, npdt)
+        return driver.read(dst, 0, count, npdt)
     finally:
-        for blk in (a, b, dst):
+        for blk in (*inputs, dst):
             driver.free(blk)
+
+
+def _skip_without(driver, op, npdt):
+    if not driver.get_method(OP[op], DTYPE[np.dtype(npdt).name.upper()]):
+        pytest.skip(f"{driver.name} has no {np.dtype(npdt).name} {op.lower()}")
 
 
 @pytest.mark.parametrize("npdt", [np.float32, np.float64])
 def test_checks_report_what_the_values_show(driver, npdt):
-    if not driver.get_method(OP["DIVIDE"], DTYPE[np.dtype(npdt).name.upper()]):
-        pytest.skip(f"{driver.name} has no {np.dtype(npdt).name}")
+    _skip_without(driver, "DIVIDE", npdt)
     big = np.finfo(npdt).max
     cases = [
         ([1.0, 2.0, 3.0], [1.0, 4.0, 8.0], [0, 0]),             # finite throughout: nothing
@@ -420,19 +431,13 @@ def _fold_flags(driver, npdt, rows, op="ADD", mode=None, chunk=None):
     built = ir.build(count=count, reduce_op=OP[op], reduce_mode=REDUCE_PREFIX if prefix else REDUCE_CHUNKS,
                      reduce_ndim=1, reduce_chunk=chunk, reduce_identity=1.0 if op == "MULTIPLY" else 0.0,
                      check_folds=1)
-    dst = driver.alloc(dt, count)
-    try:
-        driver.eval(built, dst)
-        return built.fold_flags()[0], driver.read(dst, 0, count, npdt)
-    finally:
-        for blk in (a, dst):
-            driver.free(blk)
+    values = _evaluated(driver, built, dt, count, npdt, (a,))
+    return built.fold_flags()[0], values
 
 
 @pytest.mark.parametrize("npdt", [np.float32, np.float64])
 def test_fold_checks_report_what_the_folds_show(driver, npdt):
-    if not driver.get_method(OP["ADD"], DTYPE[np.dtype(npdt).name.upper()]):
-        pytest.skip(f"{driver.name} has no {np.dtype(npdt).name}")
+    _skip_without(driver, "ADD", npdt)
     big = np.finfo(npdt).max
     inf, nan = np.inf, np.nan
     cases = [
