@@ -622,10 +622,13 @@ def put(a, ind, v, mode="raise"):
     if mode == "raise":
         bad = (index < -n) | (index >= n)
         if bool(bad.any()):
-            # NumPy writes the elements before the first bad index, then raises.
+            # NumPy writes the elements before the first bad index, then
+            # raises -- into the array itself where it is C-contiguous; into
+            # a copy it then drops where not (a transposed view keeps its
+            # values).
             at = int(function("argmax")(bad))
             first = int(_read_at(index, function("full")(1, at, np.int64))[0])
-            if at:
+            if at and a.flags.c_contiguous:
                 put(a, index[:at], _cycled(values, index.size)[:at])
             raise IndexError(f"index {first} is out of bounds for axis 0 with size {n}")
         index = function("where")(index < 0, index + n, index)

@@ -413,11 +413,21 @@ PUT_ERRORS = {
 }
 
 
-@pytest.mark.parametrize("name", list(PUT_ERRORS) + ["put_stops_at_a_bad_index"])
-def test_put_place_putmask_errors_are_numpys(gpu, name):
+PUT_ERRORS.update({
     # Including what NumPy leaves written: nothing, except that put writes
-    # the elements before the first bad index (found by the fuzzer).
-    call = PUT_ERRORS.get(name, lambda m, x: m.put(x, [0, 5, 20, 1], [9, 8]))
+    # the elements before the first bad index into a C-contiguous array;
+    # into any other, NumPy puts into a copy that an error drops (both
+    # found by the fuzzer).
+    "put_stops_at_a_bad_index": (lambda m, x: m.put(x, [0, 5, 20, 1], [9, 8])),
+    "put_into_a_transposed_view_stops_before_writing": (lambda m, x: m.put(x.T, [-1, 20], [9])),
+    "put_into_a_column_stops_at_a_bad_index": (lambda m, x: m.put(x[:, 1], [0, 1, 7], [9])),
+    "put_into_a_row_stops_at_a_bad_index": (lambda m, x: m.put(x[1], [0, 1, 7], [9])),
+})
+
+
+@pytest.mark.parametrize("name", list(PUT_ERRORS))
+def test_put_place_putmask_errors_are_numpys(gpu, name):
+    call = PUT_ERRORS[name]
     want, got = A12.copy(), gp.asarray(A12)
     with pytest.raises(Exception) as expected:
         call(np, want)
