@@ -277,10 +277,10 @@ typedef struct gpupy_ir {
     // fold_flags[k] (GPUPY_MAX_OUTPUTS entries, zeroed by the core) the
     // gpupy_fold_flags() of every output element it computes -- whether
     // the folded value is a NaN or an infinity that its body values did
-    // not carry. The core asks only for folds whose accumulator, once
-    // not finite, stays so (float ADD and MULTIPLY): a finite output
-    // needs no further look. 0: no fold is checked; fold_flags may be
-    // null.
+    // not carry. Only folds whose accumulator, once not finite, stays so
+    // may be checked (float ADD and MULTIPLY; an IR checking another is
+    // malformed): a finite output needs no further look. 0: no fold is
+    // checked; fold_flags may be null.
     uint32_t check_folds;
     uint32_t* fold_flags;
 } gpupy_ir;

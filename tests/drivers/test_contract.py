@@ -470,13 +470,26 @@ def test_fold_checks_report_what_the_folds_show(driver, npdt):
     assert _fold_flags(driver, npdt, [[1.0, 2.0, 3.0, 4.0]], mode="prefix")[0] == 0
 
 
-def test_fold_checks_need_a_reduction_and_their_flags(driver):
+def test_fold_checks_need_a_float_sum_or_product_and_their_flags(driver):
     ir, a = two_op_ir(driver)
     ir.struct.check_folds = 1  # an elementwise IR
     dst = driver.alloc(F32, 4)
     assert driver.eval_rc(ir, dst) == ERROR
     driver.free(dst)
     driver.free(a)
+    # Folds that can come back to finite values, or of integers, are not checked.
+    i32 = DTYPE["INT32"]
+    for op, dt, npdt in (("MAXIMUM", F32, np.float32), ("ADD", i32, np.int32)):
+        if not driver.get_method(OP[op], dt):
+            continue
+        a = driver.upload(np.arange(8, dtype=npdt))
+        ir = IrBuilder((8,))
+        ir.load(a, dt)
+        built = ir.build(count=1, reduce_op=OP[op], reduce_ndim=1, reduce_chunk=8, identity_dtype=dt, check_folds=1)
+        dst = driver.alloc(dt, 1)
+        assert driver.eval_rc(built, dst) == ERROR, op
+        driver.free(dst)
+        driver.free(a)
 
 
 def test_malformed_checks_are_refused(driver):
