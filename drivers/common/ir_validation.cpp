@@ -112,12 +112,9 @@ std::string ir_structure_error(const gpupy_ir& ir, bool require_blocks) {
         if (!reduction || !ir.fold_flags) return "fold checks without a reduction or their flags";
         if (ir.check_folds >> ir.noutputs) return "a fold check of an output the IR does not have";
         for (int k = 0; k < ir.noutputs; ++k) {
+            // (The drivers look again only at outputs that are not finite.)
             const int32_t op = k ? ir.output_reduce_op[k] : ir.reduce_op;
-            const int32_t t = ir.instr[ir.output[k]].dtype;
-            // (The drivers look again only at outputs that are not finite:
-            // right for folds whose accumulator, once not finite, stays so.)
-            if (((ir.check_folds >> k) & 1u) && (!(t == GPUPY_FLOAT32 || t == GPUPY_FLOAT64) ||
-                                                  !(op == GPUPY_OP_ADD || op == GPUPY_OP_MULTIPLY)))
+            if (((ir.check_folds >> k) & 1u) && !gpupy_fold_checkable(op, ir.instr[ir.output[k]].dtype))
                 return "a fold check of output " + std::to_string(k) + ", not a float ADD or MULTIPLY";
         }
     }

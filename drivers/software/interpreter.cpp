@@ -309,6 +309,11 @@ private:
     // folds the chunk's body values from point cs up to its own.
     template <class T>
     bool check_scan_folds(const T* out, int body, int64_t cs, int64_t f, int64_t end);
+    // Evaluates the body again at points [p, q), calling see(point, value)
+    // with whether any value so far was NaN or infinite (the fold checks'
+    // rare path).
+    template <class T, class See>
+    bool revisit_body(int body, int64_t p, int64_t q, See&& see);
     // Element index of the map at each of the n points from p0.
     void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
     bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
@@ -784,26 +789,33 @@ bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int6
     return true;
 }
 
+template <class T, class See>
+bool Interpreter::revisit_body(int body, int64_t p, int64_t q, See&& see) {
+    bool body_nan = false, body_inf = false;
+    while (p < q) {
+        const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
+        if (!eval_points(p, n)) return false;
+        const T* v = reinterpret_cast<const T*>(ptr_[body]);
+        for (int i = 0; i < n; ++i, ++p) {
+            body_nan |= std::isnan(v[i]);
+            body_inf |= std::isinf(v[i]);
+            see(p, body_nan, body_inf);
+        }
+    }
+    return true;
+}
+
 template <class T>
 bool Interpreter::check_scan_folds(const T* out, int body, int64_t cs, int64_t f, int64_t end) {
     if constexpr (!std::is_floating_point_v<T>) {
         return true;
     } else {
         if (std::all_of(out, out + (end - f), [](T x) { return std::isfinite(x); })) return true;
-        bool body_nan = false, body_inf = false;
-        for (int64_t p = cs; p < end;) {
-            const int n = static_cast<int>(std::min<int64_t>(chunk_, end - p));
-            if (!eval_points(p, n)) return false;
-            const T* v = reinterpret_cast<const T*>(ptr_[body]);
-            for (int i = 0; i < n; ++i, ++p) {
-                body_nan |= std::isnan(v[i]);
-                body_inf |= std::isinf(v[i]);
-                if (p < f) continue;
-                const T x = out[p - f];
-                fold_found_[0] |= gpupy_fold_flags(std::isnan(x), std::isinf(x), body_nan, body_inf);
-            }
-        }
-        return true;
+        return revisit_body<T>(body, cs, end, [&](int64_t p, bool body_nan, bool body_inf) {
+            if (p < f) return;
+            const T x = out[p - f];
+            fold_found_[0] |= gpupy_fold_flags(std::isnan(x), std::isinf(x), body_nan, body_inf);
+        });
     }
 }
 
@@ -813,18 +825,13 @@ bool Interpreter::check_fold(int k, T result, int body, int64_t p, int64_t q) {
         return true;
     } else {
         if (std::isfinite(result)) return true;
-        bool body_nan = false, body_inf = false;
-        while (p < q && !body_nan) {
-            const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
-            if (!eval_points(p, n)) return false;
-            const T* v = reinterpret_cast<const T*>(ptr_[body]);
-            for (int i = 0; i < n; ++i) {
-                body_nan |= std::isnan(v[i]);
-                body_inf |= std::isinf(v[i]);
-            }
-            p += n;
-        }
-        fold_found_[k] |= gpupy_fold_flags(std::isnan(result), std::isinf(result), body_nan, body_inf);
+        bool nan = false, inf = false;
+        const bool ok = revisit_body<T>(body, p, q, [&](int64_t, bool body_nan, bool body_inf) {
+            nan = body_nan;
+            inf = body_inf;
+        });
+        if (!ok) return false;
+        fold_found_[k] |= gpupy_fold_flags(std::isnan(result), std::isinf(result), nan, inf);
         return true;
     }
 }

@@ -277,10 +277,9 @@ typedef struct gpupy_ir {
     // fold_flags[k] (GPUPY_MAX_OUTPUTS entries, zeroed by the core) the
     // gpupy_fold_flags() of every output element it computes -- whether
     // the folded value is a NaN or an infinity that its body values did
-    // not carry. Only folds whose accumulator, once not finite, stays so
-    // may be checked (float ADD and MULTIPLY; an IR checking another is
-    // malformed): a finite output needs no further look. 0: no fold is
-    // checked; fold_flags may be null.
+    // not carry. Only gpupy_fold_checkable folds may be checked (an IR
+    // checking another is malformed): a finite output needs no further
+    // look. 0: no fold is checked; fold_flags may be null.
     uint32_t check_folds;
     uint32_t* fold_flags;
 } gpupy_ir;
@@ -307,6 +306,12 @@ enum gpupy_fp_flag {
 // The ops whose every NaN result is GPUPY_FP_NAN, a NaN operand's too.
 static inline int gpupy_fp_flags_every_nan(int32_t op) {
     return op == GPUPY_OP_LOGADDEXP || op == GPUPY_OP_LOGADDEXP2;
+}
+
+// The folds that may be checked (gpupy_ir.check_folds): float sums and
+// products, whose accumulator, once not finite, stays so.
+static inline int gpupy_fold_checkable(int32_t op, int32_t dtype) {
+    return (dtype == GPUPY_FLOAT32 || dtype == GPUPY_FLOAT64) && (op == GPUPY_OP_ADD || op == GPUPY_OP_MULTIPLY);
 }
 
 // The gpupy_fp_flag bits of one checked fold's output element

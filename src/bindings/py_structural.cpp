@@ -112,7 +112,7 @@ namespace {
 // *numpy_acts where only NumPy can do what the state asks.
 FpWarnings fold_warnings(OpCode fold, DType t, const char* method, bool* numpy_acts) {
     *numpy_acts = false;
-    if (!fp_checkable(fold, t)) return {};
+    if (!gpupy_fold_checkable(fold, t)) return {};
     const NumpyFpState& state = numpy_fp_state();
     *numpy_acts = state.numpy_acts;
     return state.numpy_acts ? FpWarnings{} : FpWarnings{state.warn, fold, method};

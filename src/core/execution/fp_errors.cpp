@@ -65,7 +65,9 @@ OpCode fp_op(const Node& n) { return n.op() == CORE_OP_REDUCE ? n.reduce_params(
 void mark_fp_checks(Node* node, const FpWarnings& w) {
     if (!w.kinds || node->kind() != NodeKind::Expression || node->complete()) return;
     const OpCode op = fp_op(*node);
-    if (!fp_checkable(op, node->dtype())) return;
+    const bool checkable = node->op() == CORE_OP_REDUCE ? gpupy_fold_checkable(op, node->dtype())
+                                                        : fp_checkable(op, node->dtype());
+    if (!checkable) return;
     node->fp_warn |= w.kinds;
     if (w.name) {
         node->fp_name = w.name;
