@@ -317,9 +317,12 @@ private:
     // Element index of the map at each of the n points from p0.
     void map_indices(const gpupy_ir_instr& in, int64_t p0, int n, int64_t* out);
     bool load(const gpupy_ir_instr& in, const int64_t* idx, int n, void* out);
-    // A strided view of one block (slices, transposes, broadcasts): copied
-    // a row of the domain at a time, each row one memcpy or one typed
-    // strided loop -- no index per element (stencils read this way).
+    // A strided view of one block (slices, transposes, broadcasts), or a
+    // remapped one whose innermost dimension is read one element per point
+    // (rolls and pads): copied a row of the domain at a time, each row a
+    // few runs of one memcpy or one typed strided loop -- no index per
+    // element (stencils and Life's rolls read this way).
+    bool rows_loadable(const gpupy_ir_instr& in) const;
     bool load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* out);
 
     const gpupy_ir& ir_;
@@ -467,6 +470,74 @@ void copy_strided(T* out, const T* in, int64_t stride, int64_t n) {
     for (int64_t k = 0; k < n; ++k) out[k] = in[k * stride];
 }
 
+// A run of the innermost dimension of a remapped read: from coordinate c
+// (before the edge) on, `length` points whose coordinates are `first`,
+// first + step, ... (step 1, -1 or 0: a clamped edge repeats its element).
+// gpupy_map_coordinate's rule, one run at a time instead of per point.
+struct EdgeRun {
+    int64_t first, step, length;
+};
+
+EdgeRun edge_run(int64_t c, int64_t mod, int32_t edge) {
+    constexpr int64_t kEndless = INT64_MAX;
+    switch (edge) {
+    case GPUPY_EDGE_CLAMP:
+        if (c < 0) return {0, 0, -c};
+        if (c >= mod) return {mod - 1, 0, kEndless};
+        return {c, 1, mod - c};
+    case GPUPY_EDGE_REFLECT: {
+        const int64_t period = 2 * mod - 2;
+        if (period <= 0) return {0, 0, kEndless};
+        const int64_t t = c % period;
+        if (t < mod - 1) return {t, 1, mod - 1 - t};  // up to the last element
+        return {period - t, -1, period - t};          // back down to element 1
+    }
+    case GPUPY_EDGE_SYMMETRIC: {
+        const int64_t t = c % (2 * mod);
+        if (t < mod) return {t, 1, mod - t};
+        return {2 * mod - 1 - t, -1, 2 * mod - t};
+    }
+    default:
+        if (!mod) return {c, 1, kEndless};
+        const int64_t t = c % mod;
+        return {t, 1, mod - t};
+    }
+}
+
+template <class T>
+void copy_run(T* out, const T* in, int64_t stride, int64_t n) {
+    if (stride == 0) {
+        std::fill(out, out + n, *in);
+    } else {
+        copy_strided(out, in, stride, n);
+    }
+}
+
+// Copies n elements of `item` bytes, `step` elements apart in the source
+// (negative: backwards; 0: one element repeated).
+void copy_elements(char* dst, const char* src, int64_t step, int64_t n, int item) {
+    if (step == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(n) * item);
+        return;
+    }
+    switch (item) {
+    case 1: copy_run(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), step, n); break;
+    case 2: copy_run(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), step, n); break;
+    case 4: copy_run(reinterpret_cast<uint32_t*>(dst), reinterpret_cast<const uint32_t*>(src), step, n); break;
+    case 8: copy_run(reinterpret_cast<uint64_t*>(dst), reinterpret_cast<const uint64_t*>(src), step, n); break;
+    default:
+        for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * item, src + j * step * item, item);
+    }
+}
+
+bool Interpreter::rows_loadable(const gpupy_ir_instr& in) const {
+    if (in.nblocks != 1) return false;
+    if (!(in.flags & GPUPY_INSTR_REMAPPED) || nd_ == 0) return true;
+    // Remapped: the innermost dimension must step one coordinate per point
+    // (div 1); the outer ones may be anything.
+    return in.map.div[nd_ - 1] <= 1;
+}
+
 bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* out) {
     const gpupy_index_map& m = in.map;
     const auto* b = reinterpret_cast<const Block*>(in.blocks[0]);
@@ -478,6 +549,7 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         if (n == 1) std::memcpy(o, b->data + off * item, item);
         return true;
     }
+    const bool remapped = in.flags & GPUPY_INSTR_REMAPPED;
     const int last = nd_ - 1;
     int64_t pt[GPUPY_MAX_DIMS];
     int64_t rem = p0;
@@ -485,25 +557,31 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         pt[d] = shape_[d] ? rem % shape_[d] : 0;
         rem = shape_[d] ? rem / shape_[d] : 0;
     }
-    const int64_t step = m.stride[last];
+    const int64_t stride = m.stride[last];
+    // Copies `count` elements whose first has index `first` and the others
+    // follow `step` elements apart, checked against the block.
+    auto copy_checked = [&](char* dst, int64_t first, int64_t step, int64_t count) {
+        const int64_t end = first + (count - 1) * step;
+        if (std::min(first, end) < 0 || std::max(first, end) >= b->nelems) return fail("LOAD index outside its block");
+        copy_elements(dst, b->data + first * item, step, count, item);
+        return true;
+    };
     for (int k = 0; k < n;) {
         const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
-        int64_t first = m.base - in.block_first;
-        for (int d = 0; d < nd_; ++d) first += pt[d] * m.stride[d];
-        const int64_t end = first + (run - 1) * step;
-        if (std::min(first, end) < 0 || std::max(first, end) >= b->nelems) return fail("LOAD index outside its block");
-        const char* src = b->data + first * item;
         char* dst = o + static_cast<int64_t>(k) * item;
-        if (step == 1) {
-            std::memcpy(dst, src, static_cast<size_t>(run) * item);
+        int64_t outer = m.base - in.block_first;
+        if (!remapped) {
+            for (int d = 0; d < nd_; ++d) outer += pt[d] * m.stride[d];
+            if (!copy_checked(dst, outer, stride, run)) return false;
         } else {
-            switch (item) {
-            case 1: copy_strided(reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src), step, run); break;
-            case 2: copy_strided(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), step, run); break;
-            case 4: copy_strided(reinterpret_cast<uint32_t*>(dst), reinterpret_cast<const uint32_t*>(src), step, run); break;
-            case 8: copy_strided(reinterpret_cast<uint64_t*>(dst), reinterpret_cast<const uint64_t*>(src), step, run); break;
-            default:
-                for (int64_t j = 0; j < run; ++j) std::memcpy(dst + j * item, src + j * step * item, item);
+            for (int d = 0; d < last; ++d)
+                outer += gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
+            // The innermost coordinates of this row, a run of the edge at a time.
+            for (int64_t j = 0; j < run;) {
+                const EdgeRun r = edge_run(pt[last] + j + m.shift[last], m.mod[last], m.edge[last]);
+                const int64_t count = std::min(r.length, run - j);
+                if (!copy_checked(dst + j * item, outer + r.first * stride, r.step * stride, count)) return false;
+                j += count;
             }
         }
         k += static_cast<int>(run);
@@ -536,7 +614,7 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 ptr_[i] = b->data + off * itemsize(in.dtype);
                 break;
             }
-            if (in.nblocks == 1 && !(in.flags & GPUPY_INSTR_REMAPPED)) {
+            if (rows_loadable(in)) {
                 if (!load_rows(in, p0, n, out)) return false;
                 break;
             }
