@@ -112,6 +112,15 @@ def internal_overflow(name, *operands):
         return bool(np.isfinite(x) and np.isfinite(y) and np.isinf(x - y))
 
 
+def cpu_dependent(name, got, *operands):
+    """NumPy's own warnings that depend on the CPU it runs on: its AVX-512
+    power loops (x86 CPUs with AVX512_SKX and later) warn "divide by zero"
+    for 0 ** -inf and "overflow" for (-)huge ** inf, where IEEE 754 (9.2.1)
+    and its other loops raise nothing. gpupy follows IEEE 754 on every
+    CPU; there it must give no warning (any other is wrong)."""
+    return name == "power" and bool(np.isinf(operands[1])) and got == []
+
+
 @pytest.fixture(params=["device", "host"])
 def placement(request):
     """Lazy work forced onto the device, or onto the host engine."""
@@ -139,7 +148,8 @@ def test_warnings_are_numpys_for_every_special_value(gpu, placement, dtype):
             if want:
                 quiet[i] = False
                 got = gpu.warnings_of(lambda: np.asarray(g(*[gp.asarray(o) for o in one])))
-                if got != want and not internal_overflow(name, *[o[0] for o in one]):
+                if got != want and not internal_overflow(name, *[o[0] for o in one]) \
+                        and not cpu_dependent(name, got, *[o[0] for o in one]):
                     wrong.append((name, [float(o[0]) for o in one], got, want))
                 checked += 1
         rest = [o[quiet] for o in operands]
