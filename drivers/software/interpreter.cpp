@@ -280,7 +280,9 @@ private:
     }
     static int chunk_for(const gpupy_ir& ir) {
         const int64_t fit = kRegisterBytes / (8 * static_cast<int64_t>(ir.ninstr));
-        const int64_t points = ir.reduce_op == GPUPY_OP_NONE ? ir.count : std::max<int64_t>(ir.reduce_chunk, 1);
+        // (A reduction's outputs fold consecutive chunks, evaluated together.)
+        const int64_t points = ir.reduce_op == GPUPY_OP_NONE ? ir.count
+                                                             : std::max<int64_t>(ir.reduce_chunk, 1) * std::max<int64_t>(ir.count, 1);
         // No larger than the work at hand (registers are filled per call).
         return static_cast<int>(std::max<int64_t>(1, std::min(std::clamp<int64_t>(fit, kMinChunk, kMaxChunk), points)));
     }
@@ -324,6 +326,12 @@ private:
     // element (stencils and Life's rolls read this way).
     bool rows_loadable(const gpupy_ir_instr& in) const;
     bool load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* out);
+    // load_rows of a plain (not remapped) view, T being its item's size;
+    // `first` is the element index of the map's base in the block, pt the
+    // first point's coordinates.
+    template <class T>
+    bool load_plain_rows(const T* src, int64_t nelems, int64_t first, const gpupy_index_map& m, int64_t* pt, int n,
+                         T* out);
 
     const gpupy_ir& ir_;
     std::string* error_;
@@ -506,7 +514,9 @@ EdgeRun edge_run(int64_t c, int64_t mod, int32_t edge) {
 
 template <class T>
 void copy_run(T* out, const T* in, int64_t stride, int64_t n) {
-    if (stride == 0) {
+    if (stride == 1) {  // a short row: a loop costs less than a call to memcpy
+        for (int64_t k = 0; k < n; ++k) out[k] = in[k];
+    } else if (stride == 0) {
         std::fill(out, out + n, *in);
     } else {
         copy_strided(out, in, stride, n);
@@ -514,9 +524,9 @@ void copy_run(T* out, const T* in, int64_t stride, int64_t n) {
 }
 
 // Copies n elements of `item` bytes, `step` elements apart in the source
-// (negative: backwards; 0: one element repeated).
+// (negative: backwards; 0: one element repeated; 1: a memcpy unless short).
 void copy_elements(char* dst, const char* src, int64_t step, int64_t n, int item) {
-    if (step == 1) {
+    if (step == 1 && n * item > 64) {
         std::memcpy(dst, src, static_cast<size_t>(n) * item);
         return;
     }
@@ -566,27 +576,70 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         copy_elements(dst, b->data + first * item, step, count, item);
         return true;
     };
+    if (!remapped) {
+        auto rows = [&](auto* typed_out) {
+            using T = std::remove_pointer_t<decltype(typed_out)>;
+            return load_plain_rows(reinterpret_cast<const T*>(b->data), b->nelems, m.base - in.block_first, m, pt, n,
+                                   typed_out);
+        };
+        switch (item) {
+        case 1: return rows(reinterpret_cast<uint8_t*>(o));
+        case 2: return rows(reinterpret_cast<uint16_t*>(o));
+        case 4: return rows(reinterpret_cast<uint32_t*>(o));
+        case 8: return rows(reinterpret_cast<uint64_t*>(o));
+        default: return fail("bad LOAD dtype");
+        }
+    }
     for (int k = 0; k < n;) {
         const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
         char* dst = o + static_cast<int64_t>(k) * item;
         int64_t outer = m.base - in.block_first;
-        if (!remapped) {
-            for (int d = 0; d < nd_; ++d) outer += pt[d] * m.stride[d];
-            if (!copy_checked(dst, outer, stride, run)) return false;
-        } else {
-            for (int d = 0; d < last; ++d)
-                outer += gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
-            // The innermost coordinates of this row, a run of the edge at a time.
-            for (int64_t j = 0; j < run;) {
-                const EdgeRun r = edge_run(pt[last] + j + m.shift[last], m.mod[last], m.edge[last]);
-                const int64_t count = std::min(r.length, run - j);
-                if (!copy_checked(dst + j * item, outer + r.first * stride, r.step * stride, count)) return false;
-                j += count;
-            }
+        for (int d = 0; d < last; ++d)
+            outer += gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
+        // The innermost coordinates of this row, a run of the edge at a time.
+        for (int64_t j = 0; j < run;) {
+            const EdgeRun r = edge_run(pt[last] + j + m.shift[last], m.mod[last], m.edge[last]);
+            const int64_t count = std::min(r.length, run - j);
+            if (!copy_checked(dst + j * item, outer + r.first * stride, r.step * stride, count)) return false;
+            j += count;
         }
         k += static_cast<int>(run);
         pt[last] += run;
         for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
+            pt[d] = 0;
+            ++pt[d - 1];
+        }
+    }
+    return true;
+}
+
+template <class T>
+bool Interpreter::load_plain_rows(const T* src, int64_t nelems, int64_t first, const gpupy_index_map& m, int64_t* pt,
+                                  int n, T* out) {
+    const int last = nd_ - 1;
+    const int64_t stride = m.stride[last];
+    // The element offset of the row's first point, kept as the points
+    // advance (a reduction over 8 x 8 tiles reads rows of 8: recomputing it
+    // from every coordinate, and a memcpy call, per row cost more than the
+    // copy).
+    int64_t offset = first;
+    for (int d = 0; d < nd_; ++d) offset += pt[d] * m.stride[d];
+    for (int k = 0; k < n;) {
+        const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
+        const int64_t end = offset + (run - 1) * stride;
+        if (std::min(offset, end) < 0 || std::max(offset, end) >= nelems) return fail("LOAD index outside its block");
+        const T* from = src + offset;
+        T* to = out + k;
+        if (stride == 1 && run > 16) {
+            std::memcpy(to, from, static_cast<size_t>(run) * sizeof(T));
+        } else {
+            for (int64_t j = 0; j < run; ++j) to[j] = from[j * stride];
+        }
+        offset += run * stride;
+        k += static_cast<int>(run);
+        pt[last] += run;
+        for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
+            offset += m.stride[d - 1] - shape_[d] * m.stride[d];
             pt[d] = 0;
             ++pt[d - 1];
         }
@@ -788,14 +841,46 @@ bool Interpreter::run(Block* const* outputs) {
             return true;
         };
         if (ir_.reduce_mode == GPUPY_REDUCE_CHUNKS) {
+            // Output f folds the points of its chunk, and the chunks of
+            // consecutive outputs are consecutive points: the body is
+            // evaluated chunk_ points at a time across outputs, each
+            // output's values folded in order (as one output at a time
+            // would: the same bits). An 8 x 8 tile's 64 values no longer
+            // cost one evaluation of the list each.
             const int64_t nchunks = (inner + chunk - 1) / chunk;
-            for (int64_t f = ir_.start; f < ir_.start + ir_.count; ++f) {
+            auto points_of = [&](int64_t f, int64_t* p, int64_t* q) {
                 const int64_t row = f / nchunks, c = f % nchunks;
-                const int64_t r0 = c * chunk, r1 = std::min(inner, r0 + chunk);
-                T acc = identity;
-                if (!fold_range(&acc, row * inner + r0, row * inner + r1, nullptr)) return false;
-                o[f - ir_.start] = acc;
-                if (fold_checked(0) && !check_fold(0, acc, last, row * inner + r0, row * inner + r1)) return false;
+                *p = row * inner + c * chunk;
+                *q = row * inner + std::min(inner, c * chunk + chunk);
+            };
+            const int64_t end = ir_.start + ir_.count;
+            int64_t f = ir_.start, p, q, last_point;
+            points_of(f, &p, &q);
+            {
+                int64_t unused;
+                points_of(end - 1, &unused, &last_point);
+            }
+            T acc = identity;
+            while (f < end) {
+                const int n = static_cast<int>(std::min<int64_t>(chunk_, last_point - p));
+                if (!eval_points(p, n)) return false;
+                const T* v = reinterpret_cast<const T*>(ptr_[last]);
+                for (int i = 0; i < n;) {
+                    const int m = static_cast<int>(std::min<int64_t>(n - i, q - p));
+                    if (!fold(ir_.reduce_op, &acc, v + i, m)) return fail("fold op not supported");
+                    i += m;
+                    p += m;
+                    if (p == q) {  // output f is complete
+                        o[f - ir_.start] = acc;
+                        acc = identity;
+                        if (++f < end) points_of(f, &p, &q);
+                    }
+                }
+            }
+            // The fold checks evaluate the body again, so they come after.
+            for (f = ir_.start; fold_checked(0) && f < end; ++f) {
+                points_of(f, &p, &q);
+                if (!check_fold(0, o[f - ir_.start], last, p, q)) return false;
             }
             return true;
         }
