@@ -590,12 +590,17 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         default: return fail("bad LOAD dtype");
         }
     }
+    // The outer dimensions' share of the row's element offset, each
+    // dimension's term recomputed only when its coordinate moves.
+    int64_t term[GPUPY_MAX_DIMS];
+    auto term_of = [&](int d) {
+        return gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
+    };
+    int64_t outer = m.base - in.block_first;
+    for (int d = 0; d < last; ++d) outer += (term[d] = term_of(d));
     for (int k = 0; k < n;) {
         const int64_t run = std::min<int64_t>(n - k, shape_[last] - pt[last]);
         char* dst = o + static_cast<int64_t>(k) * item;
-        int64_t outer = m.base - in.block_first;
-        for (int d = 0; d < last; ++d)
-            outer += gpupy_map_coordinate(pt[d], m.div[d], m.shift[d], m.mod[d], m.edge[d]) * m.stride[d];
         // The innermost coordinates of this row, a run of the edge at a time.
         for (int64_t j = 0; j < run;) {
             const EdgeRun r = edge_run(pt[last] + j + m.shift[last], m.mod[last], m.edge[last]);
@@ -608,6 +613,10 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         for (int d = last; d > 0 && pt[d] >= shape_[d]; --d) {  // carry into the outer dimensions
             pt[d] = 0;
             ++pt[d - 1];
+            for (int e = d - 1; e <= d && e < last; ++e) {  // the dimensions whose coordinate moved
+                outer -= term[e];
+                outer += (term[e] = term_of(e));
+            }
         }
     }
     return true;
