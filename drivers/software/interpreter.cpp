@@ -696,7 +696,9 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
             with_type(in.dtype, [&](auto t) {
                 using T = decltype(t);
                 T* r = static_cast<T*>(out);
-                for (int k = 0; k < n; ++k) r[k] = gpupy::numpy_cast<T>(idx_[k]);
+                const int64_t* v = idx_.get();
+                const int count = n;  // (a local: a byte store could alias a captured n)
+                for (int k = 0; k < count; ++k) r[k] = gpupy::numpy_cast<T>(v[k]);
                 return true;
             });
             break;
@@ -710,7 +712,10 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                     using T = decltype(t);
                     const F* x = static_cast<const F*>(a);
                     T* r = static_cast<T*>(out);
-                    for (int k = 0; k < n; ++k) r[k] = gpupy::numpy_cast<T>(x[k]);
+                    // A local count: through the captured n every byte store
+                    // could change it, and the loop ran a byte at a time.
+                    const int count = n;
+                    for (int k = 0; k < count; ++k) r[k] = gpupy::numpy_cast<T>(x[k]);
                     return true;
                 });
             });
@@ -742,7 +747,8 @@ bool Interpreter::eval_points(int64_t p0, int n, char* direct) {
                 const W* xs = reinterpret_cast<const W*>(x);
                 const W* ys = reinterpret_cast<const W*>(y);
                 W* r = static_cast<W*>(out);
-                for (int k = 0; k < n; ++k) {
+                const int count = n;  // (a local: a byte store could alias a captured n)
+                for (int k = 0; k < count; ++k) {
                     const W keep = static_cast<W>(0) - static_cast<W>(c[k] != 0);  // all ones where c
                     r[k] = static_cast<W>((xs[k] & keep) | (ys[k] & static_cast<W>(~keep)));
                 }

@@ -1,7 +1,10 @@
 #include "core/planning/siblings.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "core/graph/host_state.hpp"
 #include "core/graph/recent_nodes.hpp"
@@ -55,20 +58,69 @@ bool still_needed(const PlanContext& ctx, const Node* c, int64_t block, int64_t 
     return ctx.host() || !ctx.cache.contains(c, identity_view(c->shape()), block);
 }
 
+// Whether computing a node computes the root x (x lies in its pending
+// subgraph), memoised over one search. In a chain of stencil steps every
+// later step contains the step being evaluated; walking each candidate's
+// whole subgraph to find that out was most of planning a 10-step Life.
+// Past its budget of nodes it answers yes: no sibling (never a wrong one).
+class ContainsRoot {
+public:
+    explicit ContainsRoot(const Node* x) : x_(x) {}
+
+    bool operator()(const Node* c) {
+        int known = state(c);
+        if (known >= 0) return known;
+        // Depth-first, iteratively (chains are deep): a node is decided when
+        // a child contains x (yes) or every child is decided no.
+        std::vector<std::pair<const Node*, size_t>> stack{{c, 0}};
+        while (!stack.empty()) {
+            if (++visits_ > kBudget) return true;
+            const Node* n = stack.back().first;
+            const auto& children = n->children();
+            size_t& i = stack.back().second;
+            int child = 0;
+            while (i < children.size() && (child = state(children[i].node.get())) == 0) ++i;
+            if (i < children.size() && child < 0) {  // undecided: decide it first
+                stack.emplace_back(children[i].node.get(), 0);
+                continue;
+            }
+            memo_[n] = i < children.size();  // stopped at a child containing x
+            stack.pop_back();
+        }
+        return memo_[c];
+    }
+
+private:
+    static constexpr size_t kBudget = 4 * kMaxSubgraph;
+    // 1: contains x; 0: does not (complete, not an expression, or decided);
+    // -1: not yet known.
+    int state(const Node* n) const {
+        if (n == x_) return 1;
+        if (n->kind() != NodeKind::Expression || n->complete()) return 0;
+        const auto it = memo_.find(n);
+        return it == memo_.end() ? -1 : it->second;
+    }
+
+    const Node* x_;
+    std::unordered_map<const Node*, bool> memo_;
+    size_t visits_ = 0;
+};
+
 // Recent expressions to evaluate with the root: outermost first.
 std::vector<Node*> candidates(const PlanContext& ctx, const BlockPlan& plan) {
     const Node* x = plan.root.node.get();
     const NodeSet below_root = pending_below(x);
+    ContainsRoot contains_root(x);
     std::vector<Node*> found;
     std::vector<NodeSet> below_found;
     const std::vector<Node*>& recent = recent_nodes();
     for (auto it = recent.rbegin(); it != recent.rend(); ++it) {
         Node* c = *it;
         if (c == x || c->shape() != x->shape() || below_root.count(c) || c->op() >= GPUPY_NUM_OPS ||
-            c->op() == GPUPY_OP_INDEX || !still_needed(ctx, c, plan.block, plan.o0, plan.o1))
+            c->op() == GPUPY_OP_INDEX || !still_needed(ctx, c, plan.block, plan.o0, plan.o1) ||
+            contains_root(c))  // one containing the root is not a sibling
             continue;
         NodeSet below_c = pending_below(c);
-        if (below_c.count(x)) continue;  // one containing the root is not a sibling
         if (!shares_work(below_c, below_root) && !(c->together && c->together == x->together)) continue;
         found.push_back(c);
         below_found.push_back(std::move(below_c));
