@@ -93,9 +93,15 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
         sys.exit(2)
     except KeyboardInterrupt:
         waited = time.perf_counter() - start
-    # Consistent and usable: the same values as a fresh computation.
+    # Consistent and usable: the same values as a fresh computation, element
+    # for element. (Not their float32 sums: a sum's grouping follows its
+    # plan, and a fused 40-level chain is summed in other groups than its
+    # stored values -- 20 ulps apart over these 1000 values -- so the sums
+    # depend on which blocks the interrupted run had finished.)
     w = chain(built)
-    assert float(y[:1000].sum()) == float(w[:1000].sum())
+    import numpy as np
+    assert np.array_equal(np.asarray(y[:1000]), np.asarray(w[:1000]))
+    assert np.array_equal(np.asarray(y[-1000:]), np.asarray(w[-1000:]))
     assert float(gp.arange(10, dtype=gp.float32).sum()) == 45.0
     print("OK", round(waited, 2), k)
 """)

@@ -41,6 +41,7 @@ py::dict stats_dict() {
     d["checked_ops"] = s.checked_ops;
     d["fp_errors_reported"] = s.fp_errors_reported;
     d["check_ir_calls"] = s.check_ir_calls;
+    d["planned_items"] = s.planned_items;
     d["planning_seconds"] = s.planning_ns * 1e-9;
     d["host_evaluations"] = s.host_evaluations;
     d["host_engine_evaluations"] = s.host_engine_evaluations;

@@ -91,7 +91,7 @@ public:
     }
 
 private:
-    static constexpr size_t kBudget = 4 * kMaxSubgraph;
+    static constexpr size_t kBudget = kMaxSubgraph;
     // 1: contains x; 0: does not (complete, not an expression, or decided);
     // -1: not yet known.
     int state(const Node* n) const {

@@ -357,6 +357,7 @@ void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1) {
         part.top = w.add_item(part.root);
     }
     w.expand(part.top);
+    stats().planned_items += static_cast<int64_t>(part.items.size());
 }
 
 }  // namespace gpupy
