@@ -488,6 +488,10 @@ struct EdgeRun {
 
 EdgeRun edge_run(int64_t c, int64_t mod, int32_t edge) {
     constexpr int64_t kEndless = INT64_MAX;
+    // c % period, without the division where c is within the first period
+    // (every run but a wrapped roll's or a pad's second; a division cost
+    // more than copying a 512-element row).
+    auto within = [c](int64_t period) { return c < period ? c : c % period; };
     switch (edge) {
     case GPUPY_EDGE_CLAMP:
         if (c < 0) return {0, 0, -c};
@@ -496,18 +500,18 @@ EdgeRun edge_run(int64_t c, int64_t mod, int32_t edge) {
     case GPUPY_EDGE_REFLECT: {
         const int64_t period = 2 * mod - 2;
         if (period <= 0) return {0, 0, kEndless};
-        const int64_t t = c % period;
+        const int64_t t = within(period);
         if (t < mod - 1) return {t, 1, mod - 1 - t};  // up to the last element
         return {period - t, -1, period - t};          // back down to element 1
     }
     case GPUPY_EDGE_SYMMETRIC: {
-        const int64_t t = c % (2 * mod);
+        const int64_t t = within(2 * mod);
         if (t < mod) return {t, 1, mod - t};
         return {2 * mod - 1 - t, -1, 2 * mod - t};
     }
     default:
         if (!mod) return {c, 1, kEndless};
-        const int64_t t = c % mod;
+        const int64_t t = within(mod);
         return {t, 1, mod - t};
     }
 }
