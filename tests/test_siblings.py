@@ -215,3 +215,40 @@ def test_reductions_of_one_operand_are_one_pass(gpu, no_siblings, placed):
         assert together[0] == d.min() and together[1] == d.max()
     finally:
         gp.set_placement(previous)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_stacked_channels_share_their_work(gpu, axis):
+    """Channels stacked at the end (demosaicing's `stack([r, g, b], -1)`):
+    a join plans one part per operand, and parts are not siblings, so each
+    channel computed the shared terms again. Operands that share work are
+    evaluated first, the first taking the others as siblings, and the join
+    copies their stored values: one evaluation of the shared work, then the
+    join's own."""
+    hx, hy = inputs()
+    want = np.stack(channels(np, hx, hy), axis=axis)
+    gp.reset_stats()
+    out = channels(gp, gp.asarray(hx), gp.asarray(hy))
+    got = np.asarray(gp.stack(out, axis=axis))
+    assert gp.stats()["sibling_outputs"] == 2, gp.stats()
+    np.testing.assert_array_equal(got, want)
+    gp.reset_stats()
+    for c, w in zip(out, channels(np, hx, hy)):
+        np.testing.assert_array_equal(np.asarray(c), w)
+    assert gp.stats()["evaluations"] == gp.stats()["host_engine_evaluations"] == 0, "the channels were stored"
+
+
+def test_joined_operands_that_share_nothing_are_fused_into_the_join(gpu):
+    """Only operands sharing work are staged: independent ones are still
+    computed by the join's own parts, never stored on their own (reading
+    one afterwards costs an evaluation)."""
+    hx, hy = inputs()
+    want = np.concatenate([hx * 2.0 + 1.0, hy - 3.0])
+    first, second = gp.asarray(hx) * 2.0 + 1.0, gp.asarray(hy) - 3.0
+    gp.reset_stats()
+    got = np.asarray(gp.concatenate([first, second]))
+    assert gp.stats()["sibling_outputs"] == 0
+    np.testing.assert_array_equal(got, want)
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(first), hx * 2.0 + 1.0)
+    assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] >= 1, "the operand was not staged"

@@ -132,6 +132,7 @@ std::optional<BlockPlan> plan_block(const PlanContext& ctx, const NodeView& root
     plan.o1 = std::min(plan.o0 + ctx.B, output_size(root));
     bool ok = true;
     if (whole_node(root, CORE_OP_CONCAT)) {
+        if (stage_joined_siblings(ctx, *root.node)) return std::nullopt;
         // Each operand covers a contiguous range of the join's flat
         // positions: one part per operand the block overlaps.
         int64_t start = 0;

@@ -190,6 +190,33 @@ void relower(const PlanContext& ctx, PartPlan& part, Pass& root, std::vector<int
 
 }  // namespace
 
+bool stage_joined_siblings(const PlanContext& ctx, const Node& join) {
+    std::vector<const NodeView*> pending;
+    for (const NodeView& operand : join.children()) {
+        Node* n = operand.node.get();
+        if (n->kind() != NodeKind::Expression || n->complete() || n->op() >= GPUPY_NUM_OPS ||
+            n->op() == GPUPY_OP_INDEX || n->size() == 0)
+            continue;
+        // Stored already (the retried plan after staging): nothing to ask.
+        const int64_t last = n->size() - 1;
+        if (host_has(*n, 0, last) || (!ctx.host() && ctx.storage_on_device(n, 0, last / ctx.B))) continue;
+        pending.push_back(&operand);
+    }
+    if (pending.size() < 2) return false;
+    std::vector<NodeSet> below;
+    for (const NodeView* v : pending) below.push_back(pending_below(v->node.get()));
+    bool shared = false;
+    for (size_t i = 0; i < below.size() && !shared; ++i) {
+        for (size_t j = i + 1; j < below.size() && !shared; ++j) shared = shares_work(below[i], below[j]);
+    }
+    if (!shared) return false;
+    for (const NodeView* v : pending) {
+        const Node* n = v->node.get();
+        ctx.require_storage(NodeView{v->node, identity_view(n->shape())}, Span{0, n->size() - 1});
+    }
+    return true;
+}
+
 void add_siblings(const PlanContext& ctx, BlockPlan& plan) {
     const Node* x = plan.root.node.get();
     if (plan.parts.size() != 1 || recent_nodes().size() < 2 || x->kind() != NodeKind::Expression ||

@@ -30,4 +30,12 @@ namespace gpupy {
 // some; otherwise leaves the plan as it is.
 void add_siblings(const PlanContext& ctx, BlockPlan& plan);
 
+// A join (concatenate, stack) plans a part per operand, and parts are not
+// siblings: an image's channels stacked at the end each computed the
+// terms they share again (demosaicing: 3x its work). Where two pending
+// operands share work, asks for every pending operand's storage first
+// (prerequisites: the first evaluated takes the others as siblings) and
+// returns true; the join then copies stored values.
+bool stage_joined_siblings(const PlanContext& ctx, const Node& join);
+
 }  // namespace gpupy
