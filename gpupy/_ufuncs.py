@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._convert import asarray
+from ._convert import asarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._registry import UFUNC_IMPL, function, hooks
@@ -312,6 +312,18 @@ def _together(*results):
     return results
 
 
+def _held_result(operands):
+    """Whether gpupy holds the dtype NumPy's binary ufunc would give these
+    operands (Python numbers as NumPy 2 weighs them); else NumPy runs the
+    call on host values (divmod of a float16 operand: one call, NumPy's
+    own warning "in divmod", not one per part)."""
+    try:
+        dtype = np.result_type(*(a.dtype if isinstance(a, (GpuArray, np.ndarray, np.generic)) else a for a in operands))
+    except (TypeError, ValueError):
+        return True  # (the parts raise NumPy's error)
+    return is_supported(dtype)
+
+
 class _DivmodUfunc(HostUfunc):
     """np.divmod as the device's floor_divide and remainder (NumPy computes
     both outputs with the same loops as those ufuncs), evaluated together."""
@@ -319,7 +331,7 @@ class _DivmodUfunc(HostUfunc):
     _gpupy_fallback = False
 
     def __call__(self, *args, **kwargs):
-        if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args):
+        if len(args) == 2 and not kwargs and any(isinstance(a, GpuArray) for a in args) and _held_result(args):
             results = _together(UFUNCS["floor_divide"](*args), UFUNCS["remainder"](*args))
             if all(isinstance(r, GpuArray) for r in results):
                 _core.warn_as("divmod", *results)  # NumPy's warnings name divmod

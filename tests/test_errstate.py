@@ -293,6 +293,23 @@ def test_divmod_warns_as_divmod(gpu):
         assert all("divmod" in w for w in want) and want
 
 
+def test_divmod_of_a_dtype_gpupy_does_not_hold_is_numpys_one_call(gpu, silent_fallback):
+    # An int8 zero by a float16 zero (modf's part of an int8 is float16):
+    # the results are float16, so NumPy computes them -- in one divmod, with
+    # its one warning, not as a floor_divide and a remainder warning apart
+    # (found by the differential campaign).
+    zero8 = np.array(0, np.int8)
+    for a, b in ((zero8, np.modf(zero8)[0]), (np.int8([3, 0]), np.float16([0, 0]))):
+        want = gpu.warnings_of(lambda: divmod(a, b))
+        got = gpu.warnings_of(lambda: [np.asarray(r) for r in divmod(gp.asarray(a), b)])
+        assert got == want and want and all("divmod" in w for w in want)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pairs = list(zip(divmod(gp.asarray(a), b), np.divmod(a, b)))
+        for r, w in pairs:
+            np.testing.assert_array_equal(np.asarray(r), w)
+            assert np.asarray(r).dtype == w.dtype
+
+
 # --- reductions and scans ---------------------------------------------------------
 
 def _rows(dtype):
