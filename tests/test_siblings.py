@@ -252,3 +252,20 @@ def test_joined_operands_that_share_nothing_are_fused_into_the_join(gpu):
     gp.reset_stats()
     np.testing.assert_array_equal(np.asarray(first), hx * 2.0 + 1.0)
     assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] >= 1, "the operand was not staged"
+
+
+def test_stacked_channels_under_tiny_blocks_and_a_tiny_cache(gpu):
+    """Staging a join's operands asks for every block of each; a cache of a
+    few blocks evicts some of them again before the join reads them. The
+    join then reads each block where it is (host or device) -- no hang, no
+    recomputation loop, NumPy's values."""
+    gp.set_block_size(1024)  # (the fixture puts both back)
+    gp.set_cache_bytes(8 * 1024 * 8)
+    previous = gp.set_placement("device")
+    try:
+        hx, hy = inputs(3)
+        want = np.stack(channels(np, hx, hy), axis=-1)
+        got = np.asarray(gp.stack(channels(gp, gp.asarray(hx), gp.asarray(hy)), axis=-1))
+        np.testing.assert_array_equal(got, want)
+    finally:
+        gp.set_placement(previous)

@@ -197,10 +197,15 @@ bool stage_joined_siblings(const PlanContext& ctx, const Node& join) {
         if (n->kind() != NodeKind::Expression || n->complete() || n->op() >= GPUPY_NUM_OPS ||
             n->op() == GPUPY_OP_INDEX || n->size() == 0)
             continue;
-        // Stored already (the retried plan after staging): nothing to ask.
-        const int64_t last = n->size() - 1;
-        if (host_has(*n, 0, last) || (!ctx.host() && ctx.storage_on_device(n, 0, last / ctx.B))) continue;
-        pending.push_back(&operand);
+        // Stored already, each block on the host or on the device (the
+        // retried plan after staging, a small cache having evicted some):
+        // nothing to ask.
+        bool stored = true;
+        for (int64_t j = 0; stored && j <= (n->size() - 1) / ctx.B; ++j) {
+            stored = host_has(*n, j * ctx.B, std::min((j + 1) * ctx.B, n->size()) - 1) ||
+                     (!ctx.host() && ctx.storage_on_device(n, j, j));
+        }
+        if (!stored) pending.push_back(&operand);
     }
     if (pending.size() < 2) return false;
     std::vector<NodeSet> below;
