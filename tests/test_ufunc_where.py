@@ -110,3 +110,19 @@ def test_a_mask_over_numbers_keeps_numpys_types(gpu):
         gpu.warnings_of(lambda: np.divide(0, 0.0, out=np.zeros(3), where=np.array([False, True, False]))) == [
             "invalid value encountered in divide"]
     assert gpu.warnings_of(lambda: np.asarray(gp.divide(0, 0.0, out=out, where=gp.zeros(3, bool)))) == []
+
+
+def test_a_mask_over_python_ints_converts_them_as_numpy_does(gpu):
+    # Python numbers only go to their common default type first, mask or
+    # not: 2**63 beside another int does not fit int64 (NumPy's
+    # OverflowError), beside a float it is a float64 (found by the
+    # differential campaign: gpupy made the mask's operands first, of types
+    # of their own, and raised nothing).
+    for lib in (np, gp):
+        for where in (False, lib.asarray(np.zeros((3, 3), bool))):
+            with pytest.raises(OverflowError, match="Python int too large"):
+                lib.add(0, 2 ** 63, out=lib.asarray(np.zeros((3, 3), np.int8)), where=where)
+    mask = np.array([True, False, True])
+    want = np.add(2 ** 63, 1.5, out=np.zeros(3), where=mask)
+    got = gp.add(2 ** 63, 1.5, out=gp.zeros(3), where=gp.asarray(mask))
+    np.testing.assert_array_equal(np.asarray(got), want)
