@@ -21,9 +21,6 @@ from ._fallback import call_numpy
 from ._registry import UFUNC_IMPL, function, hooks
 
 # Keyword arguments that leave the computation as gpupy builds it.
-# The dtype NumPy gives a Python number among Python numbers only.
-_PYTHON_DEFAULT = {bool: np.bool_, int: np.int_, float: np.float64, complex: np.complex128}
-
 _NEUTRAL = {"casting": "same_kind", "order": "K", "subok": True, "where": True, "dtype": None, "signature": None}
 
 
@@ -171,12 +168,17 @@ class ufunc(_core.ufunc_base):
             strong = builtins.any(isinstance(a, np.generic) for a in args)
             if not strong:
                 # All Python numbers: NumPy converts them to their common
-                # default type first, so 2**63 beside another int is its
-                # OverflowError whatever the mask; so it is here.
-                common = np.result_type(*(_PYTHON_DEFAULT.get(type(a), np.float64) for a in args))
-                args = tuple(np.array(a, dtype=common) for a in args)
-            return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, (np.generic, np.ndarray))
-                         else a for a in args)
+                # type first, so 2**63 beside another int is its
+                # OverflowError whatever the mask (the call on the numbers
+                # alone raises it), and 2**63 beside 1.5 a float64 (made an
+                # int64 on its own, it wrapped to -2**63).
+                with np.errstate(all="ignore"):
+                    self._np(*args)
+                common = np.result_type(*args)
+                if is_supported(common):
+                    return tuple(where(mask, np.array(a, dtype=common), common.type(safe)) for a in args)
+            return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, np.generic)
+                         else a if strong else where(mask, a, type(a)(safe)) for a in args)
         return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray) else a for a in args)
 
     def _masked(self, args, kwargs):

@@ -126,3 +126,8 @@ def test_a_mask_over_python_ints_converts_them_as_numpy_does(gpu):
     want = np.add(2 ** 63, 1.5, out=np.zeros(3), where=mask)
     got = gp.add(2 ** 63, 1.5, out=gp.zeros(3), where=gp.asarray(mask))
     np.testing.assert_array_equal(np.asarray(got), want)
+    # A lone Python int too large for int64 is a uint64 there, no error.
+    for lib in (np, gp):
+        out = lib.asarray(np.zeros(2, np.int8))
+        lib.negative(2 ** 63, out=out, where=lib.asarray(np.zeros(2, bool)))
+        np.testing.assert_array_equal(np.asarray(out), [0, 0])
