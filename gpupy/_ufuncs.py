@@ -167,13 +167,12 @@ class ufunc(_core.ufunc_base):
             # resolves them).
             strong = builtins.any(isinstance(a, np.generic) for a in args)
             if not strong:
-                # All Python numbers: NumPy converts them to their common
-                # type first, so 2**63 beside another int is its
-                # OverflowError whatever the mask (the call on the numbers
-                # alone raises it), and 2**63 beside 1.5 a float64 (made an
-                # int64 on its own, it wrapped to -2**63).
-                with np.errstate(all="ignore"):
-                    self._np(*args)
+                # All Python numbers: of their common type, as NumPy makes
+                # them -- 2**63 beside 1.5 is a float64 (made an int64 on its
+                # own, it wrapped to -2**63). One that does not fit it (2**63
+                # beside another int) is an OverflowError here, and _masked
+                # then lets NumPy's own call answer, with its error in its
+                # order of checks.
                 common = np.result_type(*args)
                 if is_supported(common):
                     return tuple(where(mask, np.array(a, dtype=common), common.type(safe)) for a in args)
@@ -198,7 +197,7 @@ class ufunc(_core.ufunc_base):
             try:
                 # (other keywords, dtype= and casting=, as without a mask)
                 result = self(*self._masked_operands(args, mask), **kwargs)
-            except (ValueError, TypeError):  # NumPy's error, in NumPy's order of checks (out's dtype first)
+            except (ValueError, TypeError, OverflowError):  # NumPy's error, in NumPy's order of checks (out's dtype first)
                 result = None
             if isinstance(result, (np.generic, np.ndarray)):
                 result = asarray(result)  # operands NumPy computed at once (numbers): written on the device too

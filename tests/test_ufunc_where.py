@@ -131,3 +131,8 @@ def test_a_mask_over_python_ints_converts_them_as_numpy_does(gpu):
         out = lib.asarray(np.zeros(2, np.int8))
         lib.negative(2 ** 63, out=out, where=lib.asarray(np.zeros(2, bool)))
         np.testing.assert_array_equal(np.asarray(out), [0, 0])
+    # NumPy checks the output's dtype first: its casting error, not the
+    # conversion's (found by the campaign).
+    for lib in (np, gp):
+        with pytest.raises(TypeError, match="Cannot cast ufunc 'divide' output"):
+            lib.divide(0, 2 ** 63, out=lib.asarray(np.zeros(0, bool)), where=lib.asarray(np.zeros((), bool)))
