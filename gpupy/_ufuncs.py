@@ -162,17 +162,16 @@ class ufunc(_core.ufunc_base):
             # (and the output may be empty); as arrays over the mask, only
             # where it keeps them. The dtypes stay NumPy's: NumPy's scalars
             # become arrays of their own dtype, and Python numbers -- weak,
-            # cast to the others' dtype -- stay numbers beside them (all
-            # Python numbers: arrays of NumPy's default types, as NumPy
-            # resolves them).
+            # cast to the others' dtype -- stay numbers beside them.
             strong = builtins.any(isinstance(a, np.generic) for a in args)
             if not strong:
-                # All Python numbers: of their common type, as NumPy makes
-                # them -- 2**63 beside 1.5 is a float64 (made an int64 on its
-                # own, it wrapped to -2**63). One that does not fit it (2**63
-                # beside another int) is an OverflowError here, and _masked
-                # then lets NumPy's own call answer, with its error in its
-                # order of checks.
+                # Python numbers only: arrays of their common type, as NumPy
+                # makes them -- 2**63 beside 1.5 is a float64 (made an int64
+                # on its own, it wrapped to -2**63). One that does not fit it
+                # (2**63 beside another int) is an OverflowError here, and
+                # _masked then lets NumPy's own call answer, with its error
+                # in its order of checks. A type gpupy does not hold
+                # (complex): arrays of each number's own default type.
                 common = np.result_type(*args)
                 if is_supported(common):
                     return tuple(where(mask, np.array(a, dtype=common), common.type(safe)) for a in args)

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fp_checks.hpp"
@@ -281,8 +283,9 @@ private:
     static int chunk_for(const gpupy_ir& ir) {
         const int64_t fit = kRegisterBytes / (8 * static_cast<int64_t>(ir.ninstr));
         // (A reduction's outputs fold consecutive chunks, evaluated together.)
-        const int64_t points = ir.reduce_op == GPUPY_OP_NONE ? ir.count
-                                                             : std::max<int64_t>(ir.reduce_chunk, 1) * std::max<int64_t>(ir.count, 1);
+        const int64_t points = ir.reduce_op == GPUPY_OP_NONE
+                                   ? ir.count
+                                   : std::max<int64_t>(ir.reduce_chunk, 1) * std::max<int64_t>(ir.count, 1);
         // No larger than the work at hand (registers are filled per call).
         return static_cast<int>(std::max<int64_t>(1, std::min(std::clamp<int64_t>(fit, kMinChunk, kMaxChunk), points)));
     }
@@ -571,15 +574,6 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         pt[d] = shape_[d] ? rem % shape_[d] : 0;
         rem = shape_[d] ? rem / shape_[d] : 0;
     }
-    const int64_t stride = m.stride[last];
-    // Copies `count` elements whose first has index `first` and the others
-    // follow `step` elements apart, checked against the block.
-    auto copy_checked = [&](char* dst, int64_t first, int64_t step, int64_t count) {
-        const int64_t end = first + (count - 1) * step;
-        if (std::min(first, end) < 0 || std::max(first, end) >= b->nelems) return fail("LOAD index outside its block");
-        copy_elements(dst, b->data + first * item, step, count, item);
-        return true;
-    };
     if (!remapped) {
         auto rows = [&](auto* typed_out) {
             using T = std::remove_pointer_t<decltype(typed_out)>;
@@ -594,6 +588,15 @@ bool Interpreter::load_rows(const gpupy_ir_instr& in, int64_t p0, int n, void* o
         default: return fail("bad LOAD dtype");
         }
     }
+    const int64_t stride = m.stride[last];
+    // Copies `count` elements whose first has index `first` and the others
+    // follow `step` elements apart, checked against the block.
+    auto copy_checked = [&](char* dst, int64_t first, int64_t step, int64_t count) {
+        const int64_t end = first + (count - 1) * step;
+        if (std::min(first, end) < 0 || std::max(first, end) >= b->nelems) return fail("LOAD index outside its block");
+        copy_elements(dst, b->data + first * item, step, count, item);
+        return true;
+    };
     // The outer dimensions' share of the row's element offset, each
     // dimension's term recomputed only when its coordinate moves.
     int64_t term[GPUPY_MAX_DIMS];
@@ -650,8 +653,9 @@ bool Interpreter::load_plain_rows(const T* src, int64_t nelems, int64_t first, c
             const int64_t rows = std::min<int64_t>((n - k) / width, shape_[last - 1] - pt[last - 1]);
             if (rows >= 2) {
                 const int64_t step = m.stride[last - 1];
-                const int64_t lo = offset + std::min<int64_t>(0, (rows - 1) * step) + std::min<int64_t>(0, (width - 1) * stride);
-                const int64_t hi = offset + std::max<int64_t>(0, (rows - 1) * step) + std::max<int64_t>(0, (width - 1) * stride);
+                const int64_t down = (rows - 1) * step, across = (width - 1) * stride;
+                const int64_t lo = offset + std::min<int64_t>(0, down) + std::min<int64_t>(0, across);
+                const int64_t hi = offset + std::max<int64_t>(0, down) + std::max<int64_t>(0, across);
                 if (lo < 0 || hi >= nelems) return fail("LOAD index outside its block");
                 for (int64_t j = 0; j < width; ++j) {
                     const T* from = src + offset + j * stride;
@@ -898,18 +902,16 @@ bool Interpreter::run(Block* const* outputs) {
             // would: the same bits). An 8 x 8 tile's 64 values no longer
             // cost one evaluation of the list each.
             const int64_t nchunks = (inner + chunk - 1) / chunk;
-            auto points_of = [&](int64_t f, int64_t* p, int64_t* q) {
+            // Output f's points [first, end).
+            auto points_of = [&](int64_t f) {
                 const int64_t row = f / nchunks, c = f % nchunks;
-                *p = row * inner + c * chunk;
-                *q = row * inner + std::min(inner, c * chunk + chunk);
+                const int64_t first = row * inner + c * chunk;
+                return std::pair<int64_t, int64_t>{first, row * inner + std::min(inner, c * chunk + chunk)};
             };
             const int64_t end = ir_.start + ir_.count;
-            int64_t f = ir_.start, p, q, last_point;
-            points_of(f, &p, &q);
-            {
-                int64_t unused;
-                points_of(end - 1, &unused, &last_point);
-            }
+            const int64_t last_point = points_of(end - 1).second;
+            int64_t f = ir_.start;
+            auto [p, q] = points_of(f);
             T acc = identity;
             while (f < end) {
                 const int n = static_cast<int>(std::min<int64_t>(chunk_, last_point - p));
@@ -923,14 +925,14 @@ bool Interpreter::run(Block* const* outputs) {
                     if (p == q) {  // output f is complete
                         o[f - ir_.start] = acc;
                         acc = identity;
-                        if (++f < end) points_of(f, &p, &q);
+                        if (++f < end) std::tie(p, q) = points_of(f);
                     }
                 }
             }
             // The fold checks evaluate the body again, so they come after.
             for (f = ir_.start; fold_checked(0) && f < end; ++f) {
-                points_of(f, &p, &q);
-                if (!check_fold(0, o[f - ir_.start], last, p, q)) return false;
+                const auto [first, after] = points_of(f);
+                if (!check_fold(0, o[f - ir_.start], last, first, after)) return false;
             }
             return true;
         }

@@ -39,8 +39,8 @@ struct FpWarnings {
 
 // Marks `node` (just built for w.ufunc) to be checked for w's kinds, where
 // its op can show them (fp_checkable; a REDUCE node: where its fold is
-// gpupy_fold_checkable, and then its folds are checked). A node shared by hash-consing is checked for every kind any of
-// its builders asked for.
+// gpupy_fold_checkable, and then its folds are checked). A node shared by
+// hash-consing is checked for every kind any of its builders asked for.
 void mark_fp_checks(Node* node, const FpWarnings& w);
 
 // The op whose values a node's checks look at: a REDUCE node's fold, else
