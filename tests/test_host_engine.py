@@ -288,3 +288,34 @@ def test_index_sequences_in_every_layout(gpu, view):
         "stepped": lambda xp, lab: xp.arange(3 * n * k).reshape(3 * n, k)[::3, ::5] + lab[::1, None],
     }[view]
     np.testing.assert_array_equal(np.asarray(make(gp, g)), make(np, label))
+
+
+def sequential_chunked_sum(a, chunk):
+    """gpupy's order of a float32 sum over the last axis, written with NumPy:
+    each chunk of `chunk` consecutive values folded in order (add.accumulate
+    is sequential), the chunks' totals again, until one value a row."""
+    while a.shape[-1] > 1:
+        c = min(chunk, a.shape[-1])
+        totals = [np.add.accumulate(a[..., s:s + c], axis=-1, dtype=F32)[..., -1]
+                  for s in range(0, a.shape[-1], c)]
+        a = np.stack(totals, axis=-1)
+    return a[..., 0]
+
+
+@pytest.mark.parametrize("cols", [256 * 9, 256 * 9 + 100, 256 * 3 + 1])
+def test_sums_fold_each_chunk_in_order(software, cols):
+    # The software driver folds several outputs' chunks side by side
+    # (independent chains the CPU overlaps); each output must still fold its
+    # own values in order, the bits of one fold at a time. Rows of 9 full
+    # chunks, with and without a partial last chunk, and rows of 3 + 1.
+    from gpupy._registry import REDUCE_CHUNK
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((40, cols)).astype(F32)
+    chunk = min(REDUCE_CHUNK, gp.block_size())
+    g = gp.asarray(a) * F32(1.5)  # lazy: the sum is gpupy's own, fused
+    want_rows = sequential_chunked_sum(a * F32(1.5), chunk)
+    np.testing.assert_array_equal(np.asarray(gp.sum(g, axis=1)), want_rows)
+    flat = (a * F32(1.5)).ravel()
+    assert np.asarray(gp.sum(g)) == sequential_chunked_sum(flat, chunk)
+    # A row's sum is the same fold whichever rows are evaluated with it.
+    np.testing.assert_array_equal(np.asarray(gp.sum(g[7:9], axis=1)), want_rows[7:9])

@@ -169,6 +169,54 @@ bool fold(int32_t op, T* acc, const T* v, int n) {
     return false;
 }
 
+// Outputs folded side by side by fold_rows.
+constexpr int kFoldLanes = 8;
+
+// Folds `rows` consecutive runs of `len` values each (row r at v + r * len)
+// into out[r], each from `identity` and in order: the bits of one fold per
+// row. One fold is a chain of dependent operations (a float add waits ~4
+// cycles for the one before); kFoldLanes rows advanced together are that
+// many independent chains, which the CPU overlaps.
+template <class K, int Arity, class T>
+bool fold_rows_dispatch(T identity, const T* v, int64_t len, int64_t rows, T* out) {
+    if constexpr (Arity != 2) {
+        return false;
+    } else if constexpr (!K::template ok<T>) {
+        return false;
+    } else if constexpr (!std::is_same_v<decltype(K::template f<T>(T{}, T{})), T>) {
+        return false;
+    } else {
+        int64_t r = 0;
+        for (; r + kFoldLanes <= rows; r += kFoldLanes) {
+            T acc[kFoldLanes];
+            for (int g = 0; g < kFoldLanes; ++g) acc[g] = identity;
+            const T* base = v + r * len;
+            for (int64_t i = 0; i < len; ++i) {
+                for (int g = 0; g < kFoldLanes; ++g) acc[g] = K::template f<T>(acc[g], base[g * len + i]);
+            }
+            for (int g = 0; g < kFoldLanes; ++g) out[r + g] = acc[g];
+        }
+        for (; r < rows; ++r) {
+            T a = identity;
+            for (int64_t i = 0; i < len; ++i) a = K::template f<T>(a, v[r * len + i]);
+            out[r] = a;
+        }
+        return true;
+    }
+}
+
+template <class T>
+bool fold_rows(int32_t op, T identity, const T* v, int64_t len, int64_t rows, T* out) {
+    switch (op) {
+#define GPUPY_OP(NAME, CODE, NUMPY_NAME, ARITY, FLAGS, FOLD) \
+    case GPUPY_OP_##NAME:                        \
+        return fold_rows_dispatch<K_##NAME, ARITY, T>(identity, v, len, rows, out);
+#include "gpupy/ops.def"
+#undef GPUPY_OP
+    }
+    return false;
+}
+
 // Register memory, kept per thread between evaluations. Fresh, it cost
 // more than the work: the registers of a few instructions are several
 // hundred KB, which malloc serves from new pages (mmap) that fault in on
@@ -918,6 +966,20 @@ bool Interpreter::run(Block* const* outputs) {
                 if (!eval_points(p, n)) return false;
                 const T* v = reinterpret_cast<const T*>(ptr_[last]);
                 for (int i = 0; i < n;) {
+                    // Whole outputs of one row, each a full chunk, inside
+                    // this batch: folded side by side.
+                    if (p == points_of(f).first && q - p == chunk) {
+                        const int64_t row_left = nchunks - f % nchunks - (inner % chunk != 0);
+                        const int64_t whole = std::min({(n - i) / chunk, row_left, end - f});
+                        if (whole >= 2) {
+                            if (!fold_rows(ir_.reduce_op, identity, v + i, chunk, whole, o + (f - ir_.start)))
+                                return fail("fold op not supported");
+                            i += static_cast<int>(whole * chunk);
+                            f += whole;
+                            if (f < end) std::tie(p, q) = points_of(f);
+                            continue;
+                        }
+                    }
                     const int m = static_cast<int>(std::min<int64_t>(n - i, q - p));
                     if (!fold(ir_.reduce_op, &acc, v + i, m)) return fail("fold op not supported");
                     i += m;
