@@ -135,7 +135,7 @@ NodeRef node_from_ndarray(py::handle obj) {
     const size_t nbytes = static_cast<size_t>(shape_size(shape) * dtype_itemsize(t));
     auto buf = std::make_shared<HostBuffer>(nbytes);
     if (PyArray_IS_C_CONTIGUOUS(arr)) {
-        if (nbytes) std::memcpy(buf->data(), PyArray_DATA(arr), nbytes);
+        if (nbytes) copy_bytes(buf->data(), static_cast<const char*>(PyArray_DATA(arr)), nbytes);
     } else {
         // Let NumPy do the strided copy into our buffer.
         py::object dst = py::reinterpret_steal<py::object>(PyArray_New(&PyArray_Type, nd, PyArray_DIMS(arr), typenum_of(t),
@@ -175,6 +175,16 @@ py::object host_values(const GpuArray& a) {
 }
 
 GpuArray from_numpy_result(py::handle r) {
+    // A large result NumPy has just made and nobody else holds (an eager
+    // op's, a product's) is kept as it is: its bytes become the array's,
+    // with no copy. (A small one is copied: the copy costs less than
+    // keeping the ndarray alive beside the buffer.)
+    constexpr npy_intp kAdoptBytes = 64 << 10;
+    if (PyArray_CheckExact(r.ptr()) && Py_REFCNT(r.ptr()) == 1 &&
+        PyArray_CHKFLAGS(reinterpret_cast<PyArrayObject*>(r.ptr()), NPY_ARRAY_OWNDATA | NPY_ARRAY_WRITEABLE) &&
+        PyArray_NBYTES(reinterpret_cast<PyArrayObject*>(r.ptr())) >= kAdoptBytes) {
+        return adopt_ndarray(r);
+    }
     py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr));
     if (!arr) throw py::error_already_set();
     return GpuArray::of(node_from_ndarray(arr));
