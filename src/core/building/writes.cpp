@@ -121,7 +121,7 @@ Node* host_write_target(const GpuArray& target) {
         // write into its memory would be seen by nothing that reads it. And
         // bytes gpupy was lent read-only (a received pickle) stay unwritten.
         auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(node->nbytes()));
-        std::memcpy(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
+        copy_bytes(buf->data(), node->host_data(), static_cast<size_t>(node->nbytes()));
         owner.node = NodeFactory::array(node->dtype(), node->shape(), std::move(buf));
         ++stats().write_copies;
         return owner.node.get();

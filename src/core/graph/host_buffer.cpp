@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <new>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 namespace gpupy {
 
@@ -63,7 +67,39 @@ BufferPool& buffer_pool() {
     return *pool;
 }
 
+// Below this a thread's start costs more than it saves.
+constexpr size_t kParallelCopyBytes = size_t{2} << 20;
+// Each thread copies at least this much; more than a few threads add
+// nothing once the memory bus is busy.
+constexpr size_t kBytesPerCopyThread = size_t{1} << 20;
+constexpr unsigned kMaxCopyThreads = 4;
+
 }  // namespace
+
+void copy_bytes(char* dst, const char* src, size_t n) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t parts = n < kParallelCopyBytes ? 1 : std::min<size_t>({cores, kMaxCopyThreads, n / kBytesPerCopyThread});
+    if (parts <= 1) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    // Equal parts, rounded up to whole 64-byte lengths.
+    const size_t step = (n / parts + 63) / 64 * 64;
+    std::vector<std::thread> helpers;
+    size_t unstarted = n;  // from here on no helper took a part
+    for (size_t first = step; first < n; first += step) {
+        const size_t len = std::min(step, n - first);
+        try {
+            helpers.emplace_back([=] { std::memcpy(dst + first, src + first, len); });
+        } catch (const std::system_error&) {  // no thread to be had: the rest is copied here
+            unstarted = first;
+            break;
+        }
+    }
+    std::memcpy(dst, src, step);
+    if (unstarted < n) std::memcpy(dst + unstarted, src + unstarted, n - unstarted);
+    for (auto& h : helpers) h.join();
+}
 
 HostBuffer::HostBuffer(size_t nbytes) : nbytes_(nbytes) {
     // malloc's 16-byte alignment suits every dtype (NumPy uses the same);

@@ -7,6 +7,12 @@
 
 namespace gpupy {
 
+// Copies n bytes from `src` to `dst` (not overlapping), a large copy split
+// across a few threads: one thread's copy reaches a fraction of the memory
+// bandwidth (4 MB: ~380 us on one core here, ~190 us on two, with ~40 us
+// to start a thread).
+void copy_bytes(char* dst, const char* src, size_t n);
+
 // Host storage of one node's elements, C order. Shared with the ndarrays
 // handed to Python, which keep it alive.
 class HostBuffer {

@@ -62,7 +62,7 @@ NodeRef NodeFactory::unexported(NodeRef node) {
     Node* x = node.get();  // (an exported node is complete in host memory: the export made it so)
     if (!x->host() || !x->host()->exported()) return node;
     NodeRef copy = array_uninitialized(x->dtype(), x->shape());
-    std::memcpy(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
+    copy_bytes(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
     ++g_export_snapshots;
     return copy;
 }
