@@ -1249,3 +1249,17 @@ def test_a_chain_of_stencil_steps_is_planned_in_linear_work(gpu):
     short, long = planned(8), planned(32)
     assert short > 0
     assert long <= 4 * short * 1.5, (short, long)  # linear: 4x the steps; the square gave 16x
+
+
+@pytest.mark.parametrize("dtype,n", [(np.uint8, (5 << 20) + 7), (np.float32, 786433), (np.float64, 1 << 19)])
+def test_large_conversions_copy_every_byte(dtype, n):
+    # Copies of 2 MB and more are split across threads: every part, the
+    # last (shorter) one included, lands where it belongs, and the copy is
+    # the array's own (a later write to the source does not reach it).
+    src = np.random.default_rng(3).integers(0, 250, n).astype(dtype)
+    g = gp.asarray(src)
+    want = src.copy()
+    src[:] = 0
+    np.testing.assert_array_equal(np.asarray(g), want)
+    h = gp.asarray(want) + 0  # a lazy expression over a snapshot
+    np.testing.assert_array_equal(np.asarray(h), want)
