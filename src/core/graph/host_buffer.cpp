@@ -1,13 +1,14 @@
 #include "core/graph/host_buffer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <system_error>
 #include <thread>
-#include <vector>
 
 namespace gpupy {
 
@@ -67,38 +68,54 @@ BufferPool& buffer_pool() {
     return *pool;
 }
 
-// Below this a thread's start costs more than it saves.
+// Below this a helper thread's start (~40 us here) costs more than it saves.
 constexpr size_t kParallelCopyBytes = size_t{2} << 20;
-// Each thread copies at least this much; more than a few threads add
-// nothing once the memory bus is busy.
-constexpr size_t kBytesPerCopyThread = size_t{1} << 20;
-constexpr unsigned kMaxCopyThreads = 4;
+// Copies are shared out in pieces this size, taken in turn by whichever
+// thread is free: a helper that another busy thread (BLAS's spinning
+// workers) keeps off its core delays the copy by one piece at most.
+constexpr size_t kCopyPiece = size_t{256} << 10;
+constexpr unsigned kMaxCopyHelpers = 3;
+
+// One copy shared with helper threads, alive as long as any of them.
+struct SharedCopy {
+    char* dst;
+    const char* src;
+    size_t n;
+    std::atomic<size_t> next{0};  // the first byte no thread has taken
+    std::atomic<size_t> done{0};  // bytes copied
+    void take_pieces() {
+        for (size_t first = next.fetch_add(kCopyPiece); first < n; first = next.fetch_add(kCopyPiece)) {
+            const size_t len = std::min(kCopyPiece, n - first);
+            std::memcpy(dst + first, src + first, len);
+            done.fetch_add(len, std::memory_order_release);
+        }
+    }
+};
 
 }  // namespace
 
 void copy_bytes(char* dst, const char* src, size_t n) {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const size_t parts = n < kParallelCopyBytes ? 1 : std::min<size_t>({cores, kMaxCopyThreads, n / kBytesPerCopyThread});
-    if (parts <= 1) {
+    const size_t helpers = n < kParallelCopyBytes ? 0 : std::min<size_t>(cores - 1, kMaxCopyHelpers);
+    if (helpers == 0) {
         std::memcpy(dst, src, n);
         return;
     }
-    // Equal parts, rounded up to whole 64-byte lengths.
-    const size_t step = (n / parts + 63) / 64 * 64;
-    std::vector<std::thread> helpers;
-    size_t unstarted = n;  // from here on no helper took a part
-    for (size_t first = step; first < n; first += step) {
-        const size_t len = std::min(step, n - first);
+    auto copy = std::make_shared<SharedCopy>();
+    copy->dst = dst;
+    copy->src = src;
+    copy->n = n;
+    for (size_t k = 0; k < helpers; ++k) {
         try {
-            helpers.emplace_back([=] { std::memcpy(dst + first, src + first, len); });
-        } catch (const std::system_error&) {  // no thread to be had: the rest is copied here
-            unstarted = first;
-            break;
+            // Detached: one that starts after the pieces are all taken
+            // finds nothing to do, and the copy never waits for it.
+            std::thread([copy] { copy->take_pieces(); }).detach();
+        } catch (const std::system_error&) {
+            break;  // no thread to be had: this one copies the rest
         }
     }
-    std::memcpy(dst, src, step);
-    if (unstarted < n) std::memcpy(dst + unstarted, src + unstarted, n - unstarted);
-    for (auto& h : helpers) h.join();
+    copy->take_pieces();
+    while (copy->done.load(std::memory_order_acquire) < n) std::this_thread::yield();  // pieces still in flight
 }
 
 HostBuffer::HostBuffer(size_t nbytes) : nbytes_(nbytes) {
