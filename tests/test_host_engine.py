@@ -319,3 +319,13 @@ def test_sums_fold_each_chunk_in_order(software, cols):
     assert np.asarray(gp.sum(g)) == sequential_chunked_sum(flat, chunk)
     # A row's sum is the same fold whichever rows are evaluated with it.
     np.testing.assert_array_equal(np.asarray(gp.sum(g[7:9], axis=1)), want_rows[7:9])
+
+
+def test_a_large_sum_split_across_threads_keeps_its_bits(software):
+    # A chunked reduction's outputs count their chunks' points when the
+    # interpreter shares work out: 2^20 values in 4097 outputs are split in
+    # pieces across threads, each output still its own fold in order.
+    from gpupy._registry import REDUCE_CHUNK
+    a = np.random.default_rng(11).standard_normal((1 << 20) + 300).astype(F32)
+    got = np.asarray(gp.sum(gp.asarray(a) * F32(0.5)))
+    assert got == sequential_chunked_sum(a * F32(0.5), min(REDUCE_CHUNK, gp.block_size()))

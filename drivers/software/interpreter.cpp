@@ -1,6 +1,7 @@
 #include "interpreter.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -1163,8 +1164,12 @@ bool interpret(const gpupy_ir& ir, Block* const* dst, std::string* error, int th
     }
     // Outputs are independent (a scan's output refolds its chunk from the
     // chunk's start), so large ranges split across threads.
-    const int64_t parts = std::min<int64_t>(threads, ir.count / kMinOutputsPerThread);
-    if (parts <= 1) return run_range(ir, dst, error, loops);
+    const int64_t points_per_output =
+        ir.reduce_op != GPUPY_OP_NONE && ir.reduce_mode == GPUPY_REDUCE_CHUNKS ? std::max<int64_t>(ir.reduce_chunk, 1) : 1;
+    const int64_t points = ir.count * points_per_output;
+    const int64_t workers = std::min<int64_t>({threads, points / kMinPointsPerThread, ir.count});
+    if (workers <= 1) return run_range(ir, dst, error, loops);
+    const int64_t parts = std::min<int64_t>(workers * kPiecesPerThread, ir.count);
     std::vector<gpupy_ir> pieces(static_cast<size_t>(parts), ir);
     std::vector<std::string> errors(static_cast<size_t>(parts));
     std::vector<char> ok(static_cast<size_t>(parts), 0);
@@ -1175,7 +1180,10 @@ bool interpret(const gpupy_ir& ir, Block* const* dst, std::string* error, int th
         pieces[p].count = end - begin;
         pieces[p].dst_offset = ir.dst_offset + begin;
     }
-    run_parallel(parts, [&](int64_t p) { ok[p] = run_range(pieces[p], dst, &errors[p], loops); });
+    std::atomic<int64_t> next{0};
+    run_parallel(workers, [&](int64_t) {
+        for (int64_t p = next++; p < parts; p = next++) ok[p] = run_range(pieces[p], dst, &errors[p], loops);
+    });
     for (int64_t p = 0; p < parts; ++p) {
         if (!ok[p]) {
             *error = errors[p];

@@ -27,10 +27,16 @@ constexpr int kMinChunk = 256;
 constexpr int kMaxChunk = 16384;
 constexpr int64_t kRegisterBytes = int64_t{1} << 20;
 
-// Below this many outputs per thread, handing work to another thread costs
-// more than it saves (a wake-up and a wait, some us; a thread's first
-// touches of its part in cache; 2^16 outputs take ~100 us or more).
-constexpr int64_t kMinOutputsPerThread = int64_t{1} << 16;
+// Below this many points per thread (outputs; a chunked reduction's output
+// counts its chunk's points), handing work to another thread costs more
+// than it saves (a wake-up and a wait, some us; a thread's first touches of
+// its part in cache; 2^16 points take ~100 us or more).
+constexpr int64_t kMinPointsPerThread = int64_t{1} << 16;
+// An evaluation split across threads is cut into this many pieces per
+// thread, taken in turn by whichever thread is free: a thread kept off its
+// core for a while (BLAS's spinning workers, another process) delays the
+// evaluation by a piece, not by its whole share.
+constexpr int64_t kPiecesPerThread = 4;
 
 // Inner loops the core offered (NumPy's own, offer_host_loop), by op and
 // operand dtype; where one is set the interpreter calls it for that op
