@@ -95,8 +95,12 @@ struct SharedCopy {
 }  // namespace
 
 void copy_bytes(char* dst, const char* src, size_t n) {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const size_t helpers = n < kParallelCopyBytes ? 0 : std::min<size_t>(cores - 1, kMaxCopyHelpers);
+    if (n < kParallelCopyBytes) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());  // (a system call)
+    const size_t helpers = std::min<size_t>(cores - 1, kMaxCopyHelpers);
     if (helpers == 0) {
         std::memcpy(dst, src, n);
         return;
