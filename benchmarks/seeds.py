@@ -31,7 +31,10 @@ Each workload is a function of an array module `xp` written with plain
 NumPy functions; the same source runs on numpy and on gpupy. Its inputs are
 made once per size with NumPy; each run starts from them with xp.asarray
 (so gpupy's time includes the upload, as in a script that loads its data
-with NumPy) and gpupy's time ends when every result is a NumPy array. After
+with NumPy) and gpupy's time ends when every result is a NumPy array.
+--resident converts the inputs before the timer starts instead, as
+Accelerator measured (without the initial transfer; gpupy's results are
+still timed until they are NumPy arrays). After
 a warm-up of each module (compiling lands there) the repetitions alternate
 NumPy, gpupy, NumPy, ... and their medians are compared (ratio NumPy /
 gpupy: above 1, gpupy is faster). Results are checked against NumPy's:
@@ -56,6 +59,7 @@ product on the device, ~25 s a run).
     python benchmarks/seeds.py --placement device      # every evaluation forced onto the device
     python benchmarks/seeds.py --placement device --eager-threshold 0   # small results too
     python benchmarks/seeds.py --only life,matmul --reps 7 --json seeds.json
+    python benchmarks/seeds.py --resident              # inputs converted before the timer
     python benchmarks/seeds.py --only life,gauss5x5 --placement device --native   # against hand-written GLSL
     python benchmarks/seeds.py --only matmul --placement device --native          # gpupy's product against one by hand
 """
@@ -467,23 +471,30 @@ def counters():
     return {k: stats[k] for k in COUNTERS}
 
 
-def measure(name, n, reps):
+def measure(name, n, reps, resident=False):
     spec = SEEDS[name]
-    inputs = spec.inputs(n)
+    host_inputs = spec.inputs(n)
+
+    def inputs_for(xp):
+        """The run's inputs: NumPy's arrays, or with `resident` already
+        converted by xp (outside the timed run; for NumPy no change)."""
+        return tuple(xp.asarray(v) for v in host_inputs) if resident else host_inputs
+
     row = {"workload": name, "origin": spec.origin, "doc": spec.fn.__doc__, "size": size_label(spec.sizes, n), "n": n}
     rtol, atol = spec.tolerance(n)
     row["tolerance"] = "exact" if rtol == atol == 0 else f"rtol {rtol:.2g} atol {atol:.2g}"
-    timed(spec.fn, numpy, inputs)
+    timed(spec.fn, numpy, inputs_for(numpy))
     try:
         gpupy.reset_stats()
-        timed(spec.fn, gpupy, inputs)
+        timed(spec.fn, gpupy, inputs_for(gpupy))
         row["programs_compiled_first_run"] = gpupy.stats()["programs_compiled"]
         t_np, t_gp = [], []
         for _ in range(reps):
-            t, want = timed(spec.fn, numpy, inputs)
+            t, want = timed(spec.fn, numpy, inputs_for(numpy))
             t_np.append(t)
+            ready = inputs_for(gpupy)
             gpupy.reset_stats()
-            t, got = timed(spec.fn, gpupy, inputs)
+            t, got = timed(spec.fn, gpupy, ready)
             t_gp.append(t)
             row.update(counters())
     except Exception as exc:  # noqa: BLE001 -- a failing workload is reported, the others still run
@@ -558,7 +569,9 @@ def ratio_text(x):
 def print_report(rows, args, foreign_load):
     load = "" if foreign_load is None else f", other processes used {foreign_load:.2f} cores meanwhile"
     print(f"gpupy {gpupy.__version__}, driver {gpupy.driver()}, placement {gpupy.get_placement()}, "
-          f"eager threshold {gpupy.eager_threshold()} elements, {args.reps} repetitions{load}\n")
+          f"eager threshold {gpupy.eager_threshold()} elements, {args.reps} repetitions{load}")
+    print("inputs converted before the timer (--resident)\n" if args.resident
+          else "inputs converted from NumPy within the timed run\n")
     print("| workload | size | NumPy median | gpupy median | NumPy/gpupy | max rel. error | tolerance | valid "
           "| evaluations device/host | eager NumPy ops | fallbacks | host placements | programs compiled first/last |")
     print("|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---|")
@@ -628,6 +641,9 @@ def main(argv=None):
                         help="with --native: the hand-written product's configuration (a name of "
                         "distmap_glsl.cpp's kMatmulConfigs, e.g. tiled-8x8-16x16-k8, the fastest with "
                         "shared-memory tiles; default: the fastest measured on llvmpipe)")
+    parser.add_argument("--resident", action="store_true",
+                        help="convert each run's inputs before its timer starts (as Accelerator measured: without "
+                             "the initial transfer); results are still timed until they are NumPy arrays")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(SEEDS)
@@ -642,7 +658,7 @@ def main(argv=None):
     with LoadMeter() as load:
         for name in names:
             for n in SEEDS[name].sizes.chosen(args.quick, args.large):
-                row = measure(name, n, args.reps)
+                row = measure(name, n, args.reps, args.resident)
                 if args.native and name in HAND_WRITTEN and "failed" not in row:
                     measure_hand_written(row, args.reps, matmul_config=args.native_matmul)
                 rows.append(row)
