@@ -178,14 +178,26 @@ class _IntegerKey:
 def _check_bounds(shape, v, axes, index, key):
     """NumPy's IndexError if an index is outside its axis of v (the array
     of `shape` after the key's slices): checked on the device (one
-    reduction), the message from NumPy's own indexing of that shape."""
+    reduction), the message from NumPy's own indexing of that shape. An
+    index whose bounds the graph proves inside its axis (clipped, built by
+    `indices` or `arange`) needs no check: the pass would evaluate it for
+    nothing."""
     outside = None
     for d, g in zip(axes, index):
         n = v.shape[d]
+        if _proven_inside(g, n):
+            continue
         bad = g >= n if g.dtype.kind == "u" else (g < -n) | (g >= n)
         outside = bad if outside is None else outside | bad  # (they broadcast together)
-    if bool(outside.any()):
+    if outside is not None and bool(outside.any()):
         _raise_numpys_error(shape, v.dtype, key)
+
+
+def _proven_inside(g, n):
+    """Whether every index of g is within an axis of n elements (-n ... n - 1),
+    as the graph proves without evaluating it."""
+    bounds = _core.value_bounds(g) if isinstance(g, GpuArray) else None
+    return bounds is not None and -n <= bounds[0] and bounds[1] <= n - 1
 
 
 def _raise_numpys_error(shape, dtype, key):

@@ -552,3 +552,111 @@ def test_values_assigned_through_masks_and_indices_convert_as_numpy(gpu, value, 
         return
     got[gp.asarray(k)] = value
     gpu.assert_same(got, want)
+
+
+def evaluations():
+    s = gp.stats()
+    return s["evaluations"] + s["host_engine_evaluations"]
+
+
+def test_indices_bounded_by_construction_need_no_check(gpu):
+    """A gather's indices are checked for NumPy's IndexError by one pass over
+    them -- unless the graph proves them inside the axis (value_bounds):
+    clipped, from indices/arange, shifted by constants. Bilinear rotation's
+    four gathers are such."""
+    img = RNG.random((40, 30)).astype(np.float32)
+    g = gp.asarray(img)
+    y, x = gp.indices(img.shape)
+    sx = 0.8 * (x - 14.5) + 0.6 * (y - 19.5) + 14.5
+    ix = gp.clip(gp.floor(sx), 0, 28).astype(np.intp)
+    iy = gp.clip(gp.floor(0.8 * (y - 19.5) - 0.6 * (x - 14.5) + 19.5), 0, 38).astype(np.intp)
+    gp.reset_stats()
+    r = g[iy, ix + 1] - g[iy + 1, -1 - ix]  # negative indices proven too
+    assert evaluations() == 0  # nothing evaluated at the calls
+    ny, nx = np.indices(img.shape)
+    nix = np.clip(np.floor(0.8 * (nx - 14.5) + 0.6 * (ny - 19.5) + 14.5), 0, 28).astype(np.intp)
+    niy = np.clip(np.floor(0.8 * (ny - 19.5) - 0.6 * (nx - 14.5) + 19.5), 0, 38).astype(np.intp)
+    gpu.assert_same(r, img[niy, nix + 1] - img[niy + 1, -1 - nix])
+
+
+def test_indices_the_graph_cannot_bound_are_still_checked(gpu):
+    a = np.arange(10.0)
+    g = gp.asarray(a)
+    i = gp.arange(12)
+    # Clipped one past the end: not proven, checked, NumPy's error.
+    with pytest.raises(IndexError) as want:
+        a[np.clip(np.arange(12), 0, 10)]
+    with pytest.raises(IndexError) as got:
+        g[gp.clip(i, 0, 10)]
+    assert str(got.value) == str(want.value)
+    # Not proven (an array's values), inside all the same: checked, no error.
+    gp.reset_stats()
+    r = g[gp.asarray(np.array([9, -10, 3]))]
+    assert evaluations() > 0  # the check
+    gpu.assert_same(r, a[[9, -10, 3]])
+    # A NaN clipped stays NaN; as an index it is NumPy's IndexError.
+    f = gp.asarray(np.array([np.nan, 2.0]))
+    with pytest.raises(IndexError):
+        g[gp.clip(f, 0, 9).astype(np.intp)]
+    # Beyond the axis from arithmetic: checked and refused.
+    with pytest.raises(IndexError):
+        g[gp.arange(5) * 3]
+
+
+def test_value_bounds_follow_the_graph(gpu):
+    vb = gp._core.value_bounds
+    y, x = gp.indices((5, 7))
+    # (Bounds are a node's: the two planes of one stacked array share them.)
+    assert vb(x) == (0, 6) and vb(y) == (0, 6)
+    assert vb(gp.arange(10) * 3 - 5) == (-5, 22)
+    assert vb(gp.where(x > 2, x, -y)) == (-6, 6)
+    assert vb(gp.maximum(gp.arange(4), 2)) == (2, 3)
+    assert vb(x > 3) == (0, 1)  # any bool
+    lo, hi = vb(gp.clip(gp.floor(x * 0.7 + 0.5), 0, 3).astype(np.int32))
+    assert (lo, hi) == (0, 3)
+    # Float results are widened to cover rounding, never narrowed.
+    lo, hi = vb(x.astype(np.float32) * np.float32(0.1))
+    assert lo <= 0 and 0.6 <= hi < 0.6 * (1 + 1e-5)
+    # What cannot be proven: memory, NaN, division, overflow, reductions.
+    assert vb(gp.asarray(np.arange(5))) is None
+    assert vb(gp.maximum(x.astype(np.float64), np.nan)) is None
+    assert vb(x / 2) is None
+    assert vb(gp.arange(100, dtype=np.int8) * np.int8(2)) is None  # may wrap
+    assert vb(gp.arange(3, dtype=np.uint8) - np.uint8(1)) is None  # may wrap below zero
+    assert vb(gp.sum(x, axis=0)) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_value_bounds_hold_the_evaluated_values(gpu, seed):
+    """Random expressions of the ops the analysis follows: every evaluated
+    value lies within the proven bounds."""
+    rng = np.random.default_rng(seed)
+    y, x = gp.indices((9, 11), dtype=rng.choice([np.int64, np.int32, np.float32, np.float64]))
+    e = x
+    for _ in range(6):
+        k = rng.choice(["add", "sub", "mul", "neg", "abs", "floor", "clip", "where", "cast", "square"])
+        c = float(rng.uniform(-3, 3)) if e.dtype.kind == "f" else int(rng.integers(-3, 4))
+        if k == "add":
+            e = e + y
+        elif k == "sub":
+            e = e - c
+        elif k == "mul":
+            e = e * c
+        elif k == "neg":
+            e = -e
+        elif k == "abs":
+            e = gp.abs(e)
+        elif k == "floor":
+            e = gp.floor(e)
+        elif k == "clip":
+            e = gp.clip(e, -4, 7)
+        elif k == "where":
+            e = gp.where(y > 4, e, x)
+        elif k == "cast":
+            e = e.astype(rng.choice([np.float32, np.float64, np.int64]))
+        else:
+            e = gp.square(e)
+    bounds = gp._core.value_bounds(e)
+    assert bounds is not None
+    values = np.asarray(e)
+    assert bounds[0] <= values.min() and values.max() <= bounds[1]

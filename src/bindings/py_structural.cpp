@@ -7,6 +7,7 @@
 #include "core/building/movement.hpp"
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
+#include "core/graph/value_bounds.hpp"
 #include "core/building/reductions.hpp"
 #include "core/building/views.hpp"
 #include "core/memory/host_transfer.hpp"
@@ -185,6 +186,15 @@ void register_structural(py::module_& m) {
         py::arg("array"), py::arg("shape"), py::arg("div"), py::arg("mod"), py::arg("shift") = std::vector<int64_t>{},
         py::arg("edge") = std::vector<int32_t>{});
     m.def("gather", &gather, py::arg("array"), py::arg("index"));
+    // (lo, hi) every element lies within, proven from the graph, or None.
+    m.def(
+        "value_bounds",
+        [](const GpuArray& a) -> py::object {
+            const auto b = value_bounds(a.node_view());
+            if (!b) return py::none();
+            return py::make_tuple(b->lo, b->hi);
+        },
+        py::arg("array"));
     m.def(
         "roll", [](const GpuArray& a, std::vector<int64_t> shifts) { return roll(a, Dims(shifts.begin(), shifts.end())); },
         py::arg("array"), py::arg("shifts"));
