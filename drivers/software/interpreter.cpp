@@ -1024,45 +1024,71 @@ bool Interpreter::run(Block* const* outputs) {
 // accumulator folds its own instruction's values with its own op, over the
 // same chunks, from one evaluation of the list per run of points.
 bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int64_t chunk) {
+    // As the single output's CHUNKS loop (run): the body is evaluated
+    // chunk_ points at a time across outputs, each output's accumulators
+    // folding its own points in order (the bits of one output at a time).
+    if (ir_.count <= 0) return true;
     const int64_t nchunks = (inner + chunk - 1) / chunk;
-    alignas(8) unsigned char acc[GPUPY_MAX_OUTPUTS][8];
-    for (int64_t f = ir_.start; f < ir_.start + ir_.count; ++f) {
+    auto points_of = [&](int64_t f) {
         const int64_t row = f / nchunks, c = f % nchunks;
-        int64_t p = row * inner + c * chunk;
-        const int64_t q = row * inner + std::min(inner, c * chunk + chunk);
+        return std::pair<int64_t, int64_t>{row * inner + c * chunk, row * inner + std::min(inner, c * chunk + chunk)};
+    };
+    auto for_each_output = [&](auto&& fn) {
         for (int k = 0; k < ir_.noutputs; ++k) {
-            with_type(outputs[k]->dtype, [&](auto t) {
-                using T = decltype(t);
-                *reinterpret_cast<T*>(acc[k]) = scalar_as<T>(k ? ir_.output_identity[k] : ir_.reduce_identity);
-                return true;
-            });
-        }
-        while (p < q) {
-            const int n = static_cast<int>(std::min<int64_t>(chunk_, q - p));
-            if (!eval_points(p, n)) return false;
-            for (int k = 0; k < ir_.noutputs; ++k) {
-                const int32_t op = k ? ir_.output_reduce_op[k] : ir_.reduce_op;
-                const bool ok = with_type(outputs[k]->dtype, [&](auto t) {
-                    using T = decltype(t);
-                    return fold(op, reinterpret_cast<T*>(acc[k]), reinterpret_cast<const T*>(ptr_[ir_.output[k]]), n);
-                });
-                if (!ok) return fail("fold op not supported");
-            }
-            p += n;
-        }
-        for (int k = 0; k < ir_.noutputs; ++k) {
-            const int size = itemsize(outputs[k]->dtype);
-            std::memcpy(outputs[k]->data + (ir_.dst_offset + f - ir_.start) * size, acc[k], static_cast<size_t>(size));
-        }
-        const int64_t p0 = row * inner + c * chunk;
-        for (int k = 0; k < ir_.noutputs; ++k) {
-            if (!fold_checked(k)) continue;
-            const bool ok = with_type(outputs[k]->dtype, [&](auto t) {
-                using T = decltype(t);
-                return check_fold(k, *reinterpret_cast<const T*>(acc[k]), ir_.output[k], p0, q);
-            });
+            const bool ok = with_type(outputs[k]->dtype, [&](auto t) { return fn(k, t); });
             if (!ok) return false;
         }
+        return true;
+    };
+    alignas(8) unsigned char acc[GPUPY_MAX_OUTPUTS][8];
+    auto start_output = [&] {
+        for_each_output([&](int k, auto t) {
+            using T = decltype(t);
+            *reinterpret_cast<T*>(acc[k]) = scalar_as<T>(k ? ir_.output_identity[k] : ir_.reduce_identity);
+            return true;
+        });
+    };
+    const int64_t end = ir_.start + ir_.count;
+    const int64_t last_point = points_of(end - 1).second;
+    int64_t f = ir_.start;
+    auto [p, q] = points_of(f);
+    start_output();
+    while (f < end) {
+        const int n = static_cast<int>(std::min<int64_t>(chunk_, last_point - p));
+        if (!eval_points(p, n)) return false;
+        for (int i = 0; i < n;) {
+            const int m = static_cast<int>(std::min<int64_t>(n - i, q - p));
+            const bool ok = for_each_output([&](int k, auto t) {
+                using T = decltype(t);
+                const int32_t op = k ? ir_.output_reduce_op[k] : ir_.reduce_op;
+                return fold(op, reinterpret_cast<T*>(acc[k]), reinterpret_cast<const T*>(ptr_[ir_.output[k]]) + i, m);
+            });
+            if (!ok) return fail("fold op not supported");
+            i += m;
+            p += m;
+            if (p == q) {  // output f is complete
+                for (int k = 0; k < ir_.noutputs; ++k) {
+                    const int size = itemsize(outputs[k]->dtype);
+                    std::memcpy(outputs[k]->data + (ir_.dst_offset + f - ir_.start) * size, acc[k],
+                                static_cast<size_t>(size));
+                }
+                if (++f < end) {
+                    std::tie(p, q) = points_of(f);
+                    start_output();
+                }
+            }
+        }
+    }
+    // The fold checks evaluate the body again, so they come after.
+    for (f = ir_.start; f < end; ++f) {
+        const auto [first, after] = points_of(f);
+        const bool ok = for_each_output([&](int k, auto t) {
+            using T = decltype(t);
+            if (!fold_checked(k)) return true;
+            const T result = reinterpret_cast<const T*>(outputs[k]->data)[ir_.dst_offset + f - ir_.start];
+            return check_fold(k, result, ir_.output[k], first, after);
+        });
+        if (!ok) return false;
     }
     return true;
 }
