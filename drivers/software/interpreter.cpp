@@ -170,6 +170,20 @@ bool fold(int32_t op, T* acc, const T* v, int n) {
     return false;
 }
 
+// A CHUNKS reduction's outputs: rows of `nchunks` outputs, output f
+// folding the domain points [first, end) of one chunk of its row (the
+// last chunk of a row may be shorter); consecutive outputs read
+// consecutive points.
+struct ChunkLayout {
+    int64_t inner, chunk, nchunks;
+    ChunkLayout(int64_t inner_points, int64_t chunk_points)
+        : inner(inner_points), chunk(chunk_points), nchunks((inner_points + chunk_points - 1) / chunk_points) {}
+    std::pair<int64_t, int64_t> points_of(int64_t f) const {
+        const int64_t row = f / nchunks, c = f % nchunks;
+        return {row * inner + c * chunk, row * inner + std::min(inner, c * chunk + chunk)};
+    }
+};
+
 // Outputs folded side by side by fold_rows.
 constexpr int kFoldLanes = 8;
 
@@ -950,13 +964,9 @@ bool Interpreter::run(Block* const* outputs) {
             // output's values folded in order (as one output at a time
             // would: the same bits). An 8 x 8 tile's 64 values no longer
             // cost one evaluation of the list each.
-            const int64_t nchunks = (inner + chunk - 1) / chunk;
-            // Output f's points [first, end).
-            auto points_of = [&](int64_t f) {
-                const int64_t row = f / nchunks, c = f % nchunks;
-                const int64_t first = row * inner + c * chunk;
-                return std::pair<int64_t, int64_t>{first, row * inner + std::min(inner, c * chunk + chunk)};
-            };
+            const ChunkLayout layout(inner, chunk);
+            const int64_t nchunks = layout.nchunks;
+            auto points_of = [&](int64_t f) { return layout.points_of(f); };
             const int64_t end = ir_.start + ir_.count;
             const int64_t last_point = points_of(end - 1).second;
             int64_t f = ir_.start;
@@ -1028,11 +1038,8 @@ bool Interpreter::fold_chunks_several(Block* const* outputs, int64_t inner, int6
     // chunk_ points at a time across outputs, each output's accumulators
     // folding its own points in order (the bits of one output at a time).
     if (ir_.count <= 0) return true;
-    const int64_t nchunks = (inner + chunk - 1) / chunk;
-    auto points_of = [&](int64_t f) {
-        const int64_t row = f / nchunks, c = f % nchunks;
-        return std::pair<int64_t, int64_t>{row * inner + c * chunk, row * inner + std::min(inner, c * chunk + chunk)};
-    };
+    const ChunkLayout layout(inner, chunk);
+    auto points_of = [&](int64_t f) { return layout.points_of(f); };
     auto for_each_output = [&](auto&& fn) {
         for (int k = 0; k < ir_.noutputs; ++k) {
             const bool ok = with_type(outputs[k]->dtype, [&](auto t) { return fn(k, t); });
