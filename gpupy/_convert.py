@@ -55,7 +55,10 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     check_device(device)
     if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
         return a
-    return array(a, dtype=dtype, copy=True if copy is None else copy)
+    # copy=None: as NumPy's asarray, no copy where none is needed -- an
+    # ndarray of a dtype gpupy does not hold comes back as it is (a view
+    # made of it, as flip's, is a view of the caller's array, as in NumPy).
+    return array(a, dtype=dtype, copy=copy)
 
 
 def stored_as(value, dtype):

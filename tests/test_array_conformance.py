@@ -819,6 +819,22 @@ def test_astype_unsupported_dtype_goes_to_numpy(gpu, silent_fallback):
     check_same_behaviour(gpu, lambda xp: xp.asarray(v).astype(np.complex64), gpu_array=False)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64])
+def test_arrays_of_dtypes_gpupy_does_not_hold_are_numpys_own(gpu, dtype):
+    """asarray hands such an ndarray through as NumPy's asarray does, not a
+    copy: views made of it (flip, a transpose) are views of the caller's
+    array, and a later write into it shows through them, as in NumPy
+    (found by the differential campaign: flip of modf's float16 part)."""
+    for xp in (np, gp):
+        h = np.arange(6).reshape(2, 3).astype(dtype)
+        assert xp.asarray(h) is h
+        flipped, swapped = xp.flip(h), xp.transpose(h)
+        h[0, 0] = 7
+        assert flipped[1, 2] == 7 and swapped[0, 0] == 7, xp.__name__
+    c = np.arange(3).astype(dtype)
+    assert gp.array(c) is not c and not np.shares_memory(gp.array(c), c)  # array still copies
+
+
 def test_astype_options(gpu):
     a = gp.asarray(np.arange(3, dtype=F32))
     assert a.astype(np.float32, copy=False) is a
