@@ -1147,9 +1147,17 @@ bool Interpreter::check_fold(int k, T result, int body, int64_t p, int64_t q) {
     }
 }
 
-bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
-    Interpreter in(ir, error, loops);
-    if (!in.run(dst)) return false;
+bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops,
+                     const PieceSource* pieces) {
+    gpupy_ir piece = ir;  // the interpreter reads this one: each piece's range is set here
+    Interpreter in(piece, error, loops);
+    if (!pieces) {
+        if (!in.run(dst)) return false;
+    } else {
+        while ((*pieces)(&piece)) {
+            if (!in.run(dst)) return false;
+        }
+    }
     in.report_checks();
     return true;
 }
@@ -1158,14 +1166,17 @@ bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, 
 
 #ifndef GPUPY_SW_SECONDARY_VARIANT
 namespace avx2 {
-bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops);
+bool interpret_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops,
+                     const PieceSource* pieces);
 }
 
 namespace {
 
-bool run_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops) {
+bool run_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops,
+               const PieceSource* pieces = nullptr) {
     static const bool avx2 = __builtin_cpu_supports("avx2");
-    return avx2 ? avx2::interpret_range(ir, dst, error, loops) : baseline::interpret_range(ir, dst, error, loops);
+    return avx2 ? avx2::interpret_range(ir, dst, error, loops, pieces)
+                : baseline::interpret_range(ir, dst, error, loops, pieces);
 }
 
 }  // namespace
@@ -1203,23 +1214,25 @@ bool interpret(const gpupy_ir& ir, Block* const* dst, std::string* error, int th
     const int64_t workers = std::min<int64_t>({threads, points / kMinPointsPerThread, ir.count});
     if (workers <= 1) return run_range(ir, dst, error, loops);
     const int64_t parts = std::min<int64_t>(workers * kPiecesPerThread, ir.count);
-    std::vector<gpupy_ir> pieces(static_cast<size_t>(parts), ir);
-    std::vector<std::string> errors(static_cast<size_t>(parts));
-    std::vector<char> ok(static_cast<size_t>(parts), 0);
     const int64_t step = (ir.count + parts - 1) / parts;
-    for (int64_t p = 0; p < parts; ++p) {
-        const int64_t begin = std::min(ir.count, p * step), end = std::min(ir.count, begin + step);
-        pieces[p].start = ir.start + begin;
-        pieces[p].count = end - begin;
-        pieces[p].dst_offset = ir.dst_offset + begin;
-    }
+    gpupy_ir sized = ir;
+    sized.count = step;  // (the largest piece: it sizes each interpreter's registers)
     std::atomic<int64_t> next{0};
-    run_parallel(workers, [&](int64_t) {
-        for (int64_t p = next++; p < parts; p = next++) ok[p] = run_range(pieces[p], dst, &errors[p], loops);
-    });
-    for (int64_t p = 0; p < parts; ++p) {
-        if (!ok[p]) {
-            *error = errors[p];
+    const PieceSource take = [&](gpupy_ir* piece) {
+        const int64_t begin = std::min(ir.count, next++ * step), end = std::min(ir.count, begin + step);
+        if (begin >= end) return false;
+        piece->start = ir.start + begin;
+        piece->count = end - begin;
+        piece->dst_offset = ir.dst_offset + begin;
+        return true;
+    };
+    // One interpreter per worker, set up once, runs the pieces it takes.
+    std::vector<std::string> errors(static_cast<size_t>(workers));
+    std::vector<char> ok(static_cast<size_t>(workers), 0);
+    run_parallel(workers, [&](int64_t w) { ok[w] = run_range(sized, dst, &errors[w], loops, &take); });
+    for (int64_t w = 0; w < workers; ++w) {
+        if (!ok[w]) {
+            *error = errors[w];
             return false;
         }
     }

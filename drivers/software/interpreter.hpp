@@ -3,6 +3,7 @@
 // pass over memory.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "gpupy/driver.hpp"
@@ -67,6 +68,11 @@ inline int itemsize(int32_t dtype) { return dtype_itemsize(dtype); }
 
 // 1 if op runs with operands of dtype, else 0 (get_method).
 int supports(int32_t op, int32_t dtype);
+
+// The pieces of a split evaluation, handed out in turn: sets the range of
+// its argument (start, count, dst_offset) to the next piece; false when
+// none is left.
+using PieceSource = std::function<bool(gpupy_ir*)>;
 
 // Evaluates `ir` into its outputs' blocks dst[0 .. ir.noutputs - 1] using
 // up to `threads` threads, calling the offered loops in `loops` (may be
