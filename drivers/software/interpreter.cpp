@@ -211,10 +211,9 @@ bool fold_rows_dispatch(T identity, const T* v, int64_t len, int64_t rows, T* ou
             }
             for (int g = 0; g < kFoldLanes; ++g) out[r + g] = acc[g];
         }
-        for (; r < rows; ++r) {
-            T a = identity;
-            for (int64_t i = 0; i < len; ++i) a = K::template f<T>(a, v[r * len + i]);
-            out[r] = a;
+        for (; r < rows; ++r) {  // the rows left: one at a time
+            out[r] = identity;
+            fold_dispatch<K, Arity, T>(&out[r], v + r * len, static_cast<int>(len));
         }
         return true;
     }
@@ -978,8 +977,9 @@ bool Interpreter::run(Block* const* outputs) {
                 const T* v = reinterpret_cast<const T*>(ptr_[last]);
                 for (int i = 0; i < n;) {
                     // Whole outputs of one row, each a full chunk, inside
-                    // this batch: folded side by side.
-                    if (p == points_of(f).first && q - p == chunk) {
+                    // this batch: folded side by side. (A full chunk still
+                    // to fold is an output not yet begun.)
+                    if (q - p == chunk) {
                         const int64_t row_left = nchunks - f % nchunks - (inner % chunk != 0);
                         const int64_t whole = std::min({(n - i) / chunk, row_left, end - f});
                         if (whole >= 2) {

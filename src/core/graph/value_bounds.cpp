@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <unordered_map>
 
 #include "core/graph/op_table.hpp"
@@ -21,31 +23,19 @@ using Maybe = std::optional<ValueBounds>;
 // Integers beyond this are not all exact in a double.
 constexpr double kExactInteger = 9007199254740992.0;  // 2^53
 
-double lowest_of(DType t) {
-    switch (t) {
-    case GPUPY_INT8: return std::numeric_limits<int8_t>::min();
-    case GPUPY_INT16: return std::numeric_limits<int16_t>::min();
-    case GPUPY_INT32: return std::numeric_limits<int32_t>::min();
-    case GPUPY_INT64: return -kExactInteger;
-    case GPUPY_FLOAT32: return -FLT_MAX;
-    case GPUPY_FLOAT64: return -DBL_MAX;
-    default: return 0;  // bool and unsigned
-    }
-}
-
-double highest_of(DType t) {
-    switch (t) {
-    case GPUPY_BOOL: return 1;
-    case GPUPY_INT8: return std::numeric_limits<int8_t>::max();
-    case GPUPY_UINT8: return std::numeric_limits<uint8_t>::max();
-    case GPUPY_INT16: return std::numeric_limits<int16_t>::max();
-    case GPUPY_UINT16: return std::numeric_limits<uint16_t>::max();
-    case GPUPY_INT32: return std::numeric_limits<int32_t>::max();
-    case GPUPY_UINT32: return std::numeric_limits<uint32_t>::max();
-    case GPUPY_FLOAT32: return FLT_MAX;
-    case GPUPY_FLOAT64: return DBL_MAX;
-    default: return kExactInteger;  // int64, uint64
-    }
+// The values dtype t holds, lowest and highest, as doubles; integers only
+// as far as a double holds every one exactly.
+std::pair<double, double> held_range(DType t) {
+    return with_ctype<std::pair<double, double>>(t, [](auto x) {
+        using T = decltype(x);
+        using L = std::numeric_limits<T>;
+        double lo = static_cast<double>(L::lowest()), hi = static_cast<double>(L::max());
+        if constexpr (std::is_integral_v<T>) {
+            lo = std::max(lo, -kExactInteger);
+            hi = std::min(hi, kExactInteger);
+        }
+        return std::pair<double, double>{lo, hi};
+    });
 }
 
 // [lo, hi] as values of dtype t: nothing where t cannot hold them all (an
@@ -63,7 +53,8 @@ Maybe fit(DType t, double lo, double hi, bool rounded) {
         lo -= std::fabs(lo) * rel + tiny;
         hi += std::fabs(hi) * rel + tiny;
     }
-    if (lo < lowest_of(t) || hi > highest_of(t)) return std::nullopt;
+    const auto [lowest, highest] = held_range(t);
+    if (lo < lowest || hi > highest) return std::nullopt;
     return ValueBounds{lo, hi};
 }
 
