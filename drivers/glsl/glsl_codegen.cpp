@@ -90,6 +90,7 @@ ParamLayout make_layout(const gpupy_ir& ir, bool wide) {
         l.leaf[i] = next;
         next += map_slots(ir.instr[i], ir.ndim, wide);
     }
+    l.zero = next++;
     l.total = next;
     return l;
 }
@@ -447,6 +448,8 @@ std::string Writer::generate(GeneratedShader& out) {
             << " u_dst" << (k ? std::to_string(k) : "") << ";\n";
     }
     src << "uniform " << idx_ << " u_p[" << layout_.total << "];\n";
+    // A zero read from a uniform in main(): see snippet_CAST (glsl_ops.cpp).
+    src << "int gpo_opaque_zero;\n";
     src << decl_.str();
     bool reduce = ir_.reduce_op != GPUPY_OP_NONE;
     if (ir_.ncheck > 0 || (reduce && ir_.check_folds)) {
@@ -508,6 +511,7 @@ std::string Writer::generate(GeneratedShader& out) {
 
     std::string I = idx_;
     src << "void main() {\n";
+    src << "    gpo_opaque_zero = int(" << p(layout_.zero) << ");\n";
     src << "    " << I << " gid = " << I << "(gl_GlobalInvocationID.y) * " << I << "(gl_NumWorkGroups.x * "
         << kWorkGroupSize << "u) + " << I << "(gl_GlobalInvocationID.x);\n";
     // Invocations past the end evaluate the last element again and skip

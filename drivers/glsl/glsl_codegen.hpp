@@ -28,6 +28,7 @@ struct ParamLayout {
     int reduce = -1;                 // I, nchunks, chunk at reduce + 0..2
     int shape_magic = -1;            // 32-bit mode: (m, l) of shape[d] at shape_magic + 2d
     int tile = -1;                   // tiled product: first row, first batch (glsl_contraction.hpp)
+    int zero = -1;                   // always 0: gpo_opaque_zero, a zero the compiler cannot fold
     std::vector<int> leaf;           // per instruction: first slot of its map, or -1
     int total = 0;
 };

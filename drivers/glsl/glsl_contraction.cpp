@@ -174,6 +174,7 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     s << "const int W = " << opt.texture_width << ";  // block texture width\n";
     s << "layout(" << t.image_format << ", binding = 0) uniform writeonly restrict " << t.image_type << " u_dst;\n";
     s << "uniform int u_p[" << layout.total << "];\n";
+    s << "int gpo_opaque_zero;  // a zero the compiler cannot fold (glsl_ops.cpp, snippet_CAST)\n";
     s << "uniform " << T << " u_ident;\n";
     if (opt.shared_tiles) {
         s << "// Panels of one k step, as 4-vectors: s_a[k][r] holds rows 4r..4r+3 of\n";
@@ -192,6 +193,7 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     s << "    }\n";
     s << "}\n";
     s << "void main() {\n";
+    s << "    gpo_opaque_zero = " << p(layout.zero) << ";\n";
     s << "    int n = " << shape(nb) << ", m = " << shape(nb + 1) << ";\n";
     s << "    int nchunks = " << p(layout.reduce + 1) << ", chunk = " << p(layout.reduce + 2) << ";\n";
     s << "    int z = int(gl_WorkGroupID.z);\n";

@@ -198,10 +198,13 @@ std::string snippet_MULTIPLY(const Snippet& s) {
 }
 // a / b as IEEE rounds it: GLSL's operator where the device was measured
 // exact, else glsl_math's correction for float32; float64 is then left to
-// the host (no float64 routine).
+// the host (no float64 routine). A zero divisor gives IEEE's infinity or
+// NaN explicitly (gpo_quotient: GLSL leaves that case undefined).
 std::string quotient(const Snippet& s, const std::string& a, const std::string& b) {
-    if (s.f64()) return s.caps.f64_division_exact ? "(" + a + " / " + b + ")" : "";
-    return s.caps.f32_division_exact ? "(" + a + " / " + b + ")" : s.fn("gp__div_rn", {a, b});
+    std::string q;
+    if (s.f64()) q = s.caps.f64_division_exact ? "(" + a + " / " + b + ")" : "";
+    else q = s.caps.f32_division_exact ? "(" + a + " / " + b + ")" : s.fn("gp__div_rn", {a, b});
+    return q.empty() ? q : s.fn("gpo_quotient_" + s.s(), {a, b, q});
 }
 std::string snippet_DIVIDE(const Snippet& s) { return s.is_float() ? quotient(s, s.a[0], s.a[1]) : ""; }
 // The division family. Floats: exact quotients beyond 2^23 need a library
@@ -253,10 +256,13 @@ std::string snippet_SQUARE(const Snippet& s) {
     return wrap(s.in, s.a[0] + " * " + s.a[0]);
 }
 std::string snippet_RECIPROCAL(const Snippet& s) { return s.is_float() ? quotient(s, lit(s.in, 1), s.a[0]) : ""; }
+// sqrt of a negative number is NaN explicitly (GLSL leaves it undefined).
 std::string snippet_SQRT(const Snippet& s) {
     if (!s.is_float()) return "";
-    if (s.f64()) return s.caps.f64_sqrt_exact ? "sqrt(" + s.a[0] + ")" : "";
-    return s.caps.f32_sqrt_exact ? "sqrt(" + s.a[0] + ")" : s.fn("gp__sqrt_rn", s.a);
+    std::string root;
+    if (s.f64()) root = s.caps.f64_sqrt_exact ? "sqrt(" + s.a[0] + ")" : "";
+    else root = s.caps.f32_sqrt_exact ? "sqrt(" + s.a[0] + ")" : s.fn("gp__sqrt_rn", s.a);
+    return root.empty() ? root : s.fn("gpo_sqrt_guard_" + s.s(), {s.a[0], root});
 }
 // The math-library functions: glsl_math (float32); float64 has no GLSL
 // library and runs on the host.
@@ -389,7 +395,18 @@ std::string snippet_SIGNBIT(const Snippet& s) { return s.is_float() ? s.fn("gpo_
 std::string snippet_COPYSIGN(const Snippet& s) {
     return s.is_float() ? s.fn("gpo_copysign_" + s.s(), {s.a[0], s.a[1]}) : "";
 }
-std::string snippet_CAST(const Snippet& s) { return cast_expression(s.in, s.out, s.a[0], s.fns); }
+// A boolean or an integer made a float is made opaque to the compiler: the
+// comparison of a value with itself folds to a known boolean (exactly), and
+// Mesa then simplified `0.0 * x` to 0 for NaN or infinite x, `precise` or
+// not -- an infinity or NaN lost through a folded constant, which GLSL
+// permits. Adding a zero the compiler cannot know (a uniform's, +0.0:
+// an integer converts to no -0.0) keeps every later float operation a
+// runtime one.
+std::string snippet_CAST(const Snippet& s) {
+    std::string c = cast_expression(s.in, s.out, s.a[0], s.fns);
+    if (c.empty() || s.in == s.out || glsl_type(s.out).kind != DtypeKind::Float || s.is_float()) return c;
+    return "(" + c + " + " + glsl_type(s.out).glsl_type + "(gpo_opaque_zero))";
+}
 std::string snippet_WHERE(const Snippet& s) { return "(" + s.a[0] + " ? " + s.a[1] + " : " + s.a[2] + ")"; }
 // A texel read, not an expression of registers: the code generator writes
 // it as it writes a LOAD (glsl_codegen.cpp).
