@@ -54,6 +54,7 @@ from ._creation import (
     arange,
     asanyarray,
     ascontiguousarray,
+    asfortranarray,
     copy,
     empty,
     empty_like,

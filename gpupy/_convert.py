@@ -29,36 +29,70 @@ def is_supported(dtype):
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """Like numpy.array; returns a GpuArray for dtypes the device can hold."""
+    """Like numpy.array; returns a GpuArray for dtypes the device can hold.
+    As NumPy's: a copy unless copy is None or False, in the memory order
+    `order` asks for (a copy keeps the source's by default, "K"); without a
+    copy, the source itself (a GpuArray) or a view of its memory (an
+    ndarray, whose writes either way are seen)."""
     if isinstance(object, GpuArray):
-        result = object.astype(object.dtype if dtype is None else dtype, copy=bool(copy))
+        want = object.dtype if dtype is None else np.dtype(dtype)
+        if copy is False and not (want == object.dtype and _core.in_order(object, order)):
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        result = object.astype(want, order=order, copy=bool(copy))
     else:
-        # array_from_numpy copies into gpupy's own memory: NumPy need not
-        # copy first (a second 32 MB copy doubled asarray's time).
         host = np.array(object, dtype=dtype, copy=None if copy is None or copy else False, order=order, ndmin=ndmin)
         if not is_supported(host.dtype):
             if copy and isinstance(object, np.ndarray) and np.may_share_memory(host, object):
-                host = host.copy()  # NumPy was not asked to copy (gpupy's own dtypes are copied below)
+                host = host.copy(order=order)  # NumPy was not asked to copy (gpupy's own dtypes are copied below)
             return host
+        if copy and not _fresh(host, object):
+            # NumPy was asked for no copy (it copies once, into gpupy's
+            # memory, here): the copy keeps host's memory order.
+            return _core.copy_from_numpy(host)
+        # The memory of an ndarray NumPy has just made is the array's
+        # storage; an existing ndarray's is viewed, as NumPy does.
         return _core.array_from_numpy(host)
     if isinstance(result, GpuArray) and result.ndim < ndmin:
         result = result.reshape((1,) * (ndmin - result.ndim) + result.shape)
     return result
 
 
+def _fresh(host, source):
+    """Whether NumPy made `host` just now (its own memory, not `source`'s
+    or any other object's)."""
+    return host is not source and host.base is None and host.flags.owndata
+
+
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    """Like numpy.asarray: a GpuArray argument comes back as is."""
-    if type(a) is np.ndarray and dtype is None and copy is None and device is None and a.dtype in HELD_DTYPES:
+    """Like numpy.asarray: a GpuArray argument comes back as is; an ndarray
+    of a dtype gpupy holds comes back as a GpuArray viewing its memory."""
+    if type(a) is np.ndarray and dtype is None and copy is None and device is None and order is None \
+            and a.dtype in HELD_DTYPES:
         # The common case, first: what `array` below does for it without
         # its checks (they were three quarters of a small asarray's time).
         return _core.array_from_numpy(a)
     check_device(device)
-    if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy:
+    if isinstance(a, GpuArray) and (dtype is None or np.dtype(dtype) == a.dtype) and not copy \
+            and _core.in_order(a, "K" if order is None else order):
         return a
     # copy=None: as NumPy's asarray, no copy where none is needed -- an
     # ndarray of a dtype gpupy does not hold comes back as it is (a view
     # made of it, as flip's, is a view of the caller's array, as in NumPy).
-    return array(a, dtype=dtype, copy=copy)
+    return array(a, dtype=dtype, copy=copy, order="K" if order is None else order)
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """numpy.ascontiguousarray: `a` itself where it is C-contiguous already
+    (at least one dimension), else a C-ordered copy."""
+    result = asarray(a, dtype=dtype, order="C")
+    return result.reshape(1) if getattr(result, "ndim", 1) == 0 else result
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """numpy.asfortranarray: `a` itself where it is Fortran-contiguous
+    already (at least one dimension), else a Fortran-ordered copy."""
+    result = asarray(a, dtype=dtype, order="F")
+    return result.reshape(1) if getattr(result, "ndim", 1) == 0 else result
 
 
 def stored_as(value, dtype):

@@ -2,14 +2,13 @@
 fromfunction) are index expressions computed on the device: nothing is
 uploaded for them."""
 
-import math
 import operator
 
 import numpy as np
 
 from . import _core
 from ._array_api import check_device
-from ._convert import array, asarray, is_supported
+from ._convert import array, asarray, ascontiguousarray, asfortranarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy
 from ._registry import function
@@ -19,7 +18,6 @@ gpufloat32 = np.float32  # the thesis's name for the device's float type
 # numpy.array and numpy.asarray for gpupy live in the base layer (_convert),
 # which every section coerces its operands with; these are their aliases.
 asanyarray = asarray
-ascontiguousarray = asarray
 
 
 _PYTHON_NUMBERS = (int, float, bool)
@@ -107,6 +105,19 @@ def _index(shape, axis, dtype):
     return _core.index_array(shape, axis, dtype)
 
 
+def _arange_length(start, stop, step):
+    """The number of elements of arange(start, stop, step), computed in
+    float64 as NumPy does, with NumPy's errors for lengths it cannot
+    compute (NaN) or hold (infinite, or beyond the largest intp)."""
+    with np.errstate(all="ignore"):
+        length = np.ceil((np.float64(stop) - np.float64(start)) / np.float64(step))
+    if np.isnan(length):
+        raise ValueError("arange: cannot compute length")
+    if not -2.0 ** 63 <= length < 2.0 ** 63:
+        raise ValueError("Maximum allowed size exceeded")
+    return max(0, int(length))
+
+
 def arange(start_or_stop, stop=None, step=None, dtype=None, *, like=None, device=None):
     """Like numpy.arange, as an index expression: start + i * step."""
     check_device(device)
@@ -133,7 +144,7 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, like=None, device
         result_dtype = np.dtype(np.float64 if inexact else np.int64)
     else:
         result_dtype = np.dtype(dtype)
-    length = max(0, math.ceil((float(stop) - float(start)) / float(step)))
+    length = _arange_length(start, stop, step)
     if not is_supported(result_dtype):
         return np.arange(start, stop, step, dtype=result_dtype)
     i = _index((length,), 0, result_dtype)
@@ -212,10 +223,9 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
 
 
 def copy(a, order="K", subok=False):
-    if isinstance(a, GpuArray):
-        return a.copy()
-    return array(a, copy=True)
+    return array(a, copy=True, order=order)
 
 
 def frombuffer(*args, **kwargs):
-    return from_numpy(np.frombuffer(*args, **kwargs).copy())
+    """numpy.frombuffer: a view of the buffer's memory, as NumPy's."""
+    return from_numpy(np.frombuffer(*args, **kwargs))

@@ -292,7 +292,7 @@ _WRITES = {
 # not counted, allowed in "raise" mode.
 HOST_IO = {
     "array2string", "array_repr", "array_str", "save", "savez", "savez_compressed", "savetxt",
-    "shares_memory", "ndarray.tofile", "ndarray.tobytes", "ndarray.dump", "ndarray.dumps",
+    "ndarray.tofile", "ndarray.tobytes", "ndarray.dump", "ndarray.dumps",
     "load", "loadtxt", "genfromtxt", "fromfile", "frombuffer", "fromstring", "fromiter", "fromregex",
     "from_dlpack",
 }

@@ -68,9 +68,10 @@ def _index_array(k):
     return g
 
 
-def gather(a, key):
+def gather(a, key, numpy_layout=True):
     """a[key] for integer-array keys and boolean masks on the device (or,
-    for masks where that placement loses, in NumPy), or None."""
+    for masks where that placement loses, in NumPy), or None. Laid out as
+    NumPy's indexing lays out its result, or in C order (numpy.take's)."""
     mask = _mask_key(a, key)
     if mask is not None:
         if data_dependent_shapes_on_host():
@@ -80,7 +81,7 @@ def gather(a, key):
     if target is None:
         return None
     target.check_bounds()
-    return target.gathered()
+    return target.gathered(numpy_layout)
 
 
 def _rows_at(a, rows):
@@ -137,12 +138,27 @@ class _IntegerKey:
         shape, key = self._checked_against
         _check_bounds(shape, self.view, self.axes, self.index, key)
 
-    def gathered(self):
-        """The elements the key reads: a GATHER of the view's storage."""
+    def gathered(self, numpy_layout=True):
+        """The elements the key reads: a GATHER of the view's storage. With
+        `numpy_layout`, laid out as NumPy lays out an indexing result --
+        the index arrays' broadcast dimensions first in memory, then the
+        sliced ones in the view's own memory order -- so that the same
+        reshapes of it are views; else in C order (numpy.take's)."""
         if 0 in self.shape:
             return function("empty")(self.shape, self.view.dtype)
         offset, _, strides = self.view._view
-        return _core.gather(self.view, self.positions(strides, offset))
+        positions = self.positions(strides, offset)
+        rest = self.lead + self.trail  # the view's sliced axes, as they stand in the result
+        if not numpy_layout or not rest:
+            return _core.gather(self.view, positions)
+        at, count = len(self.lead), len(self.broadcast)
+        spots = [r if r < at else r + count for r in range(len(rest))]
+        sliced = self.view[tuple(0 if d in self.axes else _FULL for d in range(self.view.ndim))]
+        memory = list(range(at, at + count)) + [spots[k] for k in _core.order_of(sliced)]
+        if memory == list(range(len(self.shape))):
+            return _core.gather(self.view, positions)
+        stored = _core.gather(self.view, positions.transpose(memory))
+        return stored.transpose(np.argsort(memory).tolist())
 
     def written_positions(self):
         """The positions the key writes, flat in the view's C order."""
@@ -730,7 +746,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
             ax = int(axis)
             if not -g.ndim <= ax < g.ndim:
                 raise np.exceptions.AxisError(ax, g.ndim)
-            got = gather(g, (_FULL,) * (ax % g.ndim) + (indices,))
+            got = gather(g, (_FULL,) * (ax % g.ndim) + (indices,), numpy_layout=False)
         if got is not None:
             return got
     return call_numpy("take", (a, indices), dict(axis=axis, out=out, mode=mode),

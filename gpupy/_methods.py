@@ -19,7 +19,7 @@ import types
 import numpy as np
 
 from . import _array_api, _core
-from ._convert import from_pickle
+from ._convert import asarray, from_pickle, is_supported
 from ._core import GpuArray
 from ._deferral import hand_over_ufunc, overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
@@ -57,6 +57,18 @@ def _contiguous(shape, strides):
             return False
         expected *= n
     return True
+
+
+def _fortran(a, order, accepted):
+    """Whether order= ("C", "F" or "A") reads `a` in Fortran order: "A" does
+    where `a` is Fortran-contiguous and not C-contiguous, as NumPy's."""
+    if order is None or order in ("C", "c"):
+        return False
+    if order in ("F", "f"):
+        return True
+    if order in ("A", "a"):
+        return a.ndim > 1 and _core.in_order(a, "F") and not _core.in_order(a, "C")
+    raise ValueError(f"order must be one of {accepted} (got {order!r})")
 
 
 def _selection_size(key, n):
@@ -279,27 +291,50 @@ class ArrayMethods:
         raise ValueError("cannot delete array elements")
 
     # --- shape
+    # reshape, ravel and flatten give a view exactly where NumPy's do: which
+    # arrays share memory after a write depends on it.
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1:
             shape = shape[0]
-        if order == "C":
-            result = self._reshape(shape)
-        elif order == "F":
-            target = (shape,) if isinstance(shape, int) else tuple(shape)
-            result = self.T._reshape(target[::-1]).T
+        fortran = _fortran(self, order, "'C', 'F', 'A'")
+        source = self.copy(order="F" if fortran else "C") if copy else self
+        if fortran:
+            target = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+            result = source.T._reshape(target[::-1]).T
         else:
-            raise ValueError("order must be one of 'C', 'F', 'A' (gpupy supports 'C' and 'F')")
-        return result.copy() if copy else result
+            result = source._reshape(shape)
+        if copy is False and result._owner_id != self._owner_id:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        return result
 
     def ravel(self, order="C"):
-        return self.reshape(-1, order=order)
+        if order in ("K", "k"):
+            if _core.in_order(self, "C"):
+                order = "C"
+            elif _core.in_order(self, "F"):
+                order = "F"
+            else:
+                # The elements in memory order: a view where they are one
+                # run of memory with no step back, else a copy.
+                kept, back = _core.memory_view(self)
+                return kept._reshape(-1) if not back and _core.in_order(kept, "C") else kept.flatten()
+        fortran = _fortran(self, order, "'A', 'C', 'F', or 'K'")
+        if _core.in_order(self, "F" if fortran else "C"):
+            return self.reshape(-1, order="F" if fortran else "C")
+        return self.flatten(order="F" if fortran else "C")
 
     def flatten(self, order="C"):
-        return self.reshape(-1, order=order).copy()
+        if order in ("K", "k"):
+            return _core.memory_view(self)[0].copy()._reshape(-1)
+        if _fortran(self, order, "'A', 'C', 'F', or 'K'"):
+            return self.T.copy()._reshape(-1)
+        return self.copy()._reshape(-1)
 
     def squeeze(self, axis=None):
         if axis is None:
             axes = [i for i, n in enumerate(self.shape) if n == 1]
+        elif self.ndim == 0 and np.ndim(axis) == 0 and operator.index(axis) in (0, -1):
+            axes = []  # NumPy accepts axis 0 (or -1) of a 0-d array, and squeezes nothing
         else:
             axes = [axis] if np.ndim(axis) == 0 else list(axis)
             axes = [_norm_axis(a, self.ndim) for a in axes]
@@ -326,12 +361,12 @@ class ArrayMethods:
                          "new array")
 
     # --- copying, pickling, dtypes
-    def copy(self, order="K"):
-        # The layout is the core's business; every order gives the same values.
-        return _core_copy(self)
+    def copy(self, order="C"):
+        # NumPy's default for the method is a C-ordered copy (numpy.copy's is "K").
+        return _core_copy(self, order)
 
     def __copy__(self, *args):
-        return self.copy()
+        return self.copy(order="K")  # as NumPy's __copy__ and __deepcopy__
 
     __deepcopy__ = __copy__
 
@@ -348,7 +383,7 @@ class ArrayMethods:
         if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {np.dtype(dtype)!r} "
                             f"according to the rule {casting!r}")
-        return _core_astype(self, dtype, copy)
+        return _core_astype(self, dtype, copy, order)
 
     def view(self, dtype=None, type=None):
         if type is None and isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
@@ -359,9 +394,11 @@ class ArrayMethods:
             return host.view(type) if dtype is None else host.view(dtype, type)
         if dtype is None or np.dtype(dtype) == self.dtype:
             return self[...]
-        # Reinterpreting the bits: NumPy's view, of a copy (writes to it do not
-        # reach this array).
-        return call_numpy("ndarray.view", (self, dtype), {}, func=np.ndarray.view, reason="gpupy does not reinterpret bits as another dtype on the device")
+        # Reinterpreting the bits: NumPy's view of this array's own memory
+        # (its export: writes either way are seen), lent back to gpupy where
+        # it holds the new dtype.
+        host = np.asarray(self).view(dtype)
+        return asarray(host) if is_supported(host.dtype) else host
 
     # --- real/imag, flags, buffers
     @property

@@ -33,7 +33,7 @@ import types
 
 import numpy as np
 
-from . import _registry
+from . import _core, _registry
 from ._core import GpuArray
 from ._deferral import deferring
 from ._fallback import call_numpy, fallback_function
@@ -91,14 +91,18 @@ def isrealobj(x):
     return True if isinstance(x, GpuArray) else np.isrealobj(x)
 
 
+def shares_memory(a, b, /, max_work=None):
+    """numpy.shares_memory for gpupy arrays and ndarrays: views of one
+    array whose elements overlap, or memory an ndarray lends or holds
+    (gpupy.asarray of an ndarray, numpy.asarray of a gpupy array) -- from
+    the arrays' geometry, never by evaluating them."""
+    return _core.shares_memory(a, b, max_work)
+
+
 def may_share_memory(a, b, /, max_work=None):
-    """True if two GpuArrays are views of one array (an ndarray never
-    shares memory with a GpuArray)."""
-    if isinstance(a, GpuArray) and isinstance(b, GpuArray):
-        return a._owner_id == b._owner_id
-    if isinstance(a, GpuArray) or isinstance(b, GpuArray):
-        return False
-    return np.may_share_memory(a, b, max_work=max_work)
+    """numpy.may_share_memory for gpupy arrays and ndarrays: as
+    shares_memory, by the bounds of the elements only."""
+    return _core.may_share_memory(a, b, max_work)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -127,7 +131,7 @@ def imag(val):
 
 
 _METADATA = {f.__name__: f for f in (result_type, can_cast, min_scalar_type, common_type, iscomplexobj, isrealobj,
-                                     may_share_memory, real, imag, astype, matrix_transpose)}
+                                     shares_memory, may_share_memory, real, imag, astype, matrix_transpose)}
 
 
 # --- classes and index helpers -------------------------------------------------------------------

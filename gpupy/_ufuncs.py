@@ -95,7 +95,8 @@ class ufunc(_core.ufunc_base):
             if len(out) != 1:
                 return call_numpy(self.__name__, args, kwargs, func=self._np, reason="it is given several outputs")
             out = out[0]
-        if len(args) == self._np.nin and (out is None or isinstance(out, GpuArray)):
+        # An ndarray out= is written through its own memory (the core lends it).
+        if len(args) == self._np.nin and (out is None or isinstance(out, (GpuArray, np.ndarray))):
             if _is_neutral(kwargs):
                 result = _core.ufunc(self.__name__, *args, out=out)
             else:

@@ -233,7 +233,7 @@ class TestPartitioning:
     def test_max_ops_one_evaluates_each_distinct_operation_once(self, software):
         software.option("max_ops", 1)
         ha, hb = ramp(10), ramp(10, 1)
-        a, b = gp.asarray(ha), gp.asarray(hb)
+        a, b = gp.array(ha), gp.array(hb)
         gp.reset_stats()
         c = (a + b) * (a + b)
         software.assert_same(c, (ha + hb) * (ha + hb))
@@ -1054,7 +1054,7 @@ def test_a_node_read_through_several_views_is_stored_once_when_costly(gpu):
     # second view is stored and read from there.
     n = 24
     h = np.random.default_rng(3).integers(1, 100, (n, n)).astype(np.int32)
-    path, want = gp.asarray(h), h.copy()
+    path, want = gp.array(h), h.copy()
     for k in range(n):
         path[:] = gp.minimum(path[:], gp.add.outer(path[:, k], path[k, :]))
         want[:] = np.minimum(want, np.add.outer(want[:, k], want[k, :]))
@@ -1078,7 +1078,7 @@ def test_a_join_of_one_collapsed_operand_twice(gpu, silent_fallback, size):
     # cached twice" (found by the fuzzer's campaign).
     gpu.option("max_ops", 1)
     h = np.arange(size, dtype=np.int8)
-    x = gp.asarray(h)
+    x = gp.array(h)
     gp.negative(x, out=x)
     joined = gp.concatenate([x, x], axis=0)
     np.testing.assert_array_equal(np.asarray(joined[np.array([], dtype=np.int64)]), np.zeros(0, np.int8))
@@ -1092,7 +1092,7 @@ def test_a_whole_assignment_of_a_whole_array_shares_its_value(gpu):
     copies first."""
     hb = np.arange(12.0).reshape(3, 4)
     a = gp.zeros((3, 4))
-    b = gp.asarray(hb)
+    b = gp.array(hb)
     before = gp.stats()["nodes_created"]
     a[:] = b
     assert gp.stats()["nodes_created"] == before
@@ -1112,7 +1112,7 @@ def test_a_whole_assignment_of_a_whole_array_shares_its_value(gpu):
 
 def test_a_copy_of_a_whole_array_shares_its_value_until_a_write(gpu):
     h = np.arange(10.0)
-    a = gp.asarray(h)
+    a = gp.array(h)
     before = gp.stats()["nodes_created"]
     b = a.copy()
     c = gp.copy(a)
@@ -1257,9 +1257,9 @@ def test_large_conversions_copy_every_byte(dtype, n):
     # last (shorter) one included, lands where it belongs, and the copy is
     # the array's own (a later write to the source does not reach it).
     src = np.random.default_rng(3).integers(0, 250, n).astype(dtype)
-    g = gp.asarray(src)
+    g = gp.array(src)
     want = src.copy()
     src[:] = 0
     np.testing.assert_array_equal(np.asarray(g), want)
-    h = gp.asarray(want) + 0  # a lazy expression over a snapshot
+    h = gp.asarray(want) + 0  # a lazy expression over a snapshot (want is the caller's, shared)
     np.testing.assert_array_equal(np.asarray(h), want)

@@ -111,7 +111,7 @@ def test_expressions_see_the_values_they_were_built_from(gpu, placement):
     gp.set_placement(placement)
     try:
         host = np.arange(BIG, dtype=np.float64)
-        g = gp.asarray(host)
+        g = gp.array(host)
         before = g * 2  # built before the export: keeps the old values (copy-on-write)
         h = np.asarray(g)
         snapshots = gp.stats()["export_snapshots"]

@@ -129,7 +129,7 @@ def test_the_gather_fuses_with_its_index_and_its_consumer(gpu):
 
 def test_a_gather_is_a_copy(gpu):
     a = RNG.standard_normal((5, 4))
-    g = gp.asarray(a)
+    g = gp.array(a)
     i = gp.asarray(np.array([0, 2]))
     r = g[i]
     g[0, 0] = 100.0  # the gather keeps the values it was taken from
@@ -308,7 +308,7 @@ def test_mask_assignment_value_shapes_as_numpy(gpu, shapes):
 
 def test_mask_assignment_through_a_view_keeps_lazy_dependents(gpu):
     a = np.arange(20.0).reshape(4, 5)
-    g = gp.asarray(a)
+    g = gp.array(a)
     before = g * 1  # still lazy: must see the old values
     v = g[1:3]
     v[v > 7] = 0
@@ -395,7 +395,7 @@ PUT_CASES = {
 
 @pytest.mark.parametrize("name", list(PUT_CASES))
 def test_put_place_putmask(gpu, placement, name):
-    want, got = A12.copy(), gp.asarray(A12)
+    want, got = A12.copy(), gp.array(A12)
     gp.reset_stats()
     assert PUT_CASES[name](np, want) is None and PUT_CASES[name](gp, got) is None
     gpu.assert_same(got, want)
@@ -428,7 +428,7 @@ PUT_ERRORS.update({
 @pytest.mark.parametrize("name", list(PUT_ERRORS))
 def test_put_place_putmask_errors_are_numpys(gpu, name):
     call = PUT_ERRORS[name]
-    want, got = A12.copy(), gp.asarray(A12)
+    want, got = A12.copy(), gp.array(A12)
     with pytest.raises(Exception) as expected:
         call(np, want)
     with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):

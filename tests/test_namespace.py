@@ -409,7 +409,7 @@ class TestMixing:
 
     def test_in_place_keeps_the_left_type(self, gpu):
         values = f32([1, 2, 3])
-        g = gp.asarray(values)
+        g = gp.array(values)
         n = values.copy()
         g += n
         assert isinstance(g, gp.GpuArray)

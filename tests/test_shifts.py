@@ -132,7 +132,7 @@ def test_roll_errors_are_numpys(gpu):
 
 def test_a_roll_is_a_copy(gpu):
     a = values((4, 5), np.float32)
-    g = gp.asarray(a)
+    g = gp.array(a)
     r = gp.roll(g, 1, 0)
     g[0, 0] = 1000  # the roll keeps the value it was made from
     r[1, 1] = -1    # and writing it leaves its operand alone

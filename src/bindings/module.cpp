@@ -61,5 +61,6 @@ PYBIND11_MODULE(_core, m) {
     register_structural(m);
     register_ufunc_base(m);
     register_handover(m);
+    register_memory(m);
     register_numpy_loops();
 }

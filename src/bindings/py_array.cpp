@@ -8,6 +8,7 @@
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
 #include "core/building/elementwise.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/building/writes.hpp"
 #include "core/runtime/runtime.hpp"
 
@@ -224,7 +225,12 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
         // contiguous copy, and one that needs them writable an error: a
         // write into a copy would be lost.
         const GpuArray& a = gpuarray_ref(self);
-        if (a.writeable) {
+        if (!a.writeable && (flags & PyBUF_WRITABLE)) {
+            PyErr_SetString(PyExc_BufferError, "this gpupy array is read-only");
+            view->obj = nullptr;
+            return -1;
+        }
+        {
             py::object arr = exported_ndarray(a);
             if (PyObject_GetBuffer(arr.ptr(), view, flags) == 0) return 0;
             if (flags & PyBUF_WRITABLE) {
@@ -235,10 +241,6 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
                 return -1;
             }
             PyErr_Clear();
-        } else if (flags & PyBUF_WRITABLE) {
-            PyErr_SetString(PyExc_BufferError, "this gpupy array is read-only");
-            view->obj = nullptr;
-            return -1;
         }
         py::object arr = to_ndarray(a);
         if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
@@ -620,18 +622,21 @@ void register_array(py::module_& m) {
         .def("_broadcast_to", [](const GpuArray& a, py::handle shape) { return broadcast_to(a, shape_from_python(shape)); })
         .def(
             "astype",
-            [](py::object self, py::handle dtype, bool copy) -> py::object {
+            [](py::object self, py::handle dtype, bool copy, py::handle order) -> py::object {
                 const GpuArray& a = gpuarray_ref(self);
                 const DType t = dtype_from_object(dtype);
                 if (t < 0) {
                     // A dtype gpupy cannot hold (float16, complex, ...): NumPy's.
-                    return to_ndarray(a).attr("astype")(dtype);
+                    return to_ndarray(a).attr("astype")(dtype, py::arg("order") = order);
                 }
-                if (!copy && t == a.dtype()) return self;
-                return py::cast(astype(a, t));
+                // NumPy's copy=False: the array itself where it already is
+                // of that dtype and in that order.
+                if (!copy && t == a.dtype() && in_requested_order(a, order)) return self;
+                return py::cast(copy_as(a, t, requested_order(a, order)));
             },
-            py::arg("dtype"), py::arg("copy") = true)
-        .def("copy", [](const GpuArray& a) { return lazy_copy(a); })
+            py::arg("dtype"), py::arg("copy") = true, py::arg("order") = "K")
+        .def("copy", [](const GpuArray& a, py::handle order) { return copy_as(a, a.dtype(), requested_order(a, order)); },
+             py::arg("order") = "C")
         .def("fill",
              [](const GpuArray& a, py::handle value) {
                  const DType t = a.dtype();
@@ -750,7 +755,33 @@ void register_array(py::module_& m) {
         advanced_getitem() = std::move(get);
         advanced_setitem() = std::move(set);
     });
-    m.def("adopt_ndarray", &adopt_ndarray);
+    // Bytes received from another process (gpupy._convert.from_pickle).
+    m.def("adopt_ndarray", [](py::handle arr) { return lend_ndarray(arr, Lending::Received); });
+    // The view of `a` with its axes in memory order (order_of: by the
+    // size of their steps; an axis stepping back keeps its direction, as
+    // in NumPy's "K" order), and whether one steps back: ravel and flatten
+    // with order="K".
+    m.def("memory_view", [](const GpuArray& a) {
+        bool back = false;
+        for (size_t d = 0; d < a.geom.shape.size(); ++d) back = back || (a.geom.strides[d] < 0 && a.geom.shape[d] > 1);
+        GpuArray v = a.view(permuted(a.geom, order_of(a.geom)));
+        return py::make_tuple(py::cast(std::move(v)), back);
+    });
+    // The axes of a GpuArray's view from the slowest in memory to the
+    // fastest (memory_order.hpp's order_of, listed in full).
+    m.def("order_of", [](const GpuArray& a) {
+        const MemoryOrder order = order_of(a.geom);
+        py::list axes;
+        for (int d = 0; d < a.ndim(); ++d) axes.append(order.empty() ? d : order[static_cast<size_t>(d)]);
+        return axes;
+    });
+    // Whether a GpuArray is laid out as order= asks ("C", "F", "A", "K").
+    m.def("in_order", [](const GpuArray& a, py::handle order) { return in_requested_order(a, order); });
+    // A copy of an ndarray in its memory order (numpy.array's copy).
+    m.def("copy_from_numpy", [](py::handle arr) {
+        if (!PyArray_Check(arr.ptr())) throw TypeError("expected an ndarray");
+        return copy_of_ndarray(arr);
+    });
     m.def("array_from_numpy", [](py::handle arr) {
         GpuArray a;
         if (!as_gpuarray(arr, &a)) throw TypeError("cannot convert to a gpupy array");

@@ -64,14 +64,35 @@ DType dtype_from_numpy(PyArray_Descr* descr);
 DType dtype_from_object(py::handle obj);  // anything np.dtype() accepts; -1 if unsupported
 py::object numpy_dtype(DType t);          // np.dtype object
 int typenum_of(DType t);                  // NumPy's type number (NPY_FLOAT32, ...)
-// A new ARRAY node holding a copy of `arr` (which must have a supported dtype).
-NodeRef node_from_ndarray(py::handle arr);
-// A gpupy array over an ndarray's own bytes, without a copy, where they can
-// be its storage (aligned, C-contiguous, a dtype gpupy holds; read-only
-// ones are copied at the first write); else a copy. For ndarrays nothing
-// else writes to: what unpickling made of bytes received from another
-// process.
-GpuArray adopt_ndarray(py::handle arr);
+// A new gpupy array holding a copy of `arr` (which must have a supported
+// dtype), in the ndarray's own memory order (NumPy's copy with order="K").
+GpuArray copy_of_ndarray(py::handle arr);
+// How an ndarray's memory is lent to a gpupy array (lend_ndarray).
+enum class Lending {
+    // The caller's array: `gpupy.asarray(a)` is a view of a's memory, as
+    // NumPy's asarray is a itself; writes either way are seen, and while
+    // anything else holds a, lazy expressions read a snapshot of it.
+    Shared,
+    // A result NumPy has just made that nobody else holds: its memory
+    // becomes the array's storage.
+    Sole,
+    // Bytes received from another process (unpickling): nobody else
+    // writes them; read-only ones are copied at the first write.
+    Received,
+};
+// A gpupy array over an ndarray's own memory, without a copy, where it can
+// be a node's storage (aligned, native byte order, a dtype gpupy holds,
+// strides in whole elements, not empty): the node is the memory the
+// ndarray spans, viewed with its strides. Else a copy (copy_of_ndarray).
+// A read-only ndarray makes a read-only array, except for received bytes.
+GpuArray lend_ndarray(py::handle arr, Lending how);
+// Whether lend_ndarray uses `obj`'s memory itself (an ndarray it can lend).
+bool lends_in_place(py::handle obj);
+// The memory order (core/graph/memory_order.hpp) NumPy gives a copy of `a`
+// made with order= "C", "F", "A" or "K" (None: "K"); ValueError for others.
+std::vector<int> requested_order(const GpuArray& a, py::handle order);
+// Whether `a` is laid out so already (a copy=False request is `a` itself).
+bool in_requested_order(const GpuArray& a, py::handle order);
 // A read-only ndarray viewing the view's host data; evaluates first.
 py::object to_ndarray(const GpuArray& a);
 // An ndarray sharing a node's host buffer with the given geometry.
@@ -85,7 +106,7 @@ py::object exported_ndarray(const GpuArray& a);
 // (no evaluation); an empty object if some are not.
 py::object host_values(const GpuArray& a);
 // What NumPy returned (an ndarray or a NumPy scalar) as a new gpupy array
-// holding a copy: the results of the eager paths.
+// holding its values in its memory order: the results of the eager paths.
 GpuArray from_numpy_result(py::handle r);
 // func(*host values of args) for a NumPy function that only reads gpupy
 // arrays (a product or a decomposition in a loop), with no Python-level
@@ -192,7 +213,8 @@ py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vecto
 // reduction chunk.
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
-void register_handover(py::module_& m);    // py_handover.cpp: gpupy's functions as the namespace holds them
+void register_handover(py::module_& m);
+void register_memory(py::module_& m);      // py_memory.cpp: which arrays share memory    // py_handover.cpp: gpupy's functions as the namespace holds them
 void register_products(py::module_& m);    // py_products.cpp
 // a @ b (dot: dot(a, b)) of two gpupy arrays by NumPy on their host values
 // when products run on the host and the case is the common one (vectors

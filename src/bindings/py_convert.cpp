@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/graph/host_state.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/building/writes.hpp"
 #include "core/runtime/errors.hpp"
@@ -126,33 +127,119 @@ py::object ndarray_over(Node* node, const ViewGeometry& g, bool writeable, bool 
 
 }  // namespace
 
-NodeRef node_from_ndarray(py::handle obj) {
-    PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
+namespace {
+
+// `obj` as an ndarray of a dtype gpupy holds, or TypeError.
+DType held_dtype(PyArrayObject* arr) {
     const DType t = dtype_from_numpy(PyArray_DESCR(arr));
     if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(py::handle(reinterpret_cast<PyObject*>(PyArray_DESCR(arr))))));
-    const int nd = PyArray_NDIM(arr);
-    Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + nd);
-    const size_t nbytes = static_cast<size_t>(shape_size(shape) * dtype_itemsize(t));
-    auto buf = std::make_shared<HostBuffer>(nbytes);
-    if (PyArray_IS_C_CONTIGUOUS(arr)) {
-        if (nbytes) copy_bytes(buf->data(), static_cast<const char*>(PyArray_DATA(arr)), nbytes);
-    } else {
-        // Let NumPy do the strided copy into our buffer.
-        py::object dst = py::reinterpret_steal<py::object>(PyArray_New(&PyArray_Type, nd, PyArray_DIMS(arr), typenum_of(t),
-                                                                       nullptr, buf->data(), 0, NPY_ARRAY_CARRAY, nullptr));
-        if (!dst) throw py::error_already_set();
-        if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(dst.ptr()), arr) < 0) throw py::error_already_set();
-    }
-    return NodeFactory::array(t, shape, std::move(buf));
+    return t;
 }
 
-GpuArray adopt_ndarray(py::handle obj) {
+// The ndarray's dimensions and strides, in bytes, as a view geometry (for
+// memory_order.hpp, which compares strides only).
+ViewGeometry byte_geometry(PyArrayObject* arr) {
+    const int nd = PyArray_NDIM(arr);
+    return ViewGeometry{0, Dims(PyArray_DIMS(arr), PyArray_DIMS(arr) + nd), Dims(PyArray_STRIDES(arr), PyArray_STRIDES(arr) + nd)};
+}
+
+// Whether anything besides gpupy may write an ndarray's memory now: the
+// ndarray or an array of its base chain is referenced from elsewhere (a
+// variable, a view, a memoryview: each holds a reference), or the memory
+// belongs to another kind of object -- a bytearray, a mapped file, another
+// gpupy array's buffer -- whose owner may write it however it is held
+// (bytes alone never change). `held` is the number of references gpupy
+// itself holds to `arr`.
+bool others_may_write(PyObject* arr, Py_ssize_t held) {
+    if (Py_REFCNT(arr) > held) return true;
+    PyObject* o = arr;
+    while (PyArray_Check(o)) {
+        PyObject* base = PyArray_BASE(reinterpret_cast<PyArrayObject*>(o));
+        if (!base) return false;  // its own memory, reachable through it alone
+        if (Py_REFCNT(base) > 1) return true;
+        o = base;
+    }
+    return !PyBytes_CheckExact(o);
+}
+
+// An ndarray whose memory can be a node's storage as it is: aligned, in
+// native byte order, a dtype gpupy holds, strides in whole elements, and
+// not empty (an empty array has no memory to share).
+bool lendable(PyArrayObject* arr) {
+    if (!PyArray_ISALIGNED(arr) || !PyArray_ISNOTSWAPPED(arr) || PyArray_SIZE(arr) == 0) return false;
+    if (dtype_from_numpy(PyArray_DESCR(arr)) < 0) return false;
+    const npy_intp item = PyArray_ITEMSIZE(arr);
+    for (int d = 0; d < PyArray_NDIM(arr); ++d) {
+        if (PyArray_STRIDES(arr)[d] % item != 0) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+MemoryOrder requested_order(const GpuArray& a, py::handle order) {
+    const std::string o = order.is_none() ? "K" : std::string(py::str(order));
+    if (o == "K" || o == "k") return order_of(a.geom);
+    if (o == "C" || o == "c") return {};
+    const bool f = o == "F" || o == "f";
+    if (!f && o != "A" && o != "a") throw ValueError("order must be one of 'C', 'F', 'A', or 'K' (got '" + o + "')");
+    if (!f && (a.ndim() < 2 || is_c_contiguous(a.geom.shape, a.geom.strides) || !is_f_contiguous(a.geom.shape, a.geom.strides)))
+        return {};
+    MemoryOrder reversed(static_cast<size_t>(a.ndim()));
+    for (int d = 0; d < a.ndim(); ++d) reversed[static_cast<size_t>(d)] = a.ndim() - 1 - d;
+    return a.ndim() < 2 ? MemoryOrder{} : reversed;
+}
+
+bool in_requested_order(const GpuArray& a, py::handle order) {
+    const std::string o = order.is_none() ? "K" : std::string(py::str(order));
+    const bool c = is_c_contiguous(a.geom.shape, a.geom.strides), f = is_f_contiguous(a.geom.shape, a.geom.strides);
+    if (o == "C" || o == "c") return c;
+    if (o == "F" || o == "f") return f;
+    if (o == "A" || o == "a") return c || f;
+    requested_order(a, order);  // (NumPy's error for an unknown order)
+    return true;
+}
+
+bool lends_in_place(py::handle obj) {
+    return PyArray_Check(obj.ptr()) && lendable(reinterpret_cast<PyArrayObject*>(obj.ptr()));
+}
+
+GpuArray copy_of_ndarray(py::handle obj) {
     PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
-    const bool usable = PyArray_Check(obj.ptr()) && PyArray_IS_C_CONTIGUOUS(arr) && PyArray_ISALIGNED(arr) &&
-                        PyArray_ISNOTSWAPPED(arr) && PyArray_NBYTES(arr) > 0 && dtype_from_numpy(PyArray_DESCR(arr)) >= 0;
-    if (!usable) return GpuArray::of(node_from_ndarray(obj));
+    const DType t = held_dtype(arr);
+    const int nd = PyArray_NDIM(arr);
+    const Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + nd);
+    const size_t nbytes = static_cast<size_t>(shape_size(shape) * dtype_itemsize(t));
+    if (PyArray_IS_C_CONTIGUOUS(arr)) {
+        NodeRef node = NodeFactory::array_uninitialized(t, shape);
+        if (nbytes) copy_bytes(node->host_data(), static_cast<const char*>(PyArray_DATA(arr)), nbytes);
+        return GpuArray::of(std::move(node));
+    }
+    // The copy keeps the ndarray's memory order (NumPy's order="K"): a
+    // Fortran-ordered array stays Fortran-ordered, so the same reshapes
+    // are views of it. NumPy does the strided copy into the node.
+    const MemoryOrder order = order_of(byte_geometry(arr));
+    NodeRef node = NodeFactory::array_uninitialized(t, permuted_shape(shape, order));
+    py::object dst = host_ndarray(node.get(), ViewGeometry{0, shape, order_strides(shape, order)}, true);
+    if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(dst.ptr()), arr) < 0) throw py::error_already_set();
+    return of_ordered(std::move(node), order);
+}
+
+GpuArray lend_ndarray(py::handle obj, Lending how) {
+    PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(obj.ptr());
+    if (!lendable(arr)) return copy_of_ndarray(obj);
     const DType t = dtype_from_numpy(PyArray_DESCR(arr));
-    Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + PyArray_NDIM(arr));
+    const int nd = PyArray_NDIM(arr);
+    const npy_intp item = PyArray_ITEMSIZE(arr);
+    // The memory the ndarray's elements span, from its lowest address.
+    char* const data = static_cast<char*>(PyArray_DATA(arr));
+    char* lo = data;
+    char* hi = data;
+    for (int d = 0; d < nd; ++d) {
+        const npy_intp reach = (PyArray_DIMS(arr)[d] - 1) * PyArray_STRIDES(arr)[d];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    const int64_t span = (hi - lo) / item + 1;
     // The ndarray stays alive as long as the buffer; its reference is given
     // back with the GIL held, whichever thread drops the buffer last.
     PyObject* owner = obj.ptr();
@@ -163,9 +250,28 @@ GpuArray adopt_ndarray(py::handle obj) {
         Py_DECREF(owner);
         PyGILState_Release(state);
     };
-    auto buf = std::make_shared<HostBuffer>(static_cast<char*>(PyArray_DATA(arr)), static_cast<size_t>(PyArray_NBYTES(arr)),
-                                            !PyArray_ISWRITEABLE(arr), std::move(release));
-    return GpuArray::of(NodeFactory::array(t, shape, std::move(buf)));
+    std::function<bool()> shared;
+    if (how == Lending::Shared) shared = [owner] { return others_may_write(owner, 1); };
+    const bool read_only = !PyArray_ISWRITEABLE(arr);
+    auto buf = std::make_shared<HostBuffer>(lo, static_cast<size_t>(span * item), read_only, std::move(release),
+                                            std::move(shared));
+    const Dims shape(PyArray_DIMS(arr), PyArray_DIMS(arr) + nd);
+    GpuArray a;
+    if (PyArray_IS_C_CONTIGUOUS(arr)) {
+        a.geom = identity_view(shape);
+        a.owner = std::make_shared<Owner>(Owner{NodeFactory::array(t, shape, std::move(buf))});
+    } else {
+        // A strided ndarray: the node is the memory it spans, in elements,
+        // and the array views it with the ndarray's own offset and strides.
+        Dims strides(nd);
+        for (int d = 0; d < nd; ++d) strides[d] = PyArray_STRIDES(arr)[d] / item;
+        a.geom = ViewGeometry{(data - lo) / item, shape, std::move(strides)};
+        a.owner = std::make_shared<Owner>(Owner{NodeFactory::array(t, Dims{span}, std::move(buf))});
+    }
+    // (The owner takes the node as it is: GpuArray::of would read lent
+    // memory others may write through a snapshot.)
+    a.writeable = how == Lending::Received || !read_only;
+    return a;
 }
 
 py::object host_values(const GpuArray& a) {
@@ -178,16 +284,17 @@ GpuArray from_numpy_result(py::handle r) {
     // A large result NumPy has just made and nobody else holds (an eager
     // op's, a product's) is kept as it is: its bytes become the array's,
     // with no copy. (A small one is copied: the copy costs less than
-    // keeping the ndarray alive beside the buffer.)
+    // keeping the ndarray alive beside the buffer.) Either way the array
+    // keeps NumPy's memory order.
     constexpr npy_intp kAdoptBytes = 64 << 10;
     if (PyArray_CheckExact(r.ptr()) && Py_REFCNT(r.ptr()) == 1 &&
         PyArray_CHKFLAGS(reinterpret_cast<PyArrayObject*>(r.ptr()), NPY_ARRAY_OWNDATA | NPY_ARRAY_WRITEABLE) &&
         PyArray_NBYTES(reinterpret_cast<PyArrayObject*>(r.ptr())) >= kAdoptBytes) {
-        return adopt_ndarray(r);
+        return lend_ndarray(r, Lending::Sole);
     }
     py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr));
     if (!arr) throw py::error_already_set();
-    return GpuArray::of(node_from_ndarray(arr));
+    return copy_of_ndarray(arr);
 }
 
 py::object host_call(py::handle func, py::tuple args) {
@@ -216,11 +323,18 @@ py::object host_call(py::handle func, py::tuple args) {
 py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable) { return ndarray_over(node, g, writeable, false); }
 
 py::object exported_ndarray(const GpuArray& a) {
-    if (!a.writeable || a.size() == 0) return to_ndarray(a);  // nothing can be written through it
+    if (a.size() == 0) return to_ndarray(a);  // no memory to share
     // The bytes become the array's value, alone: evaluated, copied first if
     // a lazy expression or another array still needs the old values, and
-    // dropped from the device.
-    return ndarray_over(host_write_target(a), a.geom, true, true);
+    // dropped from the device. A read-only view's export is read-only, and
+    // still its array's memory (NumPy's view of a broadcast shares it).
+    if (!a.writeable && a.node()->host() && a.node()->host()->read_only()) {
+        // Memory lent read-only (asarray of a read-only ndarray): nothing
+        // writes it through gpupy, and it is its owner's to keep.
+        ensure_host(a.node_view());
+        return ndarray_over(a.node(), a.geom, false, true);
+    }
+    return ndarray_over(host_write_target(a), a.geom, a.writeable, true);
 }
 
 py::object to_ndarray(const GpuArray& a) {

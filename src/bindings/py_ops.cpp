@@ -20,6 +20,7 @@
 #include "core/building/rewrites.hpp"
 #include "core/building/writes.hpp"
 #include "core/graph/host_state.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/memory/host_transfer.hpp"
 #include "core/runtime/driver_loader.hpp"
 
@@ -194,8 +195,11 @@ Operand classify(py::handle obj, bool defer_foreign = false) {
         o.kind = Operand::Unsupported;
         return o;
     }
+    // An ndarray operand is read in place: a lazy expression built on it
+    // takes a snapshot while anything else may still write it (NumPy
+    // memory is viewed, not copied: lend_ndarray).
     o.kind = Operand::Array;
-    o.owned = GpuArray::of(node_from_ndarray(arr));
+    o.owned = lend_ndarray(arr, Lending::Shared);
     return o;
 }
 
@@ -309,12 +313,37 @@ gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
     return s;
 }
 
-// The operand's view as a child of an expression of shape `shape`,
-// converted to dtype t.
-NodeView child_view(const Operand& o, DType t, const Dims& shape, bool wrap = false) {
+// The operand's view as a child of an expression of shape `shape` stored
+// in `order` (memory_order.hpp), converted to dtype t. The conversion is
+// made over the operand's own elements in that order, then broadcast.
+NodeView child_view(const Operand& o, DType t, const Dims& shape, const MemoryOrder& order, bool wrap = false) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat)
-        return constant_view(NodeFactory::constant(t, weak_value(o, t, wrap)), shape);
-    return broadcast_view(cast_view(o.arr().node_view(), t), shape);
+        return constant_view(NodeFactory::constant(t, weak_value(o, t, wrap)), permuted_shape(shape, order));
+    NodeView v = o.arr().node_view();
+    if (order.empty()) return broadcast_view(cast_view(std::move(v), t), shape);
+    // Leading length-1 dimensions up to the result's rank, so that the
+    // order applies to the operand's own view.
+    const size_t lead = shape.size() - v.geom.shape.size();
+    v.geom.shape.insert(v.geom.shape.begin(), lead, 1);
+    v.geom.strides.insert(v.geom.strides.begin(), lead, 0);
+    return broadcast_view(cast_view(permuted(std::move(v), order), t), permuted_shape(shape, order));
+}
+
+// NumPy's memory order of a new result of `shape` computed elementwise
+// from these operands (keep_order over their views broadcast to `shape`).
+MemoryOrder result_order(const std::vector<Operand>& ops, const Dims& shape) {
+    if (shape.size() < 2) return {};
+    std::vector<ViewGeometry> views;
+    views.reserve(ops.size());
+    for (const Operand& o : ops) {
+        if (o.kind != Operand::Array || o.pending_constant) continue;
+        const ViewGeometry& g = o.arr().geom;
+        if (g.shape.size() < 2) continue;  // at most one axis: no order among the result's axes
+        views.push_back(ViewGeometry{g.offset, shape, broadcast_strides(g.shape, g.strides, shape)});
+    }
+    std::vector<const ViewGeometry*> refs;
+    for (const ViewGeometry& v : views) refs.push_back(&v);
+    return keep_order(shape, refs);
 }
 
 // The value of an exponent that is a scalar known now (a Python number or
@@ -407,7 +436,7 @@ bool as_gpuarray(py::handle obj, GpuArray* out) {
     if (o.kind == Operand::PyInt || o.kind == Operand::PyFloat) {
         py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(obj.ptr(), nullptr, 0, 0, 0, nullptr));
         if (!arr) throw py::error_already_set();
-        *out = GpuArray::of(node_from_ndarray(arr));
+        *out = copy_of_ndarray(arr);
         return true;
     }
     return false;
@@ -531,7 +560,8 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
     return true;
 }
 
-// Runs NumPy's loop for `op` into the C-ordered, contiguous memory that
+// Runs NumPy's loop for `op` into the contiguous memory, laid out in
+// `order`, that
 // `destination()` gives -- asked for only once the loop applies, so an op
 // that goes to NumPy's call allocates nothing here: true if it ran and
 // raised no floating-point flag NumPy would report. As NumPy's iterator
@@ -539,7 +569,7 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
 // once per row of the innermost one.
 template <class Destination>
 bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops, const Dims& shape,
-                    Destination&& destination) {
+                    const MemoryOrder& order, Destination&& destination) {
     const DType t = loop.in[0];
     const HostLoop* l = numpy_loop(op, t);
     const size_t nin = ops.size();
@@ -556,10 +586,15 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
     // as much as a small loop).
     const size_t nd = shape.size();
     if (nd > kLoopDims) return false;
-    int64_t c[kLoopDims];  // the output's C-order strides, in elements
-    for (size_t d = nd, acc = 1; d-- > 0;) {
-        c[d] = static_cast<int64_t>(acc);
-        acc *= static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+    int64_t c[kLoopDims];  // the output's strides in `order`, in elements
+    if (order.empty()) {
+        for (size_t d = nd, acc = 1; d-- > 0;) {
+            c[d] = static_cast<int64_t>(acc);
+            acc *= static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+        }
+    } else {
+        const Dims s = order_strides(shape, order);
+        std::copy(s.begin(), s.end(), c);
     }
     int64_t len[kLoopDims + 1];
     std::array<int64_t, 3> step[kLoopDims + 1];
@@ -627,7 +662,7 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
 // another output dtype, the safe cast refuses it (a TypeError, raised
 // before any element is computed) and NumPy's own result is copied.
 std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::vector<Operand>& ops,
-                                      const Dims& shape) {
+                                      const Dims& shape, const MemoryOrder& order) {
     if (shape_size(shape) > Runtime::get().eager_elements()) return std::nullopt;
     const DType out = loop.out;
     {
@@ -637,18 +672,18 @@ std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::ve
             buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(out)));
             return buf->data();
         };
-        if (run_numpy_loop(op, loop, ops, shape, destination)) {
+        if (run_numpy_loop(op, loop, ops, shape, order, destination)) {
             ++stats().eager_numpy_ops;
             ++stats().direct_numpy_loops;
-            return GpuArray::of(NodeFactory::array(out, shape, std::move(buf)));
+            return of_ordered(NodeFactory::array(out, permuted_shape(shape, order), std::move(buf)), order);
         }
     }
     std::vector<PyObject*> argv;
     argv.reserve(ops.size() + 2);
     if (!host_operands(ops, &argv)) return std::nullopt;
     ++stats().eager_numpy_ops;
-    NodeRef node = NodeFactory::array_uninitialized(out, shape);
-    py::object dst = host_ndarray(node.get(), identity_view(shape), true);
+    NodeRef node = NodeFactory::array_uninitialized(out, permuted_shape(shape, order));
+    py::object dst = host_ndarray(node.get(), ViewGeometry{0, shape, order_strides(shape, order)}, true);
     static PyObject* const kwnames = Py_BuildValue("(ss)", "out", "casting");
     static PyObject* const safe = PyUnicode_InternFromString("safe");
     const size_t nargs = argv.size();
@@ -659,7 +694,7 @@ std::optional<GpuArray> small_on_host(OpCode op, const Loop& loop, const std::ve
     if (r) {
         Py_DECREF(r);  // dst itself
         for (PyObject* a : argv) Py_DECREF(a);
-        return GpuArray::of(std::move(node));
+        return of_ordered(std::move(node), order);
     }
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
         for (PyObject* a : argv) Py_DECREF(a);
@@ -694,7 +729,7 @@ bool small_in_place(OpCode op, const Loop& loop, const std::vector<Operand>& ops
             values.reset(new char[static_cast<size_t>(bytes)]);  // bytes > 0: empty results never get here
             return values.get();
         };
-        if (run_numpy_loop(op, loop, ops, shape, destination)) {
+        if (run_numpy_loop(op, loop, ops, shape, MemoryOrder{}, destination)) {
             forget_old_values(target);
             scatter_to_host(target, out.geom, 0, n, values.get());
             ++stats().eager_numpy_ops;
@@ -741,6 +776,16 @@ py::object defer_to_override(OpCode op, const std::vector<py::handle>& args, py:
 }  // namespace
 
 py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handle out, bool as_operator) {
+    // `a ** 2` is NumPy's square of a (ndarray.__pow__'s fast path), whose
+    // loop differs from power's for booleans (int8, where power gives int64).
+    if (op == GPUPY_OP_POWER && as_operator && is_gpuarray(args[0]) && !is_scalar_result(args[0]) &&
+        PyLong_CheckExact(args[1].ptr())) {
+        int overflow = 0;
+        if (PyLong_AsLongAndOverflow(args[1].ptr(), &overflow) == 2 && !overflow)
+            return apply_ufunc(GPUPY_OP_SQUARE, {args[0]}, out, false);
+    }
+    // A read-only output is refused first, as NumPy refuses it.
+    if (out && is_gpuarray(out) && !gpuarray_ref(out).writeable) throw ValueError("output array is read-only");
     if (std::all_of(args.begin(), args.end(), is_host_number)) {
         if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
         if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &gpuarray_ref(out));
@@ -780,7 +825,17 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     const char* name = op_display_name(op);
     GpuArray out_arr;
     const bool has_out = out && !out.is_none();
-    if (has_out && !(is_gpuarray(out) && (out_arr = gpuarray_ref(out), true))) unsupported = true;
+    if (has_out) {
+        if (is_gpuarray(out)) {
+            out_arr = gpuarray_ref(out);
+        } else if (lends_in_place(out) && PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(out.ptr()))) {
+            // An ndarray out= is written in place, through its own memory.
+            out_arr = lend_ndarray(out, Lending::Shared);
+        } else {
+            unsupported = true;
+        }
+        if (!unsupported && !out_arr.writeable) throw ValueError("output array is read-only");
+    }
     if (unsupported) return call_numpy(name, args, out);
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);
@@ -824,7 +879,9 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         }
     }
     if (has_out && small_in_place(op, loop, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
-    if (std::optional<GpuArray> now = small_on_host(op, loop, ops, shape)) {
+    // A new result is laid out as NumPy lays it out (memory_order.hpp).
+    const MemoryOrder order = has_out ? MemoryOrder{} : result_order(ops, shape);
+    if (std::optional<GpuArray> now = small_on_host(op, loop, ops, shape, order)) {
         if (!has_out) return wrap_result(std::move(*now));
         write_output(out_arr, *now, name);
         return py::reinterpret_borrow<py::object>(out);
@@ -840,12 +897,13 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     std::vector<NodeView> children;
     children.reserve(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) children.push_back(child_view(ops[i], loop.in[i], shape));
+    for (size_t i = 0; i < ops.size(); ++i) children.push_back(child_view(ops[i], loop.in[i], shape, order));
+    const Dims stored = permuted_shape(shape, order);
     if (ops.size() == 2 && loop.in[0] != loop.in[1]) {
         // NumPy 2 compares uint64 with int64 exactly (mixed loops); the op
         // table has one operand dtype, so spell it out with the sign test.
         if (op_is_predicate(op) && dtype_is_integer(loop.in[0]) && dtype_is_integer(loop.in[1])) {
-            GpuArray result = GpuArray::of(mixed_sign_compare(op, children[0], children[1], loop.in[0], shape));
+            GpuArray result = of_ordered(mixed_sign_compare(op, children[0], children[1], loop.in[0], stored), order);
             if (has_out) {
                 write_output(out_arr, result, name);
                 return py::reinterpret_borrow<py::object>(out);
@@ -864,7 +922,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         // stays "power".
         if (as_operator) fp.ufunc = node_op;
     }
-    GpuArray result = GpuArray::of(elementwise(node_op, loop.out, shape, std::move(children), fp));
+    GpuArray result = of_ordered(elementwise(node_op, loop.out, stored, std::move(children), fp), order);
     if (has_out) {
         write_output(out_arr, result, name);
         return py::reinterpret_borrow<py::object>(out);
@@ -899,17 +957,19 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
             return py::cast(from_numpy_result(py::reinterpret_steal<py::object>(r)));
         }
     }
+    const MemoryOrder order = result_order({oc, ox, oy}, shape);
+    const Dims stored = permuted_shape(shape, order);
     std::vector<NodeView> children;
     if (oc.kind != Operand::Array) {
         // A Python int/float condition: its truth value.
         const bool truth = PyObject_IsTrue(oc.obj.ptr()) == 1;
-        children.push_back(constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, truth)), shape));
+        children.push_back(constant_view(NodeFactory::constant(GPUPY_BOOL, scalar_from_int(GPUPY_BOOL, truth)), stored));
     } else {
-        children.push_back(child_view(oc, GPUPY_BOOL, shape));
+        children.push_back(child_view(oc, GPUPY_BOOL, shape, order));
     }
-    children.push_back(child_view(ox, t, shape, true));
-    children.push_back(child_view(oy, t, shape, true));
-    return py::cast(GpuArray::of(NodeFactory::expression(GPUPY_OP_WHERE, t, shape, std::move(children))));
+    children.push_back(child_view(ox, t, shape, order, true));
+    children.push_back(child_view(oy, t, shape, order, true));
+    return py::cast(of_ordered(NodeFactory::expression(GPUPY_OP_WHERE, t, stored, std::move(children)), order));
 }
 
 void assign_value(const GpuArray& target, py::handle value) {

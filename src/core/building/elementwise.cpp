@@ -6,6 +6,7 @@
 
 #include "core/building/rewrites.hpp"
 #include "core/building/simplify.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/graph/host_buffer.hpp"
 #include "core/runtime/runtime.hpp"
 #include "gpupy/numpy_casts.hpp"
@@ -44,19 +45,21 @@ NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeVie
     return n;
 }
 
-GpuArray astype(const GpuArray& a, DType t) {
-    NodeView v = a.node_view();
-    return GpuArray::of(NodeFactory::expression(GPUPY_OP_CAST, t, v.geom.shape, {v}));
+GpuArray copy_as(const GpuArray& a, DType t, const MemoryOrder& order) {
+    NodeView v = permuted(a.node_view(), order);
+    // A copy of a whole node, in the order it is stored in, shares its
+    // value: nothing to compute, and host values stay host values
+    // (`pn = p.copy()` in a time loop). A write to either copies first
+    // (writes.cpp: refcount > 1), as for any node that hash-consing shares.
+    if (t == a.dtype() && a.node()->kind() != NodeKind::Constant && is_identity_view(v.geom, a.node()->shape()))
+        return of_ordered(a.owner->node, order);
+    const Dims stored = v.geom.shape;
+    return of_ordered(NodeFactory::expression(GPUPY_OP_CAST, t, stored, {std::move(v)}), order);
 }
 
-GpuArray lazy_copy(const GpuArray& a) {
-    // A whole array's copy shares its value: nothing to compute, and host
-    // values stay host values (`pn = p.copy()` in a time loop). A write to
-    // either copies first (writes.cpp: refcount > 1), as for any node that
-    // hash-consing shares.
-    if (a.is_whole() && a.node()->kind() != NodeKind::Constant) return GpuArray::of(a.owner->node);
-    return astype(a, a.dtype());
-}
+GpuArray astype(const GpuArray& a, DType t) { return copy_as(a, t, order_of(a.geom)); }
+
+GpuArray lazy_copy(const GpuArray& a) { return copy_as(a, a.dtype(), MemoryOrder{}); }
 
 GpuArray filled(const Dims& shape, DType t, gpupy_scalar value) {
     const int64_t n = shape_size(shape);

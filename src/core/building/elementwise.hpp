@@ -27,8 +27,13 @@ NodeView broadcast_view(NodeView v, const Dims& shape);
 NodeRef elementwise(OpCode op, DType out, const Dims& shape, std::vector<NodeView> operands,
                     const FpWarnings& fp = {});
 
-// a.astype(t): a lazy CAST node (a lazy copy when t is a's dtype).
+// `a` copied as dtype t into a new array laid out in `order`
+// (memory_order.hpp): a lazy CAST node, or a's own node, shared, where it
+// holds those values in that order already.
+GpuArray copy_as(const GpuArray& a, DType t, const std::vector<int>& order);
+// a.astype(t): a copy in a's own order (NumPy's order="K").
 GpuArray astype(const GpuArray& a, DType t);
+// A copy in C order (a reshape that cannot be a view).
 GpuArray lazy_copy(const GpuArray& a);
 // A new array of `shape` filled with `value` (of dtype t): a CAST of a
 // broadcast constant, so that every such array is its own value and can be

@@ -6,6 +6,7 @@
 #include "core/building/elementwise.hpp"
 #include "core/building/movement.hpp"
 #include "core/building/views.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
@@ -82,17 +83,41 @@ NodeView reduce_trailing(NodeView v, int ndim, OpCode fold, DType t, int64_t chu
     return cur;
 }
 
-// Inclusive scan with `fold` along the last dim of `v` (any shape, ndim >= 1).
-NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req, const FpWarnings& fp) {
+// `v` as a node stored in `order`: `v` itself where its node is already
+// stored so, else a copy.
+NodeView stored_in(NodeView v, DType t, const MemoryOrder& order) {
+    if (order.empty() || is_identity_view(permuted(v.geom, order), v.node->shape())) return v;
+    const Dims shape = v.geom.shape;
+    NodeRef copy = NodeFactory::expression(GPUPY_OP_CAST, t, permuted_shape(shape, order), {permuted(std::move(v), order)});
+    return NodeView{copy, ViewGeometry{0, shape, order_strides(shape, order)}};
+}
+
+// The transpose (views.hpp) that lists a node's leading n axes -- the
+// operand's axes order[0], ..., order[n - 1] -- in the operand's own order.
+std::vector<int> kept_positions(const MemoryOrder& order, int n) {
+    std::vector<int> pos(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k) pos[static_cast<size_t>(k)] = k;
+    std::sort(pos.begin(), pos.end(), [&](int x, int y) { return order[static_cast<size_t>(x)] < order[static_cast<size_t>(y)]; });
+    return pos;
+}
+
+// Inclusive scan with `fold` along the last dim of `v` (any shape, ndim >=
+// 1), its result stored in `out` (memory_order.hpp: NumPy's layout of the
+// result, in v's numbering of the axes; empty: C order).
+NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req, const FpWarnings& fp,
+                   const MemoryOrder& out = {}) {
     const Dims shape = v.geom.shape;
     const int nd = static_cast<int>(shape.size());
     const int64_t n = shape.back();
-    if (shape_size(shape) == 0) return NodeView{NodeFactory::expression(GPUPY_OP_CAST, t, shape, {v}), identity_view(shape)};
+    if (shape_size(shape) == 0) {
+        NodeRef empty = NodeFactory::expression(GPUPY_OP_CAST, t, permuted_shape(shape, out), {permuted(v, out)});
+        return NodeView{empty, ViewGeometry{0, shape, order_strides(shape, out)}};
+    }
     if (nd > GPUPY_MAX_DIMS) {
         // As in reduce_trailing: scan the operand stored as (outer, n).
         NodeView r = scan_last(as_rows(v, shape_size(shape) / n, n), fold, t, chunk_req, fp);
         r.geom = ViewGeometry{r.geom.offset, shape, c_strides(shape)};
-        return r;
+        return stored_in(r, t, out);
     }
     const int64_t chunk = chunk_for(chunk_req, n);
     ReduceParams p;
@@ -103,7 +128,7 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req, const Fp
     p.identity = op_fold_start(fold, t);
     NodeView local{NodeFactory::reduce(t, shape, v, p), identity_view(shape)};
     mark_fp_checks(local.node.get(), fp);
-    if (n <= chunk) return local;
+    if (n <= chunk) return stored_in(local, t, out);
     // Totals of whole chunks, scanned (recursively: far fewer of them),
     // shifted by one chunk: what every element of a chunk must add.
     Dims outer(shape.begin(), shape.end() - 1);
@@ -130,9 +155,10 @@ NodeView scan_last(NodeView v, OpCode fold, DType t, int64_t chunk_req, const Fp
     RemapParams rp = RemapParams::identity(nd);
     rp.div[last] = chunk;
     NodeView carry{NodeFactory::remap(t, shape, exclusive, rp), identity_view(shape)};
-    NodeRef sum = NodeFactory::expression(fold, t, shape, {carry, local});
+    // The last step is elementwise: it writes the result in `out` at no cost.
+    NodeRef sum = NodeFactory::expression(fold, t, permuted_shape(shape, out), {permuted(carry, out), permuted(local, out)});
     mark_fp_checks(sum.get(), fp);
-    return NodeView{sum, identity_view(shape)};
+    return NodeView{sum, ViewGeometry{0, shape, order_strides(shape, out)}};
 }
 
 }  // namespace
@@ -148,18 +174,32 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
         ax.push_back(n);
     }
     if (ax.empty()) return astype(a, t);  // folding nothing: each value as it is
-    NodeView v = cast_view(axes_last(a, ax).node_view(), t);
-    return GpuArray::of_view(reduce_trailing(v, static_cast<int>(ax.size()), fold, t, chunk, fp));
+    // The folded axes last, the kept ones in the operand's memory order: the
+    // result is laid out as NumPy lays out a reduction's (the kept axes'
+    // order in the operand), and the fold reads its operand in that order.
+    const MemoryOrder order = with_axes_last(order_of(a.geom), a.ndim(), ax);
+    NodeView v = cast_view(permuted(a.node_view(), order), t);
+    NodeView r = reduce_trailing(v, static_cast<int>(ax.size()), fold, t, chunk, fp);
+    // The result's axes back in the operand's order: a view.
+    return transpose(GpuArray::of_view(r), kept_positions(order, a.ndim() - static_cast<int>(ax.size())));
 }
 
 GpuArray scan(const GpuArray& a, OpCode fold, int64_t axis, DType t, int64_t chunk, const FpWarnings& fp) {
-    const int ax = normalize_axis(axis, a.ndim());
-    NodeView v = cast_view(axes_last(a, {ax}).node_view(), t);
-    NodeView r = scan_last(v, fold, t, chunk, fp);
-    // Move the scanned axis back where it was: a view.
-    std::vector<int> perm;
-    for (int d = 0, k = 0; d < a.ndim(); ++d) perm.push_back(d == ax ? a.ndim() - 1 : k++);
-    return transpose(GpuArray::of_view(r), perm);
+    const int nd = a.ndim();
+    const int ax = normalize_axis(axis, nd);
+    // The scan runs along its last axis, the others in the operand's memory
+    // order; its result is laid out in the operand's order (NumPy's), which
+    // need not have the scanned axis last.
+    const MemoryOrder own = order_of(a.geom);
+    const MemoryOrder order = with_axes_last(own, nd, {ax});
+    MemoryOrder out(static_cast<size_t>(nd));  // `own` in the scan's numbering of the axes
+    for (int k = 0; k < nd; ++k) {
+        const int d = own.empty() ? k : own[static_cast<size_t>(k)];
+        out[static_cast<size_t>(k)] = static_cast<int>(std::find(order.begin(), order.end(), d) - order.begin());
+    }
+    NodeView v = cast_view(permuted(a.node_view(), order), t);
+    NodeView r = scan_last(v, fold, t, chunk, fp, out);
+    return transpose(GpuArray::of_view(r), kept_positions(order, nd));
 }
 
 }  // namespace gpupy

@@ -79,7 +79,7 @@ void assign(const GpuArray& target, NodeView value) {
         // write to either sharer copies first (refcount > 1, below).
         if (src.node->dtype() == t && is_identity_view(src.geom, src.node->shape()) &&
             src.node->shape() == target.geom.shape) {
-            target.owner->node = NodeFactory::unexported(src.node);
+            target.owner->node = NodeFactory::for_new_owner(src.node);
             return;
         }
         const int64_t n = target.size();

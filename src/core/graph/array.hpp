@@ -24,11 +24,11 @@ struct GpuArray {
     // True if this view is all of its owner, in order.
     bool is_whole() const { return is_identity_view(geom, owner->node->shape()); }
 
-    // A new array owning `node`, viewed whole. (A node another library
-    // may write through is owned as a snapshot: a second owner sharing it
-    // would see those writes, NodeFactory::unexported.)
+    // A new array owning `node`, viewed whole. (A node whose bytes an
+    // ndarray lends or holds is owned as a snapshot: that memory is one
+    // array's storage, NodeFactory::for_new_owner.)
     static GpuArray of(NodeRef node) {
-        node = NodeFactory::unexported(std::move(node));
+        node = NodeFactory::for_new_owner(std::move(node));
         ViewGeometry g = identity_view(node->shape());
         return GpuArray{std::make_shared<Owner>(Owner{std::move(node)}), std::move(g), true};
     }

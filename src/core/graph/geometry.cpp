@@ -33,6 +33,17 @@ bool is_c_contiguous(const Dims& shape, const Dims& strides) {
     return true;
 }
 
+bool is_f_contiguous(const Dims& shape, const Dims& strides) {
+    if (shape_size(shape) == 0) return true;
+    int64_t expect = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 1) continue;
+        if (strides[i] != expect) return false;
+        expect *= shape[i];
+    }
+    return true;
+}
+
 std::string shape_str(const Dims& shape) {
     std::string s = "(";
     for (size_t i = 0; i < shape.size(); ++i) {

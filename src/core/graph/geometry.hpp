@@ -19,6 +19,8 @@ Dims c_strides(const Dims& shape);
 // True if (shape, strides) walks memory in C order without gaps (dims of
 // size 1 are ignored, as NumPy ignores them).
 bool is_c_contiguous(const Dims& shape, const Dims& strides);
+// The same in Fortran order (the first dimension varies fastest).
+bool is_f_contiguous(const Dims& shape, const Dims& strides);
 // "(2,3)" / "(4,)" / "()", as NumPy prints shapes in error messages.
 std::string shape_str(const Dims& shape);
 // "(2, 3)" as Python prints a shape tuple.

@@ -128,8 +128,13 @@ HostBuffer::HostBuffer(size_t nbytes) : nbytes_(nbytes) {
     data_ = buffer_pool().take(nbytes, &capacity_);
     if (!data_) throw std::bad_alloc();
 }
-HostBuffer::HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release)
-    : data_(data), nbytes_(nbytes), read_only_(read_only), release_(std::move(release)) {}
+HostBuffer::HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release,
+                       std::function<bool()> others_may_write)
+    : data_(data),
+      nbytes_(nbytes),
+      read_only_(read_only),
+      release_(std::move(release)),
+      others_may_write_(std::move(others_may_write)) {}
 
 HostBuffer::~HostBuffer() {
     if (release_) {

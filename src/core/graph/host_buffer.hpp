@@ -18,13 +18,18 @@ void copy_bytes(char* dst, const char* src, size_t n);
 class HostBuffer {
 public:
     explicit HostBuffer(size_t nbytes);
-    // Memory someone else allocated (the bytes of an array received from
-    // another process), used in place: `release` runs when the buffer dies
-    // and gives it back; it never enters the pool of reused buffers. Bytes
-    // that are read-only there are never written here: a write copies
-    // them first (host_write_target, writable_in_place).
-    HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release);
+    // Memory someone else allocated (an ndarray's: `gpupy.asarray(a)` views
+    // a's memory as NumPy's asarray does), used in place: `release` runs
+    // when the buffer dies and gives it back; it never enters the pool of
+    // reused buffers. Bytes that are read-only there are never written
+    // through gpupy (the array is read-only). `others_may_write` says
+    // whether anything besides gpupy may write them now (the lender is
+    // still held elsewhere); while it does, the bytes count as exported.
+    HostBuffer(char* data, size_t nbytes, bool read_only, std::function<void()> release,
+               std::function<bool()> others_may_write = {});
     bool read_only() const { return read_only_; }
+    // Memory another owner lent (the constructor above).
+    bool lent() const { return static_cast<bool>(release_); }
     ~HostBuffer();
     HostBuffer(const HostBuffer&) = delete;
     HostBuffer& operator=(const HostBuffer&) = delete;
@@ -33,10 +38,11 @@ public:
 
     // Writable exports alive: buffers and ndarrays another library holds
     // and may write through at any time (docs/ecosystem.md, "Writing
-    // through exports"). While there are any, these bytes are the array's
-    // value: an expression built on them reads a snapshot (NodeFactory), so
-    // no device copy of them is made, and a write goes into them (assign).
-    bool exported() const { return exports_ > 0; }
+    // through exports"), or lent memory its lender's holders may write.
+    // While there are any, these bytes are the array's value: an
+    // expression built on them reads a snapshot (NodeFactory), so no
+    // device copy of them is made, and a write goes into them (assign).
+    bool exported() const { return exports_ > 0 || (others_may_write_ && others_may_write_()); }
     void add_export() { ++exports_; }
     void drop_export() { --exports_; }
 
@@ -47,6 +53,7 @@ private:
     size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)
     bool read_only_ = false;
     std::function<void()> release_;  // set for memory someone else allocated
+    std::function<bool()> others_may_write_;
 };
 
 }  // namespace gpupy

@@ -33,9 +33,14 @@ public:
     static int64_t shared_hits();
     // `node`, or where another library holds its host bytes writable (a live
     // export, HostBuffer::exported) a snapshot of them: what an expression
-    // or a second owner takes, so that later writes through the export
-    // reach only the exporting array, as NumPy's, computed at once, would.
+    // takes, so that later writes through the export reach only the
+    // exporting array, as NumPy's, computed at once, would.
     static NodeRef unexported(NodeRef node);
+    // `node` as the value of a new owner: a snapshot where its bytes are
+    // memory lent by an ndarray or exported to one -- that memory is one
+    // array's storage, and a second owner sharing it would share memory
+    // with it -- else the node itself (a shared value, copied on write).
+    static NodeRef for_new_owner(NodeRef node);
     // Operands copied because another library held their bytes writable
     // (never reset, as created() and shared_hits()).
     static int64_t export_snapshots();
