@@ -29,14 +29,33 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not dst._writeable:
         raise ValueError("assignment destination is read-only")
     # NumPy checks the casting (weak Python scalars, overflow) on stand-ins.
-    np.copyto(np.zeros((1,) * dst.ndim, dst.dtype), _stand_in(src), casting=casting, where=_stand_in(where))
-    for operand in (src, where):
-        shape = np.shape(operand)
-        if np.broadcast_shapes(shape, dst.shape) != dst.shape:
-            raise ValueError(f"could not broadcast input array from shape {shape} into shape {dst.shape}")
+    # (The mask's stand-in has no dimensions: its shape is checked below.)
+    converted = np.zeros((1,) * dst.ndim, dst.dtype)
+    np.copyto(converted, _stand_in(src), casting=casting, where=_stand_in(where).reshape(()) if np.ndim(where) else where)
+    if np.ndim(src) == 0 and not isinstance(src, (GpuArray, np.ndarray)):
+        src = converted.reshape(-1)[0] if converted.size else src  # NumPy's conversion of the scalar
+    # The source's leading length-1 dimensions beyond dst's are dropped (as
+    # in an assignment); the mask's are not.
+    shape = np.shape(src)
+    kept = shape[next((k for k, n in enumerate(shape) if n != 1 or len(shape) - k <= dst.ndim), len(shape)):]
+    if not _broadcasts(kept, dst.shape):
+        raise ValueError(f"could not broadcast input array from shape {_text(shape)} into shape {_text(dst.shape)}")
+    if not _broadcasts(np.shape(where), dst.shape):
+        raise ValueError(f"could not broadcast where mask from shape {_text(np.shape(where))} into shape "
+                         f"{_text(dst.shape)}")
+    src = asarray(src, dtype=dst.dtype) if not isinstance(src, GpuArray) else src.astype(dst.dtype, copy=False)
     if isinstance(where, (bool, np.bool_)) and where:
         dst[...] = src
         return None
-    src = asarray(src, dtype=dst.dtype) if not isinstance(src, GpuArray) else src.astype(dst.dtype, copy=False)
-    dst[...] = function("where")(where, src, dst)
+    dst[...] = function("where")(where, src.reshape(kept), dst)
     return None
+
+
+def _broadcasts(shape, target):
+    """Whether `shape` broadcasts to `target` (no more dimensions)."""
+    return len(shape) <= len(target) and all(n in (1, t) for n, t in zip(reversed(shape), reversed(target)))
+
+
+def _text(shape):
+    """A shape as NumPy's messages write it: (2,3), (3,), ()."""
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"

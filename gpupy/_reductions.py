@@ -71,10 +71,19 @@ def _default_sum_dtype(dtype):
 def _finish(result, a, axes, keepdims, out):
     if keepdims:
         result = _keep(result, a.shape, axes)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return result if out is None else _into(out, result)
+
+
+def _into(out, result):
+    """`result` written into a reduction's out=, as NumPy writes it: a
+    read-only out is refused first, then an out of another shape."""
+    if not out.flags.writeable:
+        raise ValueError("output array is read-only")
+    if np.shape(out) != np.shape(result):
+        raise ValueError(f"output parameter for reduction has shape {np.shape(out)}, but the result has shape "
+                         f"{np.shape(result)}")
+    out[...] = result
+    return out
 
 
 def _unsupported(kwargs):
@@ -246,10 +255,7 @@ def _arg_extreme(name, fold, a, axis, out, keepdims):
         result = _arg_extreme(name, fold, flat, 0, None, False)
         if keepdims:
             result = result.reshape((1,) * a.ndim)
-        if out is not None:
-            out[...] = result
-            return out
-        return result
+        return result if out is None else _into(out, result)
     axis = _one_axis(axis)
     if a.ndim == 0:
         # NumPy arg-reduces a 0-d array as its ravel; keepdims keeps 0 dims.
@@ -321,10 +327,7 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 @implements(np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False):
     result = max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return result if out is None else _into(out, result)
 
 
 @implements(np.var)
@@ -353,10 +356,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NOVALUE, correction=_NOVALUE):
     v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
     result = _core.ufunc("sqrt", v) if isinstance(v, GpuArray) else np.sqrt(v)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return result if out is None else _into(out, result)
 
 
 def _scan(name, fold, a, axis, dtype, out):
@@ -373,10 +373,7 @@ def _scan(name, fold, a, axis, dtype, out):
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else _default_sum_dtype(a.dtype)
     result = _core.scan(a, fold, ax, acc, CHUNK)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return result if out is None else _into(out, result)
 
 
 @implements(np.cumsum)
@@ -434,10 +431,7 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
     result = _core.scan(a, name, ax, acc, CHUNK)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return result if out is None else _into(out, result)
 
 
 hooks["ufunc_reduce"] = ufunc_reduce

@@ -7,10 +7,11 @@ import functools
 import operator
 
 import numpy as np
+from numpy._core import umath as _umath
 
 from . import _core
 from ._convert import asarray as _as_gpu
-from ._convert import stored_as
+from ._convert import is_supported, stored_as
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._registry import function, implements
@@ -345,12 +346,13 @@ def repeat(a, repeats, axis=None):
     if np.ndim(repeats) != 0:
         return call_numpy("repeat", (a, repeats), dict(axis=axis), reason="the repeat counts differ per element")
     r = int(repeats)
-    if r < 0:
-        raise ValueError("negative dimensions are not allowed")
     if axis is None:
         a = a.reshape(-1)
         axis = 0
     ax = _norm_axis(axis, a.ndim)
+    if r < 0 and a.shape[ax]:  # (NumPy checks the count of each element repeated: none of an empty axis)
+        raise ValueError("negative dimensions are not allowed")
+    r = max(r, 0)
     shape = list(a.shape)
     shape[ax] *= r
     div = [1] * a.ndim
@@ -367,6 +369,12 @@ def tile(A, reps):
     reps = (1,) * (nd - len(reps)) + reps
     src = A.reshape((1,) * (nd - A.ndim) + A.shape)
     shape = tuple(n * r for n, r in zip(src.shape, reps))
+    if src.size == 0:
+        # As NumPy's: the empty array reshaped to the result's shape, where
+        # a negative count leaves a negative length, reshape's unknown one.
+        return src.reshape(shape)
+    if min(reps) < 0:
+        raise ValueError("negative dimensions are not allowed")
     return _core.remap(src, shape, [1] * nd, list(src.shape))
 
 
@@ -401,20 +409,36 @@ around = round
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
     lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
     hi = a_max if a_max is not np._NoValue else (max if max is not np._NoValue else None)
-    if kwargs:
-        return call_numpy("clip", (a, lo, hi), dict(out=out, **kwargs), reason="gpupy does not handle these arguments on the device")
-    # NumPy's clip is minimum(maximum(a, lo), hi), NaN propagating.
-    result = _as_gpu(a)
-    if lo is None and hi is None:  # NumPy 2.1 on: a copy (the Array API standard's clip)
-        result = result.copy()
-    if lo is not None:
-        result = _core.ufunc("maximum", result, lo)
-    if hi is not None:
-        result = _core.ufunc("minimum", result, hi)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    g = _as_gpu(a)
+    if kwargs or not isinstance(g, GpuArray):
+        return call_numpy("clip", (a, lo, hi), dict(out=out, **kwargs),
+                          reason="gpupy does not handle these arguments or this dtype on the device")
+    # As NumPy's ndarray.clip: a Python int bound beyond an integer dtype's
+    # range clips nothing (NEP 50 leaves no value-based promotion); one bound
+    # is maximum or minimum; both are NumPy's clip ufunc -- minimum(maximum(a,
+    # lo), hi), NaN propagating -- in the loop dtype it resolves for all three.
+    if g.dtype.kind in "iu":
+        info = np.iinfo(g.dtype)
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+    if lo is None and hi is None:
+        return _core.ufunc("positive", g, out=out)
+    if lo is None:
+        return _core.ufunc("minimum", g, hi, out=out)
+    if hi is None:
+        return _core.ufunc("maximum", g, lo, out=out)
+    loop = _umath.clip.resolve_dtypes((g.dtype, _signature(lo), _signature(hi), None))
+    if not all(is_supported(t) for t in loop):
+        return call_numpy("clip", (a, lo, hi), dict(out=out), reason="its loop's dtype is not one gpupy holds")
+    return _core.ufunc("minimum", _core.ufunc("maximum", g.astype(loop[0], copy=False), lo), hi, out=out)
+
+
+def _signature(x):
+    """How NumPy's type resolution sees an operand: Python int and float
+    are weak (NEP 50), anything else has its dtype."""
+    if type(x) in (int, float):
+        return type(x)
+    return x.dtype if isinstance(x, (GpuArray, np.ndarray, np.generic)) else np.asarray(x).dtype
 
 
 @implements(np.meshgrid)

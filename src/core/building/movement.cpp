@@ -144,6 +144,8 @@ GpuArray remap(const GpuArray& a, const Dims& shape, RemapParams p) {
         p.edge.size() != nd)
         throw ValueError("remap: operand, shape, div, mod, shift and edge must have the same number of dimensions");
     for (size_t d = 0; d < nd; ++d) {
+        // (tile and repeat by a negative count: NumPy's error, at the call)
+        if (shape[d] < 0) throw ValueError("negative dimensions are not allowed");
         if (p.div[d] < 1 || p.mod[d] < 0) throw ValueError("remap: div must be >= 1 and mod >= 0");
         const int32_t e = p.edge[d];
         if (e < GPUPY_EDGE_WRAP || e > GPUPY_EDGE_SYMMETRIC) throw ValueError("remap: unknown edge mode");

@@ -106,11 +106,9 @@ GpuArray reshape(const GpuArray& a, Dims shape) {
     int unknown = -1;
     int64_t known = 1;
     for (size_t i = 0; i < shape.size(); ++i) {
-        if (shape[i] == -1) {
+        if (shape[i] < 0) {  // NumPy takes any negative length as the unknown one
             if (unknown >= 0) throw ValueError("can only specify one unknown dimension");
             unknown = static_cast<int>(i);
-        } else if (shape[i] < 0) {
-            throw ValueError("negative dimensions not allowed");
         } else {
             known *= shape[i];
         }
@@ -121,7 +119,7 @@ GpuArray reshape(const GpuArray& a, Dims shape) {
             std::string s = "(";
             for (size_t i = 0; i < shape.size(); ++i) {
                 if (i) s += ",";
-                s += shape[i] == -1 ? "newaxis" : std::to_string(shape[i]);
+                s += shape[i] < 0 ? "newaxis" : std::to_string(shape[i]);
             }
             if (shape.size() == 1) s += ",";
             throw ValueError("cannot reshape array of size " + std::to_string(size) + " into shape " + s + ")");
