@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DRIVERS = ("software", "opengl")
-SETTINGS = ("defaults", "tiny-cache", "one-op", "placed", "warnings")
+SETTINGS = ("defaults", "tiny-cache", "small-blocks", "one-op", "placed", "library", "warnings")
 
 
 def run_one(driver, setting, examples, log_dir, timeout):

@@ -15,9 +15,19 @@ order of summation differs -- are *terminal*: no later step reads them
 (their error would compound into cancellations no bound can describe), and
 they are compared with documented bounds (see check_inexact). The same
 holds for maximum/minimum, whose sign of zero may legitimately differ.
+
+Memory is compared too. After every step, for every pair of live arrays,
+gpupy.shares_memory of gpupy's equals numpy.shares_memory of NumPy's: a
+view where NumPy makes a view, a copy where it copies, so that a later
+write reaches the same arrays on both sides (the values at the end show a
+write that went astray). Some inputs are NumPy arrays on both sides --
+plain, strided, memory-mapped files -- which gpupy's functions and
+`out=` take as NumPy's do, viewing their memory.
 """
 
 import operator
+import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -45,6 +55,14 @@ INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "&=": 
 # exact result (docs/accuracy.md) and NumPy's within 2: 8 ulps between them
 # leaves room; float64 functions run NumPy's own loops on either driver.
 TRANSCENDENTAL_ULP = 8
+
+
+def _astype(x, dtype, copy, order):
+    """x.astype for a gpupy array, gpupy.astype's NumPy-side equivalent for
+    an ndarray (gpupy's function on NumPy's array)."""
+    if isinstance(x, gp.GpuArray):
+        return x.astype(dtype, copy=copy, order=order)
+    return gp.asarray(x).astype(dtype, copy=copy, order=order)
 
 
 def public_class(exc):
@@ -108,9 +126,10 @@ def _gpupy_side(fn):
         return fn()
 
 
-def _run_both(ref_fn, got_fn):
+def _run_both(ref_fn, got_fn, any_error=False):
     """(ref result, got result, None) or (None, None, exception class) when
-    both raise the same public class; Mismatch otherwise."""
+    both raise the same public class (any class with `any_error`);
+    Mismatch otherwise."""
     ref_exc = got_exc = None
     ref = got = None
     try:
@@ -126,7 +145,7 @@ def _run_both(ref_fn, got_fn):
     if ref_exc is None and got_exc is None:
         return ref, got, None
     if ref_exc is not None and got_exc is not None:
-        if public_class(ref_exc) is public_class(got_exc):
+        if any_error or public_class(ref_exc) is public_class(got_exc):
             return None, None, public_class(ref_exc)
         raise Mismatch(f"NumPy raised {type(ref_exc).__name__}: {ref_exc}; gpupy raised "
                        f"{type(got_exc).__name__}: {got_exc}")
@@ -316,6 +335,8 @@ class Program:
         # Live exports (np.asarray of a slot: the buffer protocol), written
         # through at later steps: (NumPy's, gpupy's, slot index).
         self.exports = []
+        # Files behind memory-mapped inputs, removed when the program ends.
+        self.files = []
 
     # -- helpers
     def draw(self, strategy, label):
@@ -340,9 +361,9 @@ class Program:
                 raise Mismatch(f"{how}: dtype {got.dtype}, NumPy {ref.dtype}")
         self.slots.append(Slot(ref, got, how, **kw))
 
-    def step(self, how, ref_fn, got_fn, **kw):
+    def step(self, how, ref_fn, got_fn, any_error=False, **kw):
         self.log.append(how)
-        ref, got, raised = _run_both(ref_fn, got_fn)
+        ref, got, raised = _run_both(ref_fn, got_fn, any_error)
         if raised is None and ref is not None:
             if isinstance(ref, np.ndarray):
                 self.add(ref, got, how, **kw)
@@ -379,18 +400,7 @@ class Program:
             self.step(f"x{len(self.slots)} = x{i}.transpose({perm})", lambda: s.ref.transpose(perm),
                       lambda: s.got.transpose(perm))
         elif kind == "reshape":
-            n = s.ref.size
-            divisors = [d for d in range(1, n + 1) if n % d == 0] or [1]
-            d = self.draw(st.sampled_from(divisors), "reshape rows")
-            shape = (d, -1) if n else (0, 3)
-            # reshape is a view where NumPy's memory layout allows one, else
-            # a copy; gpupy's layouts differ (its fancy-index results are
-            # C-ordered), so where NumPy copies, both sides copy.
-            copies = _quiet(lambda: not np.shares_memory(s.ref, s.ref.reshape(shape))) if s.ref.size else False
-            tail = ".copy()" if copies else ""
-            self.step(f"x{len(self.slots)} = x{i}.reshape({shape}){tail}",
-                      lambda: s.ref.reshape(shape).copy() if copies else s.ref.reshape(shape),
-                      lambda: s.got.reshape(shape).copy() if copies else s.got.reshape(shape))
+            self.reshaped(s)
         elif kind == "flip":
             self.step(f"x{len(self.slots)} = flip(x{i})", lambda: np.flip(s.ref), lambda: gp.flip(s.got))
         elif kind == "broadcast":
@@ -541,7 +551,12 @@ class Program:
         def do(arr, v):
             arr[key] = v
 
-        self.step(f"x{j}[{key}] = {text}", lambda: do(target.ref, ref_v), lambda: do(target.got, got_v))
+        # NumPy converts a value of another array type into an integer
+        # element with int() (a TypeError for many elements) where it says
+        # ValueError of its own arrays: which class is NumPy's, not gpupy's.
+        foreign = isinstance(target.got, np.ndarray) and isinstance(got_v, gp.GpuArray)
+        self.step(f"x{j}[{key}] = {text}", lambda: do(target.ref, ref_v), lambda: do(target.got, got_v),
+                  any_error=foreign)
 
     def reduce(self):
         s = self.pick("reduced")
@@ -695,12 +710,203 @@ class Program:
             i = self.slots.index(a)
             ref_h, got_h = np.asarray(a.ref), np.asarray(a.got)
             self.exports.append((ref_h, got_h, i))
-            self.log.append(f"h = np.asarray(x{i})")
+            self.log.append(f"x{len(self.slots)} = np.asarray(x{i})")
+            self.add(ref_h, got_h, f"np.asarray(x{i})")
         where = np.unravel_index(self.draw(st.integers(0, ref_h.size - 1), "export position"), ref_h.shape)
         value = draw_values(self.data, ref_h.dtype, ())[()]
         self.log.append(f"np.asarray(x{i})[{tuple(int(w) for w in where)}] = {value!r}")
         ref_h[where] = value
         got_h[where] = value
+
+    def reshaped(self, s):
+        """A reshape, ravel, flatten or squeeze of `s`, as a method or a
+        function: a view exactly where NumPy's is one."""
+        i = self.slots.index(s)
+        n = s.ref.size
+        kind = self.draw(st.sampled_from(["reshape", "reshape", "ravel", "flatten", "squeeze", "expand_dims"]),
+                         "reshape kind")
+        order = self.draw(st.sampled_from(["C", "C", "F", "A", "K"]), "order")
+        function = self.draw(st.booleans(), "as a function")
+        if kind == "reshape":
+            divisors = [d for d in range(1, n + 1) if n % d == 0] or [1]
+            d = self.draw(st.sampled_from(divisors), "reshape rows")
+            shape = self.draw(st.sampled_from([(d, -1), (-1,), (1, d, -1), (d, -1, 1)]), "reshape shape") if n \
+                else (0, 3)
+            order = "C" if order == "K" else order
+            args, how = (shape,), f"reshape({shape}, order={order!r})"
+            kwargs = {"order": order}
+        elif kind in ("ravel", "flatten"):
+            args, kwargs, how = (), {"order": order}, f"{kind}(order={order!r})"
+            function = function and kind == "ravel"
+        elif kind == "squeeze":
+            args, kwargs, how = (), {}, "squeeze()"
+        else:
+            axis = self.draw(st.integers(-s.ref.ndim - 1, s.ref.ndim), "expand axis")
+            args, kwargs, how = (axis,), {}, f"expand_dims({axis})"
+            function = True
+        if function:
+            self.step(f"x{len(self.slots)} = {kind}(x{i}, {how.split('(', 1)[1]}",
+                      lambda: getattr(np, kind)(s.ref, *args, **kwargs),
+                      lambda: getattr(gp, kind)(s.got, *args, **kwargs))
+        else:
+            self.step(f"x{len(self.slots)} = x{i}.{how}", lambda: getattr(s.ref, kind)(*args, **kwargs),
+                      lambda: getattr(s.got, kind)(*args, **kwargs))
+
+    def numpy_input(self):
+        """A NumPy array on both sides (an input of another library): plain,
+        a strided view of a larger one, or a memory-mapped file."""
+        dtype = self.draw(st.sampled_from(DTYPES), "dtype")
+        shape = draw_shape(self.data, max_dims=3)
+        h = draw_values(self.data, dtype, shape)
+        kind = self.draw(st.sampled_from(["plain", "strided", "transposed", "memmap"]), "numpy input kind")
+        how = f"x{len(self.slots)} = numpy {kind} ({dtype}, shape {shape})"
+        self.log.append(how)
+        if kind == "memmap" and h.size and h.ndim:
+            pair = []
+            for _ in range(2):
+                fd, name = tempfile.mkstemp(suffix=".dat")
+                os.close(fd)
+                self.files.append(name)
+                m = np.memmap(name, dtype=dtype, mode="w+", shape=shape)
+                m[...] = h
+                pair.append(m)
+            self.add(pair[0], pair[1], how)
+            return
+        if kind == "strided" and h.ndim:
+            # every other element of a larger array, the rest of it garbage
+            big = np.repeat(h, 2, axis=-1)
+            self.add(big.copy()[..., ::2], big.copy()[..., ::2], how)
+            return
+        if kind == "transposed":
+            self.add(h.T.copy().T, h.T.copy().T, how)
+            return
+        self.add(h.copy(), h.copy(), how)
+
+    def convert(self):
+        """asarray, array and astype of an array (gpupy's or NumPy's): the
+        array itself, a view of its memory or a copy, as NumPy decides."""
+        s = self.pick("converted")
+        if s is None:
+            return
+        i = self.slots.index(s)
+        kind = self.draw(st.sampled_from(["asarray", "asarray", "array", "astype", "ascontiguousarray", "copy"]),
+                         "conversion")
+        same = self.draw(st.booleans(), "same dtype")
+        dt = s.ref.dtype if same else self.draw(st.sampled_from(DTYPES), "converted dtype")
+        if not cast_is_defined(s.ref, dt):
+            return
+        if kind == "asarray":
+            kw = {} if same and self.draw(st.booleans(), "no dtype") else {"dtype": dt}
+            self.step(f"x{len(self.slots)} = asarray(x{i}, **{kw})", lambda: np.asarray(s.ref, **kw),
+                      lambda: gp.asarray(s.got, **kw))
+        elif kind == "array":
+            copy = self.draw(st.sampled_from([True, None, False]), "copy")
+            self.step(f"x{len(self.slots)} = array(x{i}, dtype={dt}, copy={copy})",
+                      lambda: np.array(s.ref, dtype=dt, copy=copy), lambda: gp.array(s.got, dtype=dt, copy=copy))
+        elif kind == "astype":
+            copy = self.draw(st.booleans(), "copy")
+            order = self.draw(st.sampled_from(["K", "C", "F", "A"]), "order")
+            self.step(f"x{len(self.slots)} = astype(x{i}, {dt}, copy={copy}, order={order!r})",
+                      lambda: s.ref.astype(dt, copy=copy, order=order), lambda: _astype(s.got, dt, copy, order))
+        elif kind == "ascontiguousarray":
+            self.step(f"x{len(self.slots)} = ascontiguousarray(x{i})", lambda: np.ascontiguousarray(s.ref),
+                      lambda: gp.ascontiguousarray(s.got))
+        else:
+            order = self.draw(st.sampled_from(["K", "C", "F", "A"]), "order")
+            self.step(f"x{len(self.slots)} = copy(x{i}, order={order!r})", lambda: np.copy(s.ref, order=order),
+                      lambda: gp.copy(s.got, order=order))
+
+    def copyto(self):
+        """copyto(dst, src): src broadcast into dst (leading length-1
+        dimensions of src dropped), cast as `casting` allows."""
+        dst = self.pick("copyto target", lambda s: s.ref.flags.writeable)
+        if dst is None:
+            return
+        j = self.slots.index(dst)
+        if self.draw(st.booleans(), "scalar source"):
+            ref_v, got_v, text = self._operand("copyto value")
+        else:
+            shape = dst.ref.shape[self.draw(st.integers(0, dst.ref.ndim), "kept dims"):]
+            shape = (1,) * self.draw(st.integers(0, 2), "leading ones") + shape
+            dt = self.draw(st.sampled_from(DTYPES), "source dtype")
+            ref_v = draw_values(self.data, dt, shape)
+            got_v = gp.asarray(ref_v.copy()) if self.draw(st.booleans(), "gpupy source") else ref_v.copy()
+            text = f"<{dt} {shape}>"
+        casting = self.draw(st.sampled_from(["same_kind", "unsafe"]), "casting")
+        if casting == "unsafe" and not isinstance(ref_v, int) and not cast_is_defined(ref_v, dst.ref.dtype):
+            return
+        self.step(f"copyto(x{j}, {text}, casting={casting!r})",
+                  lambda: np.copyto(dst.ref, ref_v, casting=casting), lambda: gp.copyto(dst.got, got_v, casting=casting))
+
+    def reinterpret(self):
+        """x.view(dtype) of another dtype of the same size: the same memory
+        read as other bits (a view, writes either way seen)."""
+        s = self.pick("reinterpreted", lambda s: s.ref.ndim > 0)
+        if s is None:
+            return
+        i = self.slots.index(s)
+        same_size = [d for d in DTYPES if d.itemsize == s.ref.dtype.itemsize and d != s.ref.dtype and d.kind != "b"
+                     and s.ref.dtype.kind != "b"]
+        if not same_size:
+            return
+        dt = self.draw(st.sampled_from(same_size), "view dtype")
+        # Reinterpreted floats may be NaNs of any payload (compared as NaN).
+        self.step(f"x{len(self.slots)} = x{i}.view({dt})", lambda: s.ref.view(dt), lambda: s.got.view(dt))
+
+    def bad_input(self):
+        """A call NumPy refuses or answers at an edge -- negative sizes,
+        infinite lengths, strings, read-only outputs, bad axes: the same
+        exception class at the same statement, or the same result."""
+        s = self.pick("bad input operand")
+        if s is None:
+            return
+        i = self.slots.index(s)
+        n = self.draw(st.integers(-3, 3), "count")
+        bad = self.draw(st.sampled_from(["tile", "repeat", "full", "reshape", "arange", "clip", "read-only out",
+                                         "axis", "squeeze", "expand_dims", "swapaxes", "concatenate", "astype"]),
+                        "bad input")
+        nd = s.ref.ndim
+        bound = self.draw(st.sampled_from([float("inf"), float("-inf"), float("nan"), 1e30, 3.5, -2.0]),
+                          "arange bound")
+        calls = {
+            "tile": (lambda m, x: m.tile(x, (2, n)), f"tile(x{i}, (2, {n}))"),
+            "repeat": (lambda m, x: m.repeat(x, n), f"repeat(x{i}, {n})"),
+            "full": (lambda m, x: m.full((n, 2), x.flat[0] if x.size else 0, dtype=x.dtype), f"full(({n}, 2), x{i}[0])"),
+            "reshape": (lambda m, x: m.reshape(x, (n, -1)), f"reshape(x{i}, ({n}, -1))"),
+            "arange": (lambda m, x: m.arange(bound), f"arange({bound})"),
+            "clip": (lambda m, x: m.clip(x, "a", 2), f"clip(x{i}, 'a', 2)"),
+            "read-only out": (lambda m, x: m.negative(x, out=m.broadcast_to(m.zeros(x.shape[-1:], x.dtype), x.shape)),
+                              f"negative(x{i}, out=broadcast_to(...))"),
+            "axis": (lambda m, x: m.sum(x, axis=nd + n % 3), f"sum(x{i}, axis={nd + n % 3})"),
+            "squeeze": (lambda m, x: m.squeeze(x, axis=n % max(nd, 1) if nd else 0), f"squeeze(x{i}, axis={n})"),
+            "expand_dims": (lambda m, x: m.expand_dims(x, nd + 2 + abs(n)), f"expand_dims(x{i}, {nd + 2 + abs(n)})"),
+            "swapaxes": (lambda m, x: m.swapaxes(x, 0, nd + abs(n)), f"swapaxes(x{i}, 0, {nd + abs(n)})"),
+            "concatenate": (lambda m, x: m.concatenate([x, m.zeros((1,) * (nd + 1), x.dtype)]),
+                            f"concatenate([x{i}, zeros({(1,) * (nd + 1)})])"),
+            "astype": (lambda m, x: x.astype("no such dtype"), f"x{i}.astype('no such dtype')"),
+        }
+        fn, how = calls[bad]
+        kw = {"exact": False, "bound": 0} if bad == "clip" and s.ref.dtype.kind == "f" else {}
+        self.step(f"x{len(self.slots)} = {how}", lambda: fn(np, s.ref), lambda: fn(gp, s.got), **kw)
+
+    def check_memory(self):
+        """Every pair of live arrays shares memory in gpupy's program exactly
+        where it does in NumPy's; every array has NumPy's shape and dtype."""
+        live = [(k, s) for k, s in enumerate(self.slots) if isinstance(s.ref, np.ndarray)]
+        for k, s in live:
+            if np.shape(s.got) != s.ref.shape or s.got.dtype != s.ref.dtype:
+                raise Mismatch(f"x{k} ({s.how}): shape {np.shape(s.got)} {s.got.dtype}, NumPy {s.ref.shape} "
+                               f"{s.ref.dtype}")
+        for a in range(len(live)):
+            i, si = live[a]
+            for b in range(a + 1, len(live)):
+                j, sj = live[b]
+                want = bool(np.shares_memory(si.ref, sj.ref))
+                got = bool(gp.shares_memory(si.got, sj.got))
+                if want != got:
+                    raise Mismatch(f"x{i} ({si.how}) and x{j} ({sj.how}): NumPy's "
+                                   f"{'share' if want else 'do not share'} memory, gpupy's "
+                                   f"{'do' if got else 'do not'}")
 
     def observe(self):
         if not self.slots:
@@ -734,12 +940,36 @@ class Program:
         steps = self.draw(st.integers(1, self.max_steps), "steps")
         actions = [self.view, self.view, self.fancy, self.ufunc, self.ufunc, self.ufunc, self.inplace, self.setitem,
                    self.reduce, self.reduce, self.misc, self.observe, self.create, self.again, self.rebuild,
-                   self.export]
-        for _ in range(steps):
-            action = self.draw(st.sampled_from(actions), "action")
-            action()
-        for k, slot in enumerate(self.slots):
-            check_same(slot, f"final x{k}: ")
+                   self.export, self.numpy_input, self.convert, self.convert, self.copyto, self.reshape_any,
+                   self.reinterpret, self.bad_input]
+        try:
+            for _ in range(steps):
+                action = self.draw(st.sampled_from(actions), "action")
+                action()
+                self.check_memory()
+            for k, slot in enumerate(self.slots):
+                check_same(slot, f"final x{k}: ")
+        finally:
+            self.close()
+
+    def reshape_any(self):
+        s = self.pick("reshaped")
+        if s is not None:
+            self.reshaped(s)
+
+    def close(self):
+        """Drops the memory maps and removes their files."""
+        for slot in self.slots:
+            if isinstance(slot.ref, np.memmap) or isinstance(slot.got, np.memmap):
+                slot.ref = slot.got = None
+        self.slots.clear()
+        self.exports.clear()
+        for name in self.files:
+            try:
+                os.remove(name)
+            except OSError:
+                pass
+        self.files.clear()
 
     def report(self):
         return "\n".join(self.log)

@@ -1,8 +1,9 @@
 """NumPy-differential fuzzing (programs.py) in the normal suite: a small
 budget of programs per driver under five settings -- the defaults, tiny
 blocks with a tiny cache, one operation per evaluation, the library's
-own placement of small work (NumPy at once, the host engine), and NumPy's
-default error state with the floating-point warnings compared. The long
+own placement of small work (NumPy at once, the host engine), every
+setting as a default process has it, and NumPy's default error state with
+the floating-point warnings compared. The long
 campaign (docs/testing.md) runs the same programs by the hundred thousand:
     pytest tests/fuzz --hypothesis-profile=long
 or, surviving crashes, python tests/fuzz/campaign.py.
@@ -15,15 +16,24 @@ from hypothesis import strategies as st
 import gpupy as gp
 from programs import Mismatch, Program
 
+# The eager threshold a default process uses (read before any test changes it).
+LIBRARY_EAGER = gp.eager_threshold()
+
 SETTINGS = {
     # Siblings (several outputs per evaluation) from one element on: the
     # programs' small arrays meet them as large ones do.
     "defaults": {"siblings_from": 1},
     "tiny-cache": {"block_size": 7, "cache_bytes": 256, "siblings_from": 1},
+    # Blocks of 64 elements in a 2 KiB cache: several blocks per array, and
+    # evictions in the middle of an evaluation.
+    "small-blocks": {"block_size": 64, "cache_bytes": 2048, "siblings_from": 1},
     "one-op": {"max_ops": 1, "siblings_from": 1},
     # The library's own placement: small work on host values in NumPy at
     # once, small evaluations on the host engine (the fixture turns both off).
     "placed": {"eager": 1024, "host": None},
+    # Everything as a user meets it: the thresholds the cost model (or the
+    # driver) chose for this process, siblings from their default size.
+    "library": {"eager": LIBRARY_EAGER, "host": None},
     # Built in NumPy's default error state: gpupy's floating-point warnings
     # must be among NumPy's.
     "warnings": {"siblings_from": 1, "warnings": True},
