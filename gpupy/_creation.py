@@ -74,31 +74,44 @@ def _like_dtype(a, dtype):
     return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
 
 
+def _laid_out_like(make, a, order, shape):
+    """make(shape) laid out as NumPy's *_like lays out a new array: in a's
+    own memory order for "K" (and "A", "F" as they say) where the shape is
+    a's number of dimensions, else in C order."""
+    shape = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+    if not isinstance(a, GpuArray) or len(shape) != a.ndim or a.ndim < 2:
+        return make(shape)
+    axes = _core.layout_order(a, order)
+    if axes == list(range(a.ndim)):
+        return make(shape)
+    return make(tuple(shape[d] for d in axes)).transpose(np.argsort(axes).tolist())
+
+
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     check_device(device)
-    return full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype))
+    return _laid_out_like(lambda s: full(s, fill_value, _like_dtype(a, dtype)), a, order, _like_shape(a, shape))
 
 
-def _filled_like(a, value, dtype, shape):
-    if type(a) is GpuArray and shape is None:
+def _filled_like(a, value, dtype, shape, order):
+    if type(a) is GpuArray and shape is None and (a.ndim < 2 or _core.in_order(a, "C")) and order in ("K", "C", "A"):
         # `np.zeros_like(x)` in a loop: the core's fill with x's shape and dtype.
         return _filled(a.shape, value, a.dtype if dtype is None else dtype)
-    return full_like(a, value, dtype, shape=shape)
+    return full_like(a, value, dtype, order=order, shape=shape)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     check_device(device)
-    return _filled_like(a, 0, dtype, shape)
+    return _filled_like(a, 0, dtype, shape, order)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     check_device(device)
-    return _filled_like(a, 1, dtype, shape)
+    return _filled_like(a, 1, dtype, shape, order)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     check_device(device)
-    return _filled_like(prototype, 0, dtype, shape)
+    return _filled_like(prototype, 0, dtype, shape, order)
 
 
 def _index(shape, axis, dtype):

@@ -282,9 +282,13 @@ def roll(a, shift, axis=None):
     shifts = [0] * a.ndim
     for s, ax in pairs:
         shifts[_norm_axis(int(ax), a.ndim)] += int(s)
+    # NumPy fills an empty_like(a): the result keeps a's memory order.
     if all(n == 0 or s % n == 0 for s, n in zip(shifts, a.shape)):
-        return a.copy()
-    return _core.roll(a, shifts)
+        return a.copy(order="K")
+    axes = _core.order_of(a)
+    if axes == list(range(a.ndim)):
+        return _core.roll(a, shifts)
+    return _core.roll(a.transpose(axes), [shifts[d] for d in axes]).transpose(np.argsort(axes).tolist())
 
 
 def _width_pairs(x, ndim, name, as_index):
@@ -322,14 +326,26 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     widths = _width_pairs(pad_width, a.ndim, "pad_width", as_index=True)
     before, after = [b for b, _ in widths], [e for _, e in widths]
+    shape = tuple(n + b + e for n, b, e in zip(a.shape, before, after))
+    # NumPy pads a Fortran-ordered array into a Fortran-ordered result: the
+    # remapped read is made of the transpose, then viewed back.
+    fortran = a.ndim > 1 and _core.in_order(a, "F") and not _core.in_order(a, "C")
+
+    def remapped(edge):  # one remapped read of `a`
+        if fortran:
+            return _core.pad(a.T, before[::-1], after[::-1], edge).T
+        return _core.pad(a, before, after, edge)
+
     if mode not in ("constant", "empty"):
-        return _core.pad(a, before, after, mode)  # one remapped read of `a`
+        return remapped(mode)
     # Constant: the inside is `a` (read clamped, so every position reads
     # inside it), the pads are the values, set axis by axis as NumPy does
     # (a later axis's value wins in the corners); one fused expression.
     values = _width_pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values", as_index=False)
-    shape = tuple(n + b + e for n, b, e in zip(a.shape, before, after))
-    out = function("zeros")(shape, a.dtype) if a.size == 0 else _core.pad(a, before, after, "edge")
+    if a.size:
+        out = remapped("edge")
+    else:
+        out = function("zeros")(shape[::-1], a.dtype).T if fortran else function("zeros")(shape, a.dtype)
     for axis, (n, b, e) in enumerate(zip(a.shape, before, after)):
         if b == 0 and e == 0:
             continue

@@ -356,3 +356,16 @@ def test_a_write_into_a_constant_the_array_took_whole_is_kept(gpu, whole, write)
             want = got
         else:
             assert got == want == (10, 7, 0)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+def test_a_reduction_over_no_element_pairs_folds_into_the_start_value(gpu, name):
+    # A 0-d array reduced (over all its axes, or its axis 0 as NumPy allows)
+    # is its value folded into the start value, as NumPy computes it: a
+    # float sum of -0.0 is +0.0 (found by the fuzzer: gpupy gave -0.0).
+    h = np.array(-0.0, np.float32)
+    for kwargs in ({}, {"axis": 0}, {"axis": None}):
+        want = getattr(np, name)(h, **kwargs)
+        got = getattr(gp, name)(gp.array(h), **kwargs)
+        assert np.signbit(float(got)) == np.signbit(want), (kwargs, got, want)
+        assert got.dtype == want.dtype

@@ -107,6 +107,21 @@ def test_new_arrays_are_laid_out_as_numpys(gpu, eager):
         gp.set_eager_threshold(0)
 
 
+def test_joined_padded_rolled_and_like_arrays_are_laid_out_as_numpys(gpu):
+    a = np.arange(12.0).reshape(3, 4)
+    for x in (a, a.T, a[:, ::2], np.array(a.T[::-1])):
+        g = gp.array(x)
+        for call in (lambda m, y: m.concatenate([y, y]), lambda m, y: m.concatenate([y, y], axis=1),
+                     lambda m, y: m.stack([y, y]), lambda m, y: m.stack([y, y], axis=-1),
+                     lambda m, y: m.hstack([y, y]), lambda m, y: m.vstack([y, y]),
+                     lambda m, y: m.pad(y, ((1, 0), (2, 1))), lambda m, y: m.pad(y, 1, constant_values=((1, 2), (3, 4))),
+                     lambda m, y: m.pad(y, 2, mode="reflect"), lambda m, y: m.roll(y, 1, axis=0),
+                     lambda m, y: m.roll(y, (1, 2), axis=(0, 1)), lambda m, y: m.zeros_like(y),
+                     lambda m, y: m.ones_like(y, order="F"), lambda m, y: m.full_like(y, 2.0, order="A"),
+                     lambda m, y: m.zeros_like(y, shape=5), lambda m, y: m.zeros_like(y, shape=(6, 2))):
+            _same_layout(call(gp, g), call(np, x))
+
+
 def test_asarray_of_an_ndarray_views_its_memory(gpu):
     base = np.arange(48.0).reshape(6, 8)
     for view in (base, base[::2, 1::3], base[::-1], base.T, base[2, 3:4], base[1, 1, ...]):

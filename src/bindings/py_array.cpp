@@ -768,13 +768,16 @@ void register_array(py::module_& m) {
         return py::make_tuple(py::cast(std::move(v)), back);
     });
     // The axes of a GpuArray's view from the slowest in memory to the
-    // fastest (memory_order.hpp's order_of, listed in full).
-    m.def("order_of", [](const GpuArray& a) {
-        const MemoryOrder order = order_of(a.geom);
+    // fastest (memory_order.hpp's order_of, listed in full), and those of
+    // a new array NumPy lays out "like" it with order= "C", "F", "A", "K".
+    auto listed = [](const MemoryOrder& order, int ndim) {
         py::list axes;
-        for (int d = 0; d < a.ndim(); ++d) axes.append(order.empty() ? d : order[static_cast<size_t>(d)]);
+        for (int d = 0; d < ndim; ++d) axes.append(order.empty() ? d : order[static_cast<size_t>(d)]);
         return axes;
-    });
+    };
+    m.def("order_of", [listed](const GpuArray& a) { return listed(order_of(a.geom), a.ndim()); });
+    m.def("layout_order",
+          [listed](const GpuArray& a, py::handle order) { return listed(requested_order(a, order), a.ndim()); });
     // Whether a GpuArray is laid out as order= asks ("C", "F", "A", "K").
     m.def("in_order", [](const GpuArray& a, py::handle order) { return in_requested_order(a, order); });
     // A copy of an ndarray in its memory order (numpy.array's copy).

@@ -1,6 +1,7 @@
 // Conversions between NumPy objects and the core: dtypes, ndarrays that
 // become ARRAY nodes, host data handed back as ndarrays and scalars.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -177,27 +178,37 @@ bool lendable(PyArrayObject* arr) {
 
 }  // namespace
 
-MemoryOrder requested_order(const GpuArray& a, py::handle order) {
+namespace {
+
+// order= as one upper-case letter of "CFAK" (None is "K"); ValueError else.
+char order_letter(py::handle order) {
     const std::string o = order.is_none() ? "K" : std::string(py::str(order));
-    if (o == "K" || o == "k") return order_of(a.geom);
-    if (o == "C" || o == "c") return {};
-    const bool f = o == "F" || o == "f";
-    if (!f && o != "A" && o != "a") throw ValueError("order must be one of 'C', 'F', 'A', or 'K' (got '" + o + "')");
-    if (!f && (a.ndim() < 2 || is_c_contiguous(a.geom.shape, a.geom.strides) || !is_f_contiguous(a.geom.shape, a.geom.strides)))
-        return {};
+    if (o.size() == 1 && std::strchr("CFAKcfak", o[0])) return static_cast<char>(std::toupper(o[0]));
+    throw ValueError("order must be one of 'C', 'F', 'A', or 'K' (got '" + o + "')");
+}
+
+}  // namespace
+
+MemoryOrder requested_order(const GpuArray& a, py::handle order) {
+    const char o = order_letter(order);
+    if (o == 'K') return order_of(a.geom);
+    // "A": Fortran order where `a` is Fortran-contiguous and not C-contiguous.
+    const bool fortran = o == 'F' || (o == 'A' && is_f_contiguous(a.geom.shape, a.geom.strides) &&
+                                      !is_c_contiguous(a.geom.shape, a.geom.strides));
+    if (!fortran || a.ndim() < 2) return {};
     MemoryOrder reversed(static_cast<size_t>(a.ndim()));
     for (int d = 0; d < a.ndim(); ++d) reversed[static_cast<size_t>(d)] = a.ndim() - 1 - d;
-    return a.ndim() < 2 ? MemoryOrder{} : reversed;
+    return reversed;
 }
 
 bool in_requested_order(const GpuArray& a, py::handle order) {
-    const std::string o = order.is_none() ? "K" : std::string(py::str(order));
     const bool c = is_c_contiguous(a.geom.shape, a.geom.strides), f = is_f_contiguous(a.geom.shape, a.geom.strides);
-    if (o == "C" || o == "c") return c;
-    if (o == "F" || o == "f") return f;
-    if (o == "A" || o == "a") return c || f;
-    requested_order(a, order);  // (NumPy's error for an unknown order)
-    return true;
+    switch (order_letter(order)) {
+    case 'C': return c;
+    case 'F': return f;
+    case 'A': return c || f;
+    default: return true;  // "K": any layout
+    }
 }
 
 bool lends_in_place(py::handle obj) {

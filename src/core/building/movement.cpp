@@ -7,6 +7,7 @@
 
 #include "core/building/elementwise.hpp"
 #include "core/building/views.hpp"
+#include "core/graph/memory_order.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 
@@ -67,23 +68,30 @@ GpuArray concatenate(const std::vector<GpuArray>& arrays, int axis, DType t) {
     concatenated_shape(arrays, axis);  // NumPy's refusals
     const int nd = arrays[0].ndim();
     const int ax = normalize_axis(axis, nd);
-    std::vector<NodeView> parts;
-    for (const GpuArray& p : arrays) {
-        NodeView v = p.node_view();
-        v.geom = swap0(v.geom, ax);
-        parts.push_back(std::move(v));
+    // The layout NumPy gives the result (memory_order.hpp), so that its
+    // reshapes are views where NumPy's are. The parts are joined along
+    // the node's first axis: the joined axis first, the others in that
+    // order; where the layout has another axis first, a lazy copy (fused)
+    // lays the result out.
+    std::vector<const ViewGeometry*> geoms;
+    for (const GpuArray& p : arrays) geoms.push_back(&p.geom);
+    MemoryOrder order = joined_order(geoms);
+    if (order.empty()) {
+        for (int d = 0; d < nd; ++d) order.push_back(d);
     }
+    MemoryOrder joined_first{ax};
+    for (int d : order) {
+        if (d != ax) joined_first.push_back(d);
+    }
+    std::vector<NodeView> parts;
+    for (const GpuArray& p : arrays) parts.push_back(permuted(p.node_view(), joined_first));
     NodeView joined = concat0(std::move(parts), t);
     GpuArray r = GpuArray::of_view(joined);
-    r.geom = swap0(r.geom, ax);
-    // NumPy's result is C-ordered, so its reshapes are views of it that see
-    // later writes; joined along another axis than 0 it is a swapped view
-    // here, so it gets the C layout of its own (a lazy copy, fused).
-    const Dims c = c_strides(r.geom.shape);
-    for (int d = 0; d < nd; ++d) {
-        if (r.geom.shape[d] > 1 && r.geom.strides[d] != c[d]) return lazy_copy(r);
-    }
-    return r;
+    std::vector<int> back(static_cast<size_t>(nd));
+    for (int k = 0; k < nd; ++k) back[static_cast<size_t>(joined_first[static_cast<size_t>(k)])] = k;
+    r.geom = permuted(r.geom, back);
+    if (joined_first == order && is_identity_view(permuted(r.geom, order), r.node()->shape())) return r;
+    return copy_as(r, t, order);
 }
 
 namespace {

@@ -173,7 +173,14 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
         seen[n] = true;
         ax.push_back(n);
     }
-    if (ax.empty()) return astype(a, t);  // folding nothing: each value as it is
+    if (ax.empty()) {
+        // Folding nothing: each value folded into the start value, as NumPy
+        // does (a float sum of -0.0 is +0.0, 0.0 + -0.0).
+        const MemoryOrder order = order_of(a.geom);
+        const NodeView x = cast_view(permuted(a.node_view(), order), t);
+        const NodeView start = constant_view(NodeFactory::constant(t, op_fold_start(fold, t)), x.geom.shape);
+        return of_ordered(elementwise(fold, t, x.geom.shape, {start, x}, fp), order);
+    }
     // The folded axes last, the kept ones in the operand's memory order: the
     // result is laid out as NumPy lays out a reduction's (the kept axes'
     // order in the operand), and the fold reads its operand in that order.

@@ -49,6 +49,39 @@ MemoryOrder keep_order(const Dims& shape, const std::vector<const ViewGeometry*>
 
 MemoryOrder order_of(const ViewGeometry& view) { return keep_order(view.shape, {&view}); }
 
+MemoryOrder joined_order(const std::vector<const ViewGeometry*>& arrays) {
+    if (arrays.empty() || arrays[0]->shape.size() < 2) return {};
+    const int nd = static_cast<int>(arrays[0]->shape.size());
+    MemoryOrder order(static_cast<size_t>(nd));
+    for (int i = 0; i < nd; ++i) order[static_cast<size_t>(i)] = i;
+    bool moved = false;
+    for (int i0 = 1; i0 < nd; ++i0) {
+        const int ax0 = order[static_cast<size_t>(i0)];
+        int at = i0;
+        for (int i1 = i0 - 1; i1 >= 0; --i1) {
+            const int ax1 = order[static_cast<size_t>(i1)];
+            bool ambiguous = true, swap = false;
+            for (const ViewGeometry* v : arrays) {
+                if (v->shape[static_cast<size_t>(ax0)] == 1 || v->shape[static_cast<size_t>(ax1)] == 1) continue;
+                if (std::llabs(v->strides[static_cast<size_t>(ax0)]) <= std::llabs(v->strides[static_cast<size_t>(ax1)]))
+                    swap = false;  // a conflict: C order wins
+                else if (ambiguous)
+                    swap = true;
+                ambiguous = false;
+            }
+            if (ambiguous) continue;
+            if (!swap) break;
+            at = i1;
+        }
+        if (at != i0) {
+            for (int k = i0; k > at; --k) order[static_cast<size_t>(k)] = order[static_cast<size_t>(k - 1)];
+            order[static_cast<size_t>(at)] = ax0;
+            moved = true;
+        }
+    }
+    return moved ? order : MemoryOrder{};
+}
+
 MemoryOrder with_axes_last(const MemoryOrder& order, int ndim, const std::vector<int>& axes) {
     std::vector<bool> moved(static_cast<size_t>(ndim), false);
     for (int ax : axes) moved[static_cast<size_t>(ax)] = true;

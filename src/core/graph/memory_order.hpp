@@ -34,6 +34,12 @@ MemoryOrder keep_order(const Dims& shape, const std::vector<const ViewGeometry*>
 // order="K", an ndarray's layout): keep_order of the view alone.
 MemoryOrder order_of(const ViewGeometry& view);
 
+// NumPy's order for an array joined from these (concatenate, stack): the
+// same stable sort of the axes by stride, taken from the first axis rather
+// than the last, where an array's axes of length 1 carry no stride
+// (PyArray_CreateMultiSortedStridePerm). Empty when that is C order.
+MemoryOrder joined_order(const std::vector<const ViewGeometry*>& arrays);
+
 // The order with `axes` (in the given order) moved to the end and the rest
 // of `order` kept: where a reduction's folded axes go.
 MemoryOrder with_axes_last(const MemoryOrder& order, int ndim, const std::vector<int>& axes);
