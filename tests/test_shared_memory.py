@@ -196,6 +196,16 @@ def test_ndarray_memory_nobody_else_holds_is_read_without_a_snapshot(gpu):
     assert gp.stats()["export_snapshots"] == snapshots + 1
 
 
+def test_one_expression_reading_ndarray_memory_twice_takes_one_snapshot(gpu):
+    h = np.arange(8.0)
+    g = gp.asarray(h)  # h is the caller's: expressions on it read snapshots
+    snapshots = gp.stats()["export_snapshots"]
+    d = g[1:] - g[:-1]
+    assert gp.stats()["export_snapshots"] == snapshots + 1
+    h[:] = 0.0
+    np.testing.assert_array_equal(np.asarray(d), np.ones(7))
+
+
 def test_out_into_a_gathered_array_reaches_its_views(gpu):
     a0 = gp.asarray(np.arange(96.0).reshape(8, 12))
     n0 = np.arange(96.0).reshape(8, 12)

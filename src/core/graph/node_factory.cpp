@@ -79,6 +79,26 @@ void snapshot_if_exported(NodeView& v) {
     v = NodeView{std::move(copy), identity_view(v.geom.shape)};
 }
 
+// The operands of one node, each read through a snapshot where its bytes
+// are exported; operands that read one exported node through several
+// views (img[1:, :] - img[:-1, :]) share one snapshot of the whole node.
+void snapshot_operands(std::vector<NodeView>& operands) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+        const Node* x = operands[i].node.get();
+        if (!x->host() || !x->host()->exported()) continue;
+        bool again = false;
+        for (size_t j = i + 1; j < operands.size() && !again; ++j) again = operands[j].node.get() == x;
+        if (!again) {
+            snapshot_if_exported(operands[i]);
+            continue;
+        }
+        NodeRef copy = NodeFactory::unexported(operands[i].node);
+        for (size_t j = i; j < operands.size(); ++j) {
+            if (operands[j].node.get() == x) operands[j].node = copy;
+        }
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -161,7 +181,7 @@ NodeRef NodeFactory::constant(DType dtype, gpupy_scalar value) {
 }
 
 NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::vector<NodeView> children) {
-    for (NodeView& c : children) snapshot_if_exported(c);
+    snapshot_operands(children);
     if (op_is_commutative(op) && children.size() == 2 && operand_after(children[0], children[1]))
         std::swap(children[0], children[1]);
     std::string key = key_header(op, dtype, shape);
@@ -203,7 +223,7 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
 }
 
 NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView> parts) {
-    for (NodeView& p : parts) snapshot_if_exported(p);
+    snapshot_operands(parts);
     std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
     for (const NodeView& p : parts) append_view_key(key, p);
     if (Node* hit = lookup(key)) return shared(hit);
