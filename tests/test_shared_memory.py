@@ -243,3 +243,22 @@ def test_shares_memory_agrees_with_numpy(gpu):
     export = np.asarray(g)  # NumPy's view of gpupy's memory
     assert gp.shares_memory(export, g) and np.shares_memory(export, g[1:])
     assert gp.shares_memory(gp.asarray(export), g)
+
+
+def test_copyto_from_an_export_of_its_own_memory_reads_the_source_first(gpu):
+    # copyto(flip(x), np.asarray(x)): the source is the target's own memory
+    # under another owner; NumPy copies as if it read the source first
+    # (found by the fuzzer, tiny blocks: the copy read what it had written).
+    for block in (None, 7):
+        if block:
+            gp.set_block_size(block)
+            gp.set_cache_bytes(256)
+        h = np.array([[1, 2, 3]], np.int8)
+        x = gp.array(h)
+        export = np.asarray(x)
+        export[0, 0] = 0
+        gp.copyto(gp.flip(x), export)
+        want = h.copy()
+        want[0, 0] = 0
+        np.copyto(np.flip(want), want.copy())
+        np.testing.assert_array_equal(np.asarray(x), want)

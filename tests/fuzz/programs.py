@@ -575,7 +575,11 @@ class Program:
         if name == "prod" and s.ref.dtype.kind == "f":
             return  # partial products overflow at different points in another order
         exact = not (floating and name in ("sum", "mean", "cumsum"))
-        kw = {}
+        # The maximum or minimum of +0.0 and -0.0 is either: NumPy's own
+        # answer follows the order its SIMD loop meets them in. As for the
+        # maximum and minimum ufuncs (ZERO_SIGN_FREE), such a result is
+        # compared but for its zero's sign, and no later step reads it.
+        kw = {"exact": False, "bound": 0} if floating and name in ("max", "min") else {}
         if not exact:
             try:
                 kw = dict(exact=False, bound=_sum_bound(name, s.ref, axis, keep))

@@ -65,7 +65,11 @@ void assign(const GpuArray& target, NodeView value) {
         throw ValueError("could not broadcast input array from shape " + shape_str(value.geom.shape) + " into shape " +
                          shape_str(target.geom.shape));
     }
-    NodeView src = std::move(value);
+    // A value read through memory another library holds may be the
+    // target's own memory under another owner (copyto(a[::-1], np.asarray(a))):
+    // it is read as it is now, through a snapshot, as NumPy's overlapping
+    // copy reads its source first.
+    NodeView src = NodeFactory::unexported(std::move(value));
     src.geom.shape = vs;
     src.geom.strides = vstr;
     src = broadcast_view(cast_view(std::move(src), t), target.geom.shape);

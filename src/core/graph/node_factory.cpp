@@ -53,31 +53,10 @@ void append_view_key(std::string& k, const NodeView& v) {
 }
 
 // An operand whose host bytes another library may write through is read
-// through a snapshot (NodeFactory::unexported) -- of the elements the view
-// reads, where those are fewer than the node's (a strided view of lent
-// memory spans more than it reads).
-void snapshot_if_exported(NodeView& v) {
-    const Node* x = v.node.get();
-    if (!x->host() || !x->host()->exported()) return;
-    if (is_identity_view(v.geom, x->shape())) {
-        v.node = NodeFactory::unexported(std::move(v.node));
-        return;
-    }
-    NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), v.geom.shape);
-    const int64_t item = dtype_itemsize(x->dtype());
-    char* dst = copy->host_data();
-    const char* src = x->host_data();
-    for_each_run(v.geom, 0, v.geom.size(), [&](int64_t at, int64_t pos, int64_t run, int64_t stride) {
-        if (stride == 1) {
-            std::memcpy(dst + at * item, src + pos * item, static_cast<size_t>(run * item));
-            return;
-        }
-        for (int64_t i = 0; i < run; ++i)
-            std::memcpy(dst + (at + i) * item, src + (pos + i * stride) * item, static_cast<size_t>(item));
-    });
-    ++g_export_snapshots;
-    v = NodeView{std::move(copy), identity_view(v.geom.shape)};
-}
+// through a snapshot (NodeFactory::unexported).
+void snapshot_if_exported(NodeView& v) { v = NodeFactory::unexported(std::move(v)); }
+
+
 
 // The operands of one node, each read through a snapshot where its bytes
 // are exported; operands that read one exported node through several
@@ -116,6 +95,28 @@ NodeRef NodeFactory::unexported(NodeRef node) {
     Node* x = node.get();  // (an exported node is complete in host memory: the export made it so)
     if (!x->host() || !x->host()->exported()) return node;
     return snapshot(x);
+}
+
+NodeView NodeFactory::unexported(NodeView v) {
+    const Node* x = v.node.get();
+    if (!x->host() || !x->host()->exported()) return v;
+    if (is_identity_view(v.geom, x->shape())) return NodeView{unexported(std::move(v.node)), std::move(v.geom)};
+    // Only the elements the view reads: a strided view of lent memory
+    // spans more than it reads.
+    NodeRef copy = array_uninitialized(x->dtype(), v.geom.shape);
+    const int64_t item = dtype_itemsize(x->dtype());
+    char* dst = copy->host_data();
+    const char* src = x->host_data();
+    for_each_run(v.geom, 0, v.geom.size(), [&](int64_t at, int64_t pos, int64_t run, int64_t stride) {
+        if (stride == 1) {
+            std::memcpy(dst + at * item, src + pos * item, static_cast<size_t>(run * item));
+            return;
+        }
+        for (int64_t i = 0; i < run; ++i)
+            std::memcpy(dst + (at + i) * item, src + (pos + i * stride) * item, static_cast<size_t>(item));
+    });
+    ++g_export_snapshots;
+    return NodeView{std::move(copy), identity_view(v.geom.shape)};
 }
 
 NodeRef NodeFactory::for_new_owner(NodeRef node) {

@@ -36,6 +36,9 @@ public:
     // takes, so that later writes through the export reach only the
     // exporting array, as NumPy's, computed at once, would.
     static NodeRef unexported(NodeRef node);
+    // `v`, or where its node's bytes are exported, a view of a snapshot of
+    // the elements it reads (what an operand of a new node reads).
+    static NodeView unexported(NodeView v);
     // `node` as the value of a new owner: a snapshot where its bytes are
     // memory lent by an ndarray or exported to one -- that memory is one
     // array's storage, and a second owner sharing it would share memory
