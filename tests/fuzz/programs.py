@@ -234,6 +234,11 @@ def draw_shape(data, max_dims=5, max_side=4):
 
 def draw_values(data, dtype, shape):
     n = int(np.prod(shape, dtype=np.int64))
+    if n > 256:
+        # Too many to draw one by one (hypothesis cannot draw lists of
+        # thousands; pads make arrays that large): from a drawn seed, the
+        # same kinds of values.
+        return _seeded_values(data.draw(st.integers(0, 2**32 - 1), label="values seed"), dtype, shape)
     if dtype.kind == "b":
         vals = data.draw(st.lists(st.booleans(), min_size=n, max_size=n), label="values")
         return np.array(vals, dtype=dtype).reshape(shape)
@@ -249,6 +254,21 @@ def draw_values(data, dtype, shape):
                      label="values")
     with np.errstate(all="ignore"):
         return np.array(vals, dtype=np.float64).astype(dtype).reshape(shape)
+
+
+def _seeded_values(seed, dtype, shape):
+    rng = np.random.default_rng(seed)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        small = rng.integers(-5 if dtype.kind == "i" else 0, 9, shape)
+        edge = rng.choice(np.array([info.min, info.max, info.min + 1, info.max - 1, 0, 1], dtype=dtype), shape)
+        return np.where(rng.random(shape) < 0.67, small.astype(dtype), edge)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 1e-40, 3e38, 1e300])
+    with np.errstate(all="ignore"):
+        values = np.where(rng.random(shape) < 0.75, rng.uniform(-100, 100, shape), rng.choice(special, shape))
+        return values.astype(dtype)
 
 
 def draw_index(data, shape):
