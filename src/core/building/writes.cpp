@@ -69,9 +69,9 @@ void assign(const GpuArray& target, NodeView value) {
     // target's own memory under another owner (copyto(a[::-1], np.asarray(a))):
     // it is read as it is now, through a snapshot, as NumPy's overlapping
     // copy reads its source first.
+    value.geom.shape = vs;
+    value.geom.strides = vstr;
     NodeView src = NodeFactory::unexported(std::move(value));
-    src.geom.shape = vs;
-    src.geom.strides = vstr;
     src = broadcast_view(cast_view(std::move(src), t), target.geom.shape);
     const bool exported = target.node()->host() && target.node()->host()->exported();
     if (target.is_whole() && !exported) {
