@@ -89,6 +89,10 @@ class Slot:
         self.exact = exact      # bit-identical expected; else terminal
         self.zero_sign = zero_sign
         self.bound = bound      # inexact: absolute error allowed per element (array; NaN: not compared) or an ulp count
+        # Integers that are a float array's memory: compared as those floats
+        # (a NaN's sign and payload are the platform's: x86 makes -NaN of
+        # 0/0, a GPU +NaN) and terminal, so no NaN's bits flow onwards.
+        self.float_bits = None
 
 
 def _quiet(fn):
@@ -195,6 +199,8 @@ def _compare(slot, what):
         raise Mismatch(f"{what}{slot.how}: shape {got.shape}, NumPy {ref.shape}")
     if got.dtype != ref.dtype:
         raise Mismatch(f"{what}{slot.how}: dtype {got.dtype}, NumPy {ref.dtype}")
+    if slot.float_bits is not None:
+        ref, got = ref.view(slot.float_bits), got.view(slot.float_bits)
     if ref.dtype.kind != "f":
         bad = got != ref
     else:
@@ -363,7 +369,8 @@ class Program:
         return self.data.draw(strategy, label=label)
 
     def usable(self):
-        return [i for i, s in enumerate(self.slots) if s.exact and isinstance(s.ref, np.ndarray)]
+        return [i for i, s in enumerate(self.slots)
+                if s.exact and s.float_bits is None and isinstance(s.ref, np.ndarray)]
 
     def pick(self, label, pred=lambda s: True):
         choices = [i for i in self.usable() if pred(self.slots[i])]
@@ -874,8 +881,16 @@ class Program:
         if not same_size:
             return
         dt = self.draw(st.sampled_from(same_size), "view dtype")
-        # Reinterpreted floats may be NaNs of any payload (compared as NaN).
-        self.step(f"x{len(self.slots)} = x{i}.view({dt})", lambda: s.ref.view(dt), lambda: s.got.view(dt))
+        # Reinterpreted integers may be NaNs of any payload (compared as NaN).
+        made = len(self.slots)
+        self.step(f"x{made} = x{i}.view({dt})", lambda: s.ref.view(dt), lambda: s.got.view(dt))
+        if len(self.slots) > made and (dt.kind == "f") != (s.ref.dtype.kind == "f"):
+            floats = dt if dt.kind == "f" else s.ref.dtype
+            memory = self.slots[made].ref
+            for other in self.slots:
+                if (isinstance(other.ref, np.ndarray) and other.ref.dtype.kind in "iu"
+                        and np.shares_memory(other.ref, memory)):
+                    other.float_bits = floats
 
     def bad_input(self):
         """A call NumPy refuses or answers at an edge -- negative sizes,

@@ -1,5 +1,6 @@
 """The fuzzer's oracle itself: what it accepts as NumPy's answer for float
-sums in another order (programs._sum_bound, programs._compare)."""
+sums in another order (programs._sum_bound, programs._compare) and for
+integers that are a float array's memory."""
 
 import numpy as np
 import pytest
@@ -38,3 +39,18 @@ def test_finite_sums_are_held_to_the_bound():
     check(ref, ref, x)
     with pytest.raises(Mismatch):
         check(ref, ref + F32(0.5), x)  # the bound here: 4 * 100 * eps * sum(|x|) ~ 2.4e-3
+
+
+def test_integers_over_float_memory_compare_as_those_floats():
+    # 0/0 is -NaN on x86 (0xffc00000) and +NaN on a GPU: both are NaN. Any
+    # other difference of bits is still one.
+    ref = np.array([0xFFC00000 - (1 << 32), 0], dtype=np.int32)  # -NaN, +0.0
+    got = np.array([0x7FC00000, 0], dtype=np.int32)
+    slot = Slot(ref, got, "x.view(int32)")
+    with pytest.raises(Mismatch):
+        _compare(slot, "")
+    slot.float_bits = np.dtype(np.float32)
+    _compare(slot, "")
+    slot.got = np.array([0x7FC00000, np.int32(-(1 << 31))], dtype=np.int32)  # +0.0 against -0.0
+    with pytest.raises(Mismatch):
+        _compare(slot, "")
