@@ -158,6 +158,21 @@ def _run_both(ref_fn, got_fn, any_error=False):
     raise Mismatch(f"gpupy raised {type(got_exc).__name__}: {got_exc}; NumPy did not") from got_exc
 
 
+def as_numpy_sees_a_foreign_value(target, key, value):
+    """The value NumPy's `target[key] = v` writes when v is an array of
+    another library holding `value` (`key` a basic index). One element set
+    from a 0-d array: NumPy casts only its own 0-d arrays and converts any
+    other object as int() or float() make it a Python scalar -- so 255 into
+    int8 raises OverflowError, as the value's .item() does."""
+    if not isinstance(value, np.ndarray) or value.ndim != 0:
+        return value
+    try:
+        element = _quiet(lambda: target[key])
+    except Exception:  # noqa: BLE001 - a bad key: the step itself raises on both sides
+        return value
+    return value if isinstance(element, np.ndarray) else value.item()
+
+
 def cast_is_defined(values, dtype):
     """Whether NumPy's cast of `values` to `dtype` has defined results: a
     float that is NaN, infinite or out of an integer type's range converts
@@ -582,6 +597,8 @@ class Program:
         # element with int() (a TypeError for many elements) where it says
         # ValueError of its own arrays: which class is NumPy's, not gpupy's.
         foreign = isinstance(target.got, np.ndarray) and isinstance(got_v, gp.GpuArray)
+        if foreign and not fancy:
+            ref_v = as_numpy_sees_a_foreign_value(target.ref, key, ref_v)
         self.step(f"x{j}[{key}] = {text}", lambda: do(target.ref, ref_v), lambda: do(target.got, got_v),
                   any_error=foreign)
 

@@ -1,11 +1,12 @@
 """The fuzzer's oracle itself: what it accepts as NumPy's answer for float
 sums in another order (programs._sum_bound, programs._compare) and for
-integers that are a float array's memory."""
+integers that are a float array's memory, and what NumPy writes from another
+library's 0-d array."""
 
 import numpy as np
 import pytest
 
-from programs import Mismatch, Slot, _compare, _sum_bound
+from programs import Mismatch, Slot, _compare, _sum_bound, as_numpy_sees_a_foreign_value
 
 F32 = np.float32
 
@@ -54,3 +55,24 @@ def test_integers_over_float_memory_compare_as_those_floats():
     slot.got = np.array([0x7FC00000, np.int32(-(1 << 31))], dtype=np.int32)  # +0.0 against -0.0
     with pytest.raises(Mismatch):
         _compare(slot, "")
+
+
+@pytest.mark.parametrize("key", [(), 1, (Ellipsis,), slice(None)])
+def test_one_element_set_from_another_librarys_0d_array_is_its_python_scalar(key):
+    # NumPy casts its own 0-d uint8 255 into int8 (-1), but converts a gpupy
+    # 0-d array with int(): 255, out of int8's range, raises OverflowError.
+    import gpupy as gp
+
+    target = np.zeros(() if key == () else 3, np.int8)
+    value = np.array(255, np.uint8)
+    seen = as_numpy_sees_a_foreign_value(target, key, value)
+    element = not isinstance(target[key], np.ndarray)
+    assert isinstance(seen, int) == element
+    for v in (seen, gp.asarray(value)):
+        t = target.copy()
+        if element:
+            with pytest.raises(OverflowError):
+                t[key] = v
+        else:
+            t[key] = v
+            assert (t[key] == -1).all()
