@@ -122,6 +122,28 @@ def test_joined_padded_rolled_and_like_arrays_are_laid_out_as_numpys(gpu):
             _same_layout(call(gp, g), call(np, x))
 
 
+def test_copies_of_broadcast_views_are_laid_out_as_numpys(gpu):
+    """A new array made like a view (astype, copy, array, *_like: NumPy's
+    PyArray_NewLikeArray) sorts the view's axes by their steps, a
+    broadcast axis (step 0) the fastest -- not as the iterator of an
+    elementwise result does, where it carries no step. So a copy of a
+    broadcast row is Fortran-ordered, and its C-order reshape a copy."""
+    row, col = np.arange(3.0), np.arange(2.0)[:, None]
+    cases = [(row, (2, 3), None), (col, (2, 3), None), (row, (2, 4, 3), None), (row, (4, 2, 3), (1, 2, 0)),
+             (col[::-1], (2, 2), (1, 0))]
+    for source, shape, axes in cases:
+        x = np.broadcast_to(source, shape).transpose(axes)
+        made = gp.broadcast_to(gp.array(source), shape).transpose(axes)  # a gpupy view
+        lent = gp.asarray(x)  # NumPy's view, lent
+        for g in (made, lent):
+            for call in (lambda m, y: y.astype(np.float32), lambda m, y: y.astype(y.dtype),
+                         lambda m, y: y.copy(order="K"), lambda m, y: m.copy(y, order="K"), lambda m, y: m.array(y),
+                         lambda m, y: m.zeros_like(y), lambda m, y: m.add(y, 1), lambda m, y: y.sum(axis=0)):
+                _same_layout(call(gp, g), call(np, x))
+            want, got = x.astype(bool), g.astype(bool)
+            assert np.shares_memory(want, want.reshape(1, -1)) == gp.shares_memory(got, got.reshape(1, -1))
+
+
 def test_asarray_of_an_ndarray_views_its_memory(gpu):
     base = np.arange(48.0).reshape(6, 8)
     for view in (base, base[::2, 1::3], base[::-1], base.T, base[2, 3:4], base[1, 1, ...]):

@@ -191,7 +191,7 @@ char order_letter(py::handle order) {
 
 MemoryOrder requested_order(const GpuArray& a, py::handle order) {
     const char o = order_letter(order);
-    if (o == 'K') return order_of(a.geom);
+    if (o == 'K') return like_order(a.geom);
     // "A": Fortran order where `a` is Fortran-contiguous and not C-contiguous.
     const bool fortran = o == 'F' || (o == 'A' && is_f_contiguous(a.geom.shape, a.geom.strides) &&
                                       !is_c_contiguous(a.geom.shape, a.geom.strides));
@@ -229,7 +229,7 @@ GpuArray copy_of_ndarray(py::handle obj) {
     // The copy keeps the ndarray's memory order (NumPy's order="K"): a
     // Fortran-ordered array stays Fortran-ordered, so the same reshapes
     // are views of it. NumPy does the strided copy into the node.
-    const MemoryOrder order = order_of(byte_geometry(arr));
+    const MemoryOrder order = like_order(byte_geometry(arr));
     NodeRef node = NodeFactory::array_uninitialized(t, permuted_shape(shape, order));
     py::object dst = host_ndarray(node.get(), ViewGeometry{0, shape, order_strides(shape, order)}, true);
     if (PyArray_CopyInto(reinterpret_cast<PyArrayObject*>(dst.ptr()), arr) < 0) throw py::error_already_set();

@@ -57,7 +57,7 @@ GpuArray copy_as(const GpuArray& a, DType t, const MemoryOrder& order) {
     return of_ordered(NodeFactory::expression(GPUPY_OP_CAST, t, stored, {std::move(v)}), order);
 }
 
-GpuArray astype(const GpuArray& a, DType t) { return copy_as(a, t, order_of(a.geom)); }
+GpuArray astype(const GpuArray& a, DType t) { return copy_as(a, t, like_order(a.geom)); }
 
 GpuArray lazy_copy(const GpuArray& a) { return copy_as(a, a.dtype(), MemoryOrder{}); }
 

@@ -1,5 +1,6 @@
 #include "core/graph/memory_order.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gpupy {
@@ -48,6 +49,20 @@ MemoryOrder keep_order(const Dims& shape, const std::vector<const ViewGeometry*>
 }
 
 MemoryOrder order_of(const ViewGeometry& view) { return keep_order(view.shape, {&view}); }
+
+MemoryOrder like_order(const ViewGeometry& view) {
+    const int nd = static_cast<int>(view.shape.size());
+    if (nd < 2 || is_c_contiguous(view.shape, view.strides)) return {};
+    MemoryOrder order(static_cast<size_t>(nd));
+    for (int d = 0; d < nd; ++d) order[static_cast<size_t>(d)] = is_f_contiguous(view.shape, view.strides) ? nd - 1 - d : d;
+    if (!is_f_contiguous(view.shape, view.strides))
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return std::llabs(view.strides[static_cast<size_t>(a)]) > std::llabs(view.strides[static_cast<size_t>(b)]);
+        });
+    for (int d = 0; d < nd; ++d)
+        if (order[static_cast<size_t>(d)] != d) return order;
+    return {};
+}
 
 MemoryOrder joined_order(const std::vector<const ViewGeometry*>& arrays) {
     if (arrays.empty() || arrays[0]->shape.size() < 2) return {};

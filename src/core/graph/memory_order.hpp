@@ -34,6 +34,17 @@ MemoryOrder keep_order(const Dims& shape, const std::vector<const ViewGeometry*>
 // order="K", an ndarray's layout): keep_order of the view alone.
 MemoryOrder order_of(const ViewGeometry& view);
 
+// NumPy's layout of a new array made "like" a view with order="K" (astype,
+// copy, array, empty_like: PyArray_NewLikeArray): C order where the view is
+// C-contiguous, Fortran order where it is Fortran-contiguous, else its axes
+// stably sorted by the size of their steps, largest first. Unlike the
+// iterator's order (order_of), a broadcast axis counts as a step of 0, the
+// fastest: a copy of broadcast_to(row, (n, m)) is Fortran-ordered. Empty
+// when that is C order. (Given strides in bytes, the contiguity checks do
+// not apply and the sort decides: the same order for every axis longer
+// than 1.)
+MemoryOrder like_order(const ViewGeometry& view);
+
 // NumPy's order for an array joined from these (concatenate, stack): the
 // same stable sort of the axes by stride, taken from the first axis rather
 // than the last, where an array's axes of length 1 carry no stride
