@@ -4,6 +4,7 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <set>
 
 #include "core/graph/node_factory.hpp"
@@ -57,12 +58,17 @@ py::dict stats_dict() {
     put(device, "placement setting", s.device_by_setting);
     put(engine, "cost model", s.host_engine_by_cost);
     put(device, "cost model", s.device_by_cost);
+    put(engine, "measured faster", s.host_engine_by_measurement);
+    put(device, "measured faster", s.device_by_measurement);
+    put(engine, "tried", s.host_engine_by_exploration);
+    put(device, "tried", s.device_by_exploration);
     put(engine, "driver's judgement", s.host_engine_by_driver);
     put(device, "driver's judgement", s.device_by_driver);
     py::dict placements;
     placements["host engine"] = engine;
     placements["device"] = device;
     d["placements"] = placements;
+    d["model_corrections"] = s.model_corrections;
     d["eager_numpy_ops"] = s.eager_numpy_ops;
     d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
@@ -176,26 +182,156 @@ void register_runtime(py::module_& m) {
     });
     // The calibrated cost model (gpupy/_calibration.py measures it); an
     // empty dict returns to the driver's judgement.
-    m.def("set_cost_model", [](const py::dict& p) {
+    // The parameters by name, as gpupy/_calibration.py keeps them.
+    static const std::pair<const char*, double CostModel::*> kParameters[] = {
+        {"host_dispatch_ns", &CostModel::host_dispatch_ns},
+        {"host_ns_per_op", &CostModel::host_ns_per_op},
+        {"host_ns_per_element_op", &CostModel::host_ns_per_element_op},
+        {"host_ns_per_element_op_deep", &CostModel::host_ns_per_element_op_deep},
+        {"host_ns_per_element_math", &CostModel::host_ns_per_element_math},
+        {"device_dispatch_ns", &CostModel::device_dispatch_ns},
+        {"device_readback_ns", &CostModel::device_readback_ns},
+        {"device_ns_per_op", &CostModel::device_ns_per_op},
+        {"device_ns_per_element", &CostModel::device_ns_per_element},
+        {"device_ns_per_element_op", &CostModel::device_ns_per_element_op},
+        {"device_ns_per_element_math", &CostModel::device_ns_per_element_math},
+        {"upload_ns_per_byte", &CostModel::upload_ns_per_byte},
+        {"download_ns_per_byte", &CostModel::download_ns_per_byte},
+        {"blas_ns_per_flop", &CostModel::host_product_ns_per_flop},
+        {"device_product_ns_per_flop", &CostModel::device_product_ns_per_flop},
+    };
+    m.def("cost_model_parameters", [] {
+        py::list names;
+        for (const auto& [name, field] : kParameters) names.append(name);
+        return names;
+    });
+    static auto model_from = [](const py::dict& p) {
         CostModel m;
         if (!p.empty()) {
-            auto get = [&](const char* k) { return p[k].cast<double>(); };
-            m.host_dispatch_ns = get("host_dispatch_ns");
-            m.host_ns_per_element_op = get("host_ns_per_element_op");
-            m.host_ns_per_element_op_deep = get("host_ns_per_element_op_deep");
-            m.host_ns_per_element_math = get("host_ns_per_element_math");
-            m.device_dispatch_ns = get("device_dispatch_ns");
-            m.device_ns_per_element = get("device_ns_per_element");
-            m.device_ns_per_element_op = get("device_ns_per_element_op");
-            m.device_ns_per_element_math = get("device_ns_per_element_math");
-            m.transfer_ns_per_byte = get("transfer_ns_per_byte");
-            m.host_product_ns_per_flop = get("blas_ns_per_flop");
-            m.device_product_ns_per_flop = get("device_product_ns_per_flop");
+            for (const auto& [name, field] : kParameters) m.*field = p[name].cast<double>();
             m.calibrated = true;
         }
-        Runtime::get().set_cost_model(m);
-    });
+        return m;
+    };
+    static auto dict_from = [](const CostModel& c) {
+        py::dict d;
+        if (!c.calibrated) return d;
+        for (const auto& [name, field] : kParameters) d[name] = c.*field;
+        return d;
+    };
+    m.def("set_cost_model", [](const py::dict& p) { Runtime::get().set_cost_model(model_from(p)); });
     m.def("cost_model_in_use", [] { return Runtime::get().cost_model().calibrated; });
+    // The model as measurements have corrected it (empty: none in use).
+    m.def("corrected_cost_model", [] { return dict_from(Runtime::get().cost_model()); });
+    // The feedback loop on its own (tests: deterministic, whatever the
+    // machine): a model placing `works` (tuples of elements, ops, math,
+    // result_bytes, upload_bytes, download_bytes), `rounds` times over, on a
+    // machine whose places cost what `truth` predicts; probes time
+    // `probe_works` there. Returns each decision as (place, reason) and the
+    // model as corrected.
+    m.def("_simulate_placement", [](const py::dict& model, const py::dict& truth,
+                                    const std::vector<std::array<int64_t, 6>>& works, int rounds,
+                                    const std::vector<std::array<int64_t, 6>>& probe_works) {
+        CostModel m = model_from(model);
+        const CostModel t = model_from(truth);
+        auto work = [](const std::array<int64_t, 6>& a) { return Work::elementwise(a[0], a[1], a[2], a[3], a[4], a[5]); };
+        auto took = [&](Place p, const Work& w) { return (p == Place::Host ? t.host_engine(w) : t.device(w)).total(); };
+        PlacementFeedback f;
+        py::list decisions;
+        const char* reasons[] = {"cost model", "measured faster", "tried"};
+        for (int r = 0; r < rounds; ++r) {
+            for (const auto& a : works) {
+                const Work w = work(a);
+                const PlacementFeedback::Choice c = f.choose(m, w);
+                decisions.append(py::make_tuple(c.place == Place::Host ? "host engine" : "device",
+                                                reasons[static_cast<int>(c.reason)]));
+                f.observe(m, c.place, w, took(c.place, w));
+                for (Place p : f.take_probes_wanted()) {
+                    std::vector<PlacementFeedback::Timed> rows;
+                    for (const auto& b : probe_works) rows.push_back({work(b), took(p, work(b))});
+                    f.probed(m, p, rows);
+                }
+            }
+        }
+        return py::make_tuple(decisions, dict_from(m));
+    });
+    // What placed evaluations measured against the model, per place.
+    m.def("placement_feedback", [] {
+        const PlacementFeedback& f = Runtime::get().feedback();
+        py::dict d;
+        for (Place p : {Place::Host, Place::Device}) {
+            const PlacementFeedback::PlaceState& s = f.place(p);
+            py::dict one;
+            one["observations"] = s.observations;
+            one["corrections"] = s.corrections;
+            one["last_fixed_scale"] = s.last_fixed_scale;
+            one["last_work_scale"] = s.last_work_scale;
+            one["checked"] = s.checked;
+            one["validated"] = s.validated;
+            d[p == Place::Host ? "host engine" : "device"] = one;
+        }
+        d["shapes"] = f.shapes_seen();
+        return d;
+    });
+    // Evaluates every block of `a` into the device cache, reading nothing
+    // back (the calibration times the readback apart).
+    m.def("evaluate_on_device", [](const GpuArray& a) {
+        const int64_t B = Runtime::get().cache().block_size();
+        for (int64_t k = 0; k * B < a.size(); ++k) ensure_device_block(a.node_view(), k);
+    });
+    // fn() once an evaluation that corrected the cost model is complete.
+    m.def("set_model_corrected_hook", [](py::object fn) {
+        Runtime::get().on_model_corrected = [fn] { fn(); };
+    });
+    // fn(places) once an evaluation whose decisions wanted places probed is
+    // complete ("host engine", "device").
+    m.def("set_probe_hook", [](py::object fn) {
+        Runtime::get().on_probe_wanted = [fn](const std::vector<Place>& places) {
+            py::list names;
+            for (Place p : places) names.append(p == Place::Host ? "host engine" : "device");
+            fn(names);
+        };
+    });
+    // What a probe measured on `place`: rows of (elements, ops, math,
+    // result_bytes, upload_bytes, download_bytes, ns).
+    m.def("note_probe", [](const std::string& place, const std::vector<std::array<double, 7>>& rows) {
+        if (place != "host engine" && place != "device") throw ValueError("place must be 'host engine' or 'device'");
+        std::vector<PlacementFeedback::Timed> timed;
+        for (const auto& r : rows) {
+            const Work w = Work::elementwise(static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]),
+                                             static_cast<int64_t>(r[2]), static_cast<int64_t>(r[3]),
+                                             static_cast<int64_t>(r[4]), static_cast<int64_t>(r[5]));
+            timed.push_back({w, r[6]});
+        }
+        Runtime::get().note_probe(place == "host engine" ? Place::Host : Place::Device, timed);
+    });
+    // fn() with the counters of stats() as they were before it (work the
+    // package does for itself: a probe).
+    m.def("uncounted", [](py::object fn) {
+        const Stats saved = stats();
+        try {
+            fn();
+        } catch (...) {
+            stats() = saved;
+            throw;
+        }
+        stats() = saved;
+    });
+    m.attr("DEFAULT_BLOCK_SIZE") = kDefaultBlockSize;
+    m.attr("DEFAULT_CACHE_BYTES") = kDefaultCacheBytes;
+    // Where the cost model (and what it has measured) would place work of
+    // this description now: "host engine" or "device" (no side effects).
+    m.def(
+        "placement_of",
+        [](int64_t elements, int64_t ops, int64_t math, int64_t result_bytes, int64_t upload_bytes,
+           int64_t download_bytes) {
+            const CostModel& c = Runtime::get().cost_model();
+            if (!c.calibrated) throw ValueError("no cost model is in use");
+            const Work w = Work::elementwise(elements, ops, math, result_bytes, upload_bytes, download_bytes);
+            return c.host_engine(w).total() <= c.device(w).total() ? "host engine" : "device";
+        },
+        py::arg("elements"), py::arg("ops"), py::arg("math") = 0, py::arg("result_bytes") = 0,
+        py::arg("upload_bytes") = 0, py::arg("download_bytes") = 0);
     m.def("products_on_host", [] { return Runtime::get().products_on_host(); });
     m.attr("COST_MODEL_SHALLOW_OPS") = CostModel::kShallowOps;
     m.attr("COST_MODEL_DEEP_OPS") = CostModel::kDeepOps;

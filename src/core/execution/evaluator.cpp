@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <unordered_set>
 
 #include "core/execution/executor.hpp"
@@ -43,29 +44,71 @@ void note_progress(Node* x) {
     if (x->kind() == NodeKind::Expression && x->complete()) completed_candidates().push_back(NodeRef(x));
 }
 
-// How many operations evaluating `root` would fuse, counted up to `cap`:
-// distinct expression nodes below it that are not on the host already, and
-// how many of them are math-library functions (the cost model prices the
-// two classes apart; beyond its deepest measured point nothing changes).
-constexpr int64_t kOpsCounted = CostModel::kDeepOps;
-struct OperationCount {
-    int64_t ops = 0, math = 0;
-};
-OperationCount operations_below(const Node& root, int64_t cap) {
-    std::vector<const Node*> stack{&root};
+// The work of evaluating `root` as the cost model prices it (Work): how
+// many operations it would compute, counted up to `cap` -- distinct
+// expression nodes below it that are not on the host already, and how many
+// of them are math-library functions (the model prices the two classes
+// apart) -- and where
+// its inputs live: values on the host only (complete nodes with no block
+// on the device) the device would upload, values on the device only
+// (expressions whose blocks the device holds, not yet read back) the host
+// engine would read back. Inputs are counted whole (what a block reads of
+// them is not known before planning).
+// The count is what the measured time of the evaluation is compared with
+// (placement_feedback.hpp): a host-engine evaluation of a 7,000-operation
+// expression computes all of them. The cap bounds the walk (it runs for
+// every block wanted on the host).
+constexpr int64_t kOpsCounted = 1 << 16;
+Work work_below(const Node& root, int64_t cap) {
+    // Each node with how many times it is computed per output of the root
+    // (below a reduction, once per element folded).
+    std::vector<std::pair<const Node*, double>> stack{{&root, 1.0}};
     std::unordered_set<const Node*> seen{&root};
-    OperationCount count;
-    while (!stack.empty() && count.ops < cap) {
-        const Node* n = stack.back();
+    Work w;
+    while (!stack.empty() && w.ops < cap) {
+        const auto [n, times] = stack.back();
         stack.pop_back();
-        if (n->kind() != NodeKind::Expression || n->complete()) continue;
-        ++count.ops;
-        if (op_is_math(n->op())) ++count.math;
+        if (n->kind() == NodeKind::Constant) continue;
+        if (n->kind() == NodeKind::Array || n->complete()) {
+            if (n->cached_blocks == 0) w.upload_bytes += n->nbytes();
+            continue;
+        }
+        if (n != &root && n->cached_blocks > 0) {
+            w.download_bytes += n->nbytes();
+            continue;
+        }
+        double below = times;
+        if (n->op() == CORE_OP_REDUCE && !n->children().empty() && n->size() > 0)
+            below *= static_cast<double>(shape_size(n->children()[0].geom.shape)) / static_cast<double>(n->size());
+        ++w.ops;
+        w.computed += below;
+        if (op_is_math(n->op())) {
+            ++w.math;
+            w.computed_math += below;
+        }
         for (const NodeView& c : n->children()) {
-            if (seen.insert(c.node.get()).second) stack.push_back(c.node.get());
+            if (seen.insert(c.node.get()).second) stack.push_back({c.node.get(), below});
         }
     }
-    return count;
+    return w;
+}
+
+// A device evaluation the cost model placed, timed from the decision to
+// its result's arrival on the host (the readback in step_host_block) --
+// every pass it took (a deep expression is cut into several) and the
+// uploads of its inputs: keyed by the node and block it evaluates.
+struct PendingDeviceTiming {
+    Work work;
+    std::chrono::steady_clock::time_point start;
+};
+std::map<std::pair<const Node*, int64_t>, PendingDeviceTiming>& pending_device_timings() {
+    static auto* m = new std::map<std::pair<const Node*, int64_t>, PendingDeviceTiming>();
+    return *m;
+}
+
+double ns_since(std::chrono::steady_clock::time_point t0) {
+    return static_cast<double>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
 bool step_host_block(const Task& t, std::vector<Task>* pre) {
@@ -82,6 +125,11 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     // Values already on the device are read back, not recomputed.
     if (CachedBlock* b = cache.lookup(x, t.view.geom, t.block)) {
         cache.download(b);
+        auto pending = pending_device_timings().find({x, t.block});
+        if (pending != pending_device_timings().end()) {
+            rt.note_evaluation(Place::Device, pending->second.work, ns_since(pending->second.start));
+            pending_device_timings().erase(pending);
+        }
         note_progress(x);
         return true;
     }
@@ -100,10 +148,14 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
     }
     // Work the device would do slower (small, or little arithmetic per
     // element on a CPU renderer): on the host engine, in place, no transfers.
-    const OperationCount work = operations_below(*x, kOpsCounted);
-    if (rt.use_host_engine(f1 - f0, work.ops, work.math, dtype_itemsize(x->dtype())) &&
-        !needs_host_evaluation(*x, *rt.host_engine())) {
+    Work work = work_below(*x, kOpsCounted);
+    work.elements = f1 - f0;
+    work.result_bytes = work.elements * dtype_itemsize(x->dtype());
+    bool by_model = false;
+    if (rt.use_host_engine(work, &by_model) && !needs_host_evaluation(*x, *rt.host_engine())) {
+        const auto t0 = std::chrono::steady_clock::now();
         if (!plan_and_evaluate(t.view, t.block, pre, EvalMode::Host)) return false;
+        if (by_model) rt.note_evaluation(Place::Host, work, ns_since(t0));
         note_progress(x);
         return true;
     }
@@ -111,6 +163,8 @@ bool step_host_block(const Task& t, std::vector<Task>* pre) {
         pre->push_back(Task{Task::HostEval, t.view, 0});
         return false;
     }
+    // Timed when it is evaluated and read back (what the model priced).
+    if (by_model) pending_device_timings()[{x, t.block}] = PendingDeviceTiming{work, std::chrono::steady_clock::now()};
     pre->push_back(Task{Task::EvalBlock, t.view, t.block});
     return false;
 }
@@ -264,6 +318,9 @@ void run_tasks(std::vector<Task> tasks) {
         run_stack(stack);
     }
     if (g_run_depth > 0) return;
+    // A timing whose result never came back here (evicted and recomputed
+    // elsewhere, an error) is dropped: nothing measured it whole.
+    pending_device_timings().clear();
     // The outermost evaluation is complete and the core consistent: now the
     // host evaluations are reported (the hook may raise, or use gpupy).
     std::vector<const char*> names;
@@ -276,6 +333,9 @@ void run_tasks(std::vector<Task> tasks) {
     if (rt.on_fp_error) {
         for (const auto& [name, kind] : errors) rt.on_fp_error(name, kind);
     }
+    const std::vector<Place> probes = rt.take_probes_wanted();
+    if (!probes.empty() && rt.on_probe_wanted) rt.on_probe_wanted(probes);
+    if (rt.take_model_corrected() && rt.on_model_corrected) rt.on_model_corrected();
 }
 
 void ensure_host(const NodeView& view, int64_t f0, int64_t f1) {

@@ -62,7 +62,8 @@ Driver* Runtime::host_engine() {
     return it->second->can_wrap() ? it->second.get() : nullptr;
 }
 
-bool Runtime::use_host_engine(int64_t outputs, int64_t ops, int64_t math, int itemsize) {
+bool Runtime::use_host_engine(const Work& w, bool* by_model) {
+    if (by_model) *by_model = false;
     // A driver that computes on host memory itself gains nothing from it
     // (and the software driver as the active device keeps its own blocks,
     // so the cache mechanisms stay exercised).
@@ -73,17 +74,40 @@ bool Runtime::use_host_engine(int64_t outputs, int64_t ops, int64_t math, int it
         return host;
     };
     if (host_elements_ >= 0)
-        return decide(outputs <= host_elements_, s.host_engine_by_threshold, s.device_by_threshold);
+        return decide(w.elements <= host_elements_, s.host_engine_by_threshold, s.device_by_threshold);
     if (placement_ != Placement::Auto)
         return decide(placement_ == Placement::Host, s.host_engine_by_setting, s.device_by_setting);
     if (cost_model_.calibrated) {
-        const bool host = cost_model_.host_engine_ns(outputs, ops, math) <=
-                          cost_model_.device_ns(outputs, ops, math, outputs * itemsize);
-        return decide(host, s.host_engine_by_cost, s.device_by_cost);
+        if (by_model) *by_model = true;
+        const PlacementFeedback::Choice c = feedback_.choose(cost_model_, w);
+        const bool host = c.place == Place::Host;
+        switch (c.reason) {
+        case PlacementFeedback::Reason::Model: return decide(host, s.host_engine_by_cost, s.device_by_cost);
+        case PlacementFeedback::Reason::Measured:
+            return decide(host, s.host_engine_by_measurement, s.device_by_measurement);
+        case PlacementFeedback::Reason::Exploration:
+            return decide(host, s.host_engine_by_exploration, s.device_by_exploration);
+        }
     }
-    const int judged = active_->prefers_host(outputs, ops);
-    return decide(judged >= 0 ? judged == 1 : outputs <= kDefaultHostElements, s.host_engine_by_driver,
+    const int judged = active_->prefers_host(w.elements, w.ops);
+    return decide(judged >= 0 ? judged == 1 : w.elements <= kDefaultHostElements, s.host_engine_by_driver,
                   s.device_by_driver);
+}
+
+void Runtime::note_evaluation(Place p, const Work& w, double measured_ns) {
+    if (!cost_model_.calibrated) return;
+    if (feedback_.observe(cost_model_, p, w, measured_ns)) {
+        model_corrected_ = true;
+        ++stats().model_corrections;
+    }
+}
+
+void Runtime::note_probe(Place p, const std::vector<PlacementFeedback::Timed>& rows) {
+    if (!cost_model_.calibrated) return;
+    if (feedback_.probed(cost_model_, p, rows)) {
+        model_corrected_ = true;
+        ++stats().model_corrections;
+    }
 }
 
 Driver& Runtime::driver() {

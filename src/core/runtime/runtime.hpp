@@ -11,6 +11,7 @@
 
 #include "core/memory/block_cache.hpp"
 #include "core/planning/cost_model.hpp"
+#include "core/runtime/placement_feedback.hpp"
 #include "core/runtime/settings.hpp"
 #include "core/runtime/driver_loader.hpp"
 #include "core/graph/node.hpp"
@@ -40,6 +41,14 @@ public:
     // values of a ufunc built to warn about it; may throw (a warning
     // turned into an error). Set by the bindings.
     std::function<void(const char* function, uint8_t kind)> on_fp_error;
+    // Called once the outermost evaluation is complete when measurements
+    // corrected the cost model during it (the package saves the corrected
+    // parameters). Set by the bindings.
+    std::function<void()> on_model_corrected;
+    // Called once the outermost evaluation is complete with the places a
+    // decision wanted probed (PlacementFeedback); the package times a few
+    // evaluations there and hands them to note_probe. Set by the bindings.
+    std::function<void(const std::vector<Place>&)> on_probe_wanted;
     // Throw HostEvaluationRefused instead of evaluating on the host.
     bool refuse_host_evaluation = false;
     // Called between the steps (blocks) of an evaluation; throws to stop it
@@ -52,15 +61,29 @@ public:
     // when the active driver is a device that would have to copy them.
     // nullptr when no such driver loads.
     Driver* host_engine();
-    // Whether an evaluation of `outputs` elements of `itemsize` bytes
-    // costing about `ops` operations each (`math` of them math functions),
-    // wanted in host memory, goes to
-    // the host engine: by the host threshold when one is set
-    // (GPUPY_HOST_ELEMENTS, set_host_threshold), else by the forced
-    // placement (GPUPY_PLACEMENT), else by the calibrated cost model, else
-    // by the active driver's judgement (prefers_host), else by the default
-    // size. Each decision is counted with its reason (stats()).
-    bool use_host_engine(int64_t outputs, int64_t ops, int64_t math, int itemsize);
+    // Whether an evaluation of `w`, wanted in host memory, goes to the host
+    // engine: by the host threshold when one is set (GPUPY_HOST_ELEMENTS,
+    // set_host_threshold), else by the forced placement (GPUPY_PLACEMENT),
+    // else by the calibrated cost model -- as corrected by what placed
+    // evaluations took (placement_feedback.hpp) --, else by the active
+    // driver's judgement (prefers_host), else by the default size. Each
+    // decision is counted with its reason (stats()). *by_model: the cost
+    // model (with its feedback) decided, so what the evaluation takes is
+    // worth telling note_evaluation.
+    bool use_host_engine(const Work& w, bool* by_model = nullptr);
+    // What an evaluation the cost model placed took (wall time, ns).
+    void note_evaluation(Place p, const Work& w, double measured_ns);
+    // What a probe of `p` measured (PlacementFeedback::probed).
+    void note_probe(Place p, const std::vector<PlacementFeedback::Timed>& rows);
+    std::vector<Place> take_probes_wanted() { return feedback_.take_probes_wanted(); }
+    const PlacementFeedback& feedback() const { return feedback_; }
+    // Whether the model was corrected since the last call (the package
+    // saves the corrected parameters).
+    bool take_model_corrected() {
+        const bool c = model_corrected_;
+        model_corrected_ = false;
+        return c;
+    }
 
     // Where work with a choice goes when no threshold says: by cost, or
     // forced to the host or to the device (tests, benchmarks).
@@ -80,7 +103,12 @@ public:
     // threads (else it runs on the calling thread alone;
     // CostModel::product_threads_pay).
     bool product_threads_pay(double flops, double bytes) const { return cost_model_.product_threads_pay(flops, bytes); }
-    void set_cost_model(const CostModel& m) { cost_model_ = m; }
+    // A new model starts without feedback.
+    void set_cost_model(const CostModel& m) {
+        cost_model_ = m;
+        feedback_.reset();
+        model_corrected_ = false;
+    }
     // NumPy's ufunc inner loops (found by the bindings at import), offered
     // to every driver as it loads: a driver computing on the host then
     // gives NumPy's values at NumPy's (vectorised) speed.
@@ -118,6 +146,8 @@ private:
     int64_t eager_elements_;
     Placement placement_ = Placement::Auto;
     CostModel cost_model_;
+    PlacementFeedback feedback_;
+    bool model_corrected_ = false;
     bool host_engine_missing_ = false;
     std::set<std::string> left_at_fork_;  // device drivers of a parent process
 };

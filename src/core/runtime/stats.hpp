@@ -31,6 +31,11 @@ struct Stats {
     int64_t host_engine_by_threshold = 0, device_by_threshold = 0;  // GPUPY_HOST_ELEMENTS
     int64_t host_engine_by_setting = 0, device_by_setting = 0;      // GPUPY_PLACEMENT forced
     int64_t host_engine_by_cost = 0, device_by_cost = 0;            // the calibrated cost model
+    // ... overruled by what both places took for work of that shape, or a
+    // try of the place the model did not choose (placement_feedback.hpp).
+    int64_t host_engine_by_measurement = 0, device_by_measurement = 0;
+    int64_t host_engine_by_exploration = 0, device_by_exploration = 0;
+    int64_t model_corrections = 0;  // times measurements rescaled a place's cost model parameters
     int64_t host_engine_by_driver = 0, device_by_driver = 0;        // the driver's judgement
     int64_t eager_numpy_ops = 0;  // ops on small host values computed by NumPy at once
     int64_t direct_numpy_loops = 0;  // ... of them, by NumPy's inner loop called directly
