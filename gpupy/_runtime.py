@@ -150,6 +150,7 @@ def eager_threshold():
 def set_driver_option(key, value):
     """Sets a driver-specific option, e.g. ("max_ops", 1) on the software driver."""
     _core.set_driver_option(key, value)
+    _calibration.note_driver_option(_core.driver_name(), key, value)
 
 
 def stats():
@@ -209,6 +210,8 @@ def config():
         "cache_bytes": cache_bytes(),
         "host_engine": host_engine,
         "cost_model": model["path"] or None,
+        "cost_model_source": model["source"],
+        "cost_model_notes": model["notes"],
         "eager_threshold": eager_threshold(),
         "numpy_host_loops": len([w for w in loops[0] if "/" in w]) if loops else 0,
         "fallback_mode": get_fallback(),
@@ -228,6 +231,7 @@ def config_text():
     lines.append(f"host engine: {c['host_engine']}")
     if c["cost_model"]:
         lines.append(f"cost model: {c['cost_model']}")
+    lines.append(f"cost model source: {c['cost_model_source']}")
     lines.append(f"eager threshold: {c['eager_threshold']} elements")
     if c["numpy_host_loops"]:
         lines.append(f"NumPy loops on the host: {c['numpy_host_loops']} (op/dtype), for the math functions")

@@ -22,23 +22,26 @@ import gpupy as gp
 from fresh_python import run_python
 from gpupy import _calibration, _core, _placement
 
-CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
+CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_op": 0.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
               "host_ns_per_element_math": 0.01,
-              "device_dispatch_ns": 1e9, "device_ns_per_element": 1e3, "device_ns_per_element_op": 1.0,
-              "device_ns_per_element_math": 1.0, "transfer_ns_per_byte": 1.0}
+              "device_dispatch_ns": 1e9, "device_ns_per_op": 1e3, "device_ns_per_element": 1e3, "device_ns_per_element_op": 1.0,
+              "device_ns_per_element_math": 1.0, "upload_ns_per_byte": 1.0, "download_ns_per_byte": 1.0,
+              "device_readback_ns": 0.0}
 # Matrix products as measured on a CPU renderer: BLAS far cheaper.
 PRODUCTS = {"blas_ns_per_flop": 0.02, "device_product_ns_per_flop": 5.0}
 CHEAP_HOST.update(PRODUCTS)
-CHEAP_DEVICE = {"host_dispatch_ns": 1e9, "host_ns_per_element_op": 1e3, "host_ns_per_element_op_deep": 1e3,
+CHEAP_DEVICE = {"host_dispatch_ns": 1e9, "host_ns_per_op": 1e3, "host_ns_per_element_op": 1e3, "host_ns_per_element_op_deep": 1e3,
                 "host_ns_per_element_math": 1e3,
-                "device_dispatch_ns": 1.0, "device_ns_per_element": 0.001, "device_ns_per_element_op": 0.001,
-                "device_ns_per_element_math": 0.001, "transfer_ns_per_byte": 0.0, **PRODUCTS}
+                "device_dispatch_ns": 1.0, "device_ns_per_op": 0.0, "device_ns_per_element": 0.001, "device_ns_per_element_op": 0.001,
+                "device_ns_per_element_math": 0.001, "upload_ns_per_byte": 0.0, "download_ns_per_byte": 0.0,
+                "device_readback_ns": 0.0, **PRODUCTS}
 # Per element: arithmetic 2 ns on the host, 1 on the device; math functions
 # 1 ns on the host, 100 on the device.
-CHEAP_HOST_MATH = {"host_dispatch_ns": 1000.0, "host_ns_per_element_op": 2.0,
+CHEAP_HOST_MATH = {"host_dispatch_ns": 1000.0, "host_ns_per_op": 0.0, "host_ns_per_element_op": 2.0,
                    "host_ns_per_element_op_deep": 2.0, "host_ns_per_element_math": 1.0,
-                   "device_dispatch_ns": 1000.0, "device_ns_per_element": 0.0, "device_ns_per_element_op": 1.0,
-                   "device_ns_per_element_math": 100.0, "transfer_ns_per_byte": 0.0, **PRODUCTS}
+                   "device_dispatch_ns": 1000.0, "device_ns_per_op": 0.0, "device_ns_per_element": 0.0, "device_ns_per_element_op": 1.0,
+                   "device_ns_per_element_math": 100.0, "upload_ns_per_byte": 0.0, "download_ns_per_byte": 0.0,
+                   "device_readback_ns": 0.0, **PRODUCTS}
 
 
 @pytest.fixture
@@ -141,7 +144,8 @@ def test_blas_placements_appear_among_placements(gpu):
 
 # --- the eager crossover --------------------------------------------------------------------------
 
-BASE = {"lazy_node_ns": 1000.0, "host_dispatch_ns": 8000.0, "device_dispatch_ns": 50000.0,
+BASE = {"lazy_node_ns": 1000.0, "host_dispatch_ns": 8000.0, "device_dispatch_ns": 50000.0, "device_readback_ns": 0.0,
+        "host_ns_per_op": 0.0, "device_ns_per_op": 0.0,
         "host_ns_per_element_op": 0.1, "device_ns_per_element": 5.0, "device_ns_per_element_op": 0.1,
         "numpy_dispatch_ns": 600.0, "numpy_ns_per_element": 0.2}
 
@@ -150,6 +154,9 @@ def test_the_eager_threshold_is_the_crossover():
     # Lazy: 1000 + 8000/4 = 3000 ns fixed, 0.1 ns an element; NumPy: 600 ns
     # and 0.2 ns: equal at (3000 - 600) / (0.2 - 0.1) = 24,000 elements.
     assert _calibration.eager_crossover(BASE) == 24000
+    # Planning the op (the cheaper place's, 600 ns) is part of its fixed cost:
+    # (3600 - 600) / 0.1 = 30,000.
+    assert _calibration.eager_crossover(dict(BASE, host_ns_per_op=600.0, device_ns_per_op=900.0)) == 30000
 
 
 def test_the_eager_threshold_stays_within_the_measured_sizes():
@@ -163,10 +170,12 @@ def test_the_eager_threshold_stays_within_the_measured_sizes():
 
 def run_code(code, cache_dir, **env):
     """`code` in a fresh process against the gpupy under test, with its cost
-    model kept in `cache_dir`; returns the last line of output as JSON."""
+    model kept in `cache_dir` (busy-machine detection off: these tests are
+    about the file, tests/test_placement_model.py about the checks); returns
+    the last line of output as JSON."""
     model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT", "GPUPY_CALIBRATION")
     environment = {k: v for k, v in os.environ.items() if k not in model_settings}
-    environment.update(GPUPY_CACHE_DIR=str(cache_dir), **env)
+    environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000", **env)
     out = run_python(["-c", "import json, gpupy as gp\n" + code], env=environment, timeout=300)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -184,7 +193,7 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
         saved = json.load(f)
     assert saved["key"] == first["key"] and saved["parameters"] == first["parameters"]
     assert saved["key"]["gpupy"] == gp.__version__ and saved["key"]["numpy"] == np.__version__
-    assert set(_calibration.CORE_PARAMETERS) <= set(saved["parameters"])
+    assert set(_core.cost_model_parameters()) <= set(saved["parameters"])
     assert all(v >= 0 for v in saved["parameters"].values())
     assert eager == saved["eager_threshold"]
     assert _calibration.EAGER_LIMITS[0] <= eager <= _calibration.EAGER_LIMITS[1]
