@@ -8,6 +8,7 @@
 #include "core/graph/host_state.hpp"
 #include "core/graph/memory_order.hpp"
 #include "core/graph/node_factory.hpp"
+#include "core/building/export_watch.hpp"
 #include "core/building/writes.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/execution/evaluator.hpp"
@@ -89,7 +90,7 @@ void release_host_capsule(PyObject* capsule) {
 // The base of an exported ndarray: its end ends the export.
 void release_export_capsule(PyObject* capsule) {
     auto* keep = static_cast<std::shared_ptr<HostBuffer>*>(PyCapsule_GetPointer(capsule, "gpupy.HostBuffer"));
-    (*keep)->drop_export();
+    if ((*keep)->drop_export()) export_ended(*keep);
     delete keep;
 }
 
@@ -345,7 +346,7 @@ py::object exported_ndarray(const GpuArray& a) {
         ensure_host(a.node_view());
         return ndarray_over(a.node(), a.geom, false, true);
     }
-    return ndarray_over(host_write_target(a), a.geom, a.writeable, true);
+    return ndarray_over(export_target(a), a.geom, a.writeable, true);
 }
 
 py::object to_ndarray(const GpuArray& a) {

@@ -38,6 +38,8 @@ py::dict stats_dict() {
     d["eviction_readbacks"] = s.eviction_readbacks;
     d["collapses"] = s.collapses;
     d["shared_stores"] = s.shared_stores;
+    d["exports_kept_device_copies"] = s.exports_kept_device_copies;
+    d["device_copies_adopted"] = s.device_copies_adopted;
     d["sibling_outputs"] = s.sibling_outputs;
     d["checked_ops"] = s.checked_ops;
     d["fp_errors_reported"] = s.fp_errors_reported;
@@ -74,6 +76,7 @@ py::dict stats_dict() {
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;
     d["export_snapshots"] = NodeFactory::export_snapshots();
+    d["snapshots_reused"] = NodeFactory::snapshots_reused();
     d["host_matmuls"] = s.host_matmuls;
     d["host_dots"] = s.host_dots;
     d["products_on_calling_thread"] = s.products_on_calling_thread;

@@ -1,10 +1,13 @@
 // The block cache (thesis 4.2-4.3): eviction order, pins, readback.
 #include <string>
+#include <vector>
 
 #include "check.hpp"
 #include "core/building/elementwise.hpp"
 #include "core/execution/executor.hpp"
+#include "core/graph/host_buffer.hpp"
 #include "core/graph/host_state.hpp"
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/stats.hpp"
 #include "support.hpp"
@@ -146,4 +149,52 @@ TEST(inserting_a_block_twice_is_an_internal_error) {
     gpupy_block* h = cache.allocate(GPUPY_FLOAT64, 4);
     CHECK_THROWS(cache.insert(a.node(), identity_view({4}), 0, h, GPUPY_FLOAT64, 4, false), InternalError);
     cache.release_unregistered(h);
+}
+
+TEST(blocks_follow_a_node_that_takes_a_new_identity) {
+    support::Scope scope;
+    BlockCache& cache = scope.rt.cache();
+    cache.set_block_size(4);
+    GpuArray a = support::array(support::ramp(8));
+    upload(cache, a, 0);
+    upload(cache, a, 1);
+    const uint64_t old_id = a.node()->id();
+    NodeFactory::renew_identity(a.node());
+    CHECK(a.node()->id() != old_id);
+    cache.rekey(a.node());
+    CHECK(cache.lookup(a.node(), identity_view({8}), 0) != nullptr);
+    CHECK(cache.lookup(a.node(), identity_view({8}), 1) != nullptr);
+    CHECK_EQ(cache.count(), size_t{2});
+}
+
+TEST(a_copy_takes_the_blocks_no_evaluation_holds) {
+    support::Scope scope;
+    BlockCache& cache = scope.rt.cache();
+    cache.set_block_size(4);
+    GpuArray a = support::array(support::ramp(8)), copy = support::array(support::ramp(8));
+    upload(cache, a, 0);
+    CachedBlock* held = upload(cache, a, 1);
+    cache.pin(held);
+    CHECK_EQ(cache.move_blocks(a.node(), copy.node()), int64_t{1});
+    CHECK(cache.lookup(copy.node(), identity_view({8}), 0) != nullptr);
+    CHECK(cache.lookup(a.node(), identity_view({8}), 0) == nullptr);
+    CHECK(cache.lookup(a.node(), identity_view({8}), 1) == held);  // pinned: stays
+    CHECK_EQ(a.node()->cached_blocks, 1);
+    CHECK_EQ(copy.node()->cached_blocks, 1);
+    cache.unpin(held);
+    CHECK_EQ(cache.nodes_over(copy.node()->host().get()), std::vector<Node*>{copy.node()});
+}
+
+TEST(the_content_hash_sees_every_byte_and_the_length) {
+    std::vector<char> bytes(1000);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31);
+    const uint64_t h = content_hash(bytes.data(), bytes.size());
+    CHECK_EQ(content_hash(bytes.data(), bytes.size()), h);
+    for (size_t i : {size_t{0}, size_t{31}, size_t{32}, size_t{500}, size_t{991}, size_t{999}}) {
+        bytes[i] ^= 1;
+        CHECK(content_hash(bytes.data(), bytes.size()) != h);
+        bytes[i] ^= 1;
+    }
+    std::vector<char> zeros(64, 0);
+    CHECK(content_hash(zeros.data(), 63) != content_hash(zeros.data(), 64));
 }

@@ -1,9 +1,11 @@
 #include "core/building/writes.hpp"
 
+
 #include <cstring>
 #include <vector>
 
 #include "core/building/elementwise.hpp"
+#include "core/building/export_watch.hpp"
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/execution/evaluator.hpp"
@@ -113,7 +115,12 @@ void assign(const GpuArray& target, NodeView value) {
     scatter_to_host(host_write_target(target), target.geom, 0, n, values.data());
 }
 
-Node* host_write_target(const GpuArray& target) {
+namespace {
+
+// The node `target` writes or exports in host memory, evaluated there; a
+// copy of it (the owner's new node) where something else still needs the
+// old values, else nullptr.
+Node* copied_for_write(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
@@ -130,8 +137,29 @@ Node* host_write_target(const GpuArray& target) {
         ++stats().write_copies;
         return owner.node.get();
     }
+    return nullptr;
+}
+
+}  // namespace
+
+Node* host_write_target(const GpuArray& target) {
+    if (Node* copy = copied_for_write(target)) return copy;
     // No dependents: a destructive update.
+    Node* node = target.node();
     forget_old_values(node);
+    return node;
+}
+
+Node* export_target(const GpuArray& target) {
+    if (Node* copy = copied_for_write(target)) {
+        begin_export(copy);
+        return copy;
+    }
+    // No dependents: the values stay, and so may their device copy
+    // (export_watch.hpp).
+    Node* node = target.node();
+    node->drop_children();
+    begin_export(node);
     return node;
 }
 
@@ -146,6 +174,7 @@ Node* writable_in_place(const GpuArray& target) {
 
 void forget_old_values(Node* node) {
     Runtime::get().cache().invalidate(node);  // keyed by the old id
+    if (node->host()) node->host()->unwatch();  // no device copy left to check
     node->drop_children();
     NodeFactory::renew_identity(node);
 }

@@ -27,6 +27,11 @@ void assign(const GpuArray& target, NodeView value);
 // device blocks and hash-consing entry dropped (a destructive update).
 Node* host_write_target(const GpuArray& target);
 
+// The node whose host bytes an export of `target` hands out: evaluated
+// there, copied first where something else needs the old values, its
+// device blocks kept and watched (export_watch.hpp).
+Node* export_target(const GpuArray& target);
+
 // The array's node if its values may be overwritten in host memory right
 // now: all of them on the host (nothing newer on the device), and nothing
 // else refers to the node (no lazy expression, no other array needs the

@@ -1,11 +1,13 @@
 #include "core/execution/evaluator.hpp"
 
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
 #include <unordered_set>
 
+#include "core/building/export_watch.hpp"
 #include "core/execution/executor.hpp"
 #include "core/execution/fp_errors.hpp"
 #include "core/graph/host_state.hpp"
@@ -301,6 +303,9 @@ std::vector<gpupy_ir_instr> plan_ir(const NodeView& root, int64_t block) {
 }
 
 void run_tasks(std::vector<Task> tasks) {
+    // Device copies kept through exports that ended are checked before
+    // anything can use them (no block is pinned yet).
+    if (g_run_depth == 0) settle_ended_exports();
     {
         std::vector<StackEntry> stack;
         for (auto it = tasks.rbegin(); it != tasks.rend(); ++it) stack.push_back({std::move(*it), -1});

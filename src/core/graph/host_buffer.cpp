@@ -12,6 +12,36 @@
 
 namespace gpupy {
 
+uint64_t content_hash(const char* p, size_t n) {
+    // Four lanes over 32-byte stripes (independent multiplies keep the
+    // pipeline full), then the tail, then a final avalanche; the length is
+    // mixed in so that trailing zero bytes change the hash.
+    constexpr uint64_t kMul[4] = {0x9E3779B185EBCA87ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull,
+                                  0x85EBCA77C2B2AE63ull};
+    auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+    auto round = [&](uint64_t acc, uint64_t v, int lane) { return rotl(acc + v * kMul[lane], 31) * kMul[(lane + 1) & 3]; };
+    uint64_t acc[4] = {kMul[0] ^ n, kMul[1], kMul[2] + n, kMul[3]};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t v[4];
+        std::memcpy(v, p + i, 32);
+        for (int k = 0; k < 4; ++k) acc[k] = round(acc[k], v[k], k);
+    }
+    uint64_t h = rotl(acc[0], 1) + rotl(acc[1], 7) + rotl(acc[2], 12) + rotl(acc[3], 18);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        std::memcpy(&v, p + i, 8);
+        h = rotl(h ^ (v * kMul[1]), 27) * kMul[0] + kMul[3];
+    }
+    for (; i < n; ++i) h = rotl(h ^ (static_cast<uint8_t>(p[i]) * kMul[2]), 11) * kMul[0];
+    h ^= h >> 33;
+    h *= kMul[1];
+    h ^= h >> 29;
+    h *= kMul[2];
+    h ^= h >> 32;
+    return h;
+}
+
 namespace {
 
 // Freed host buffers kept for reuse. Evaluating the same kind of expression

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace gpupy {
@@ -12,6 +13,12 @@ namespace gpupy {
 // bandwidth (4 MB: ~380 us on one core here, ~190 us on two, with ~40 us
 // to start a thread).
 void copy_bytes(char* dst, const char* src, size_t n);
+
+// A 64-bit hash of n bytes (four independent multiply-rotate lanes: near
+// memory speed). Tells whether bytes another library could write changed
+// (export_watch.hpp); two different contents collide with a chance of
+// about 2^-64.
+uint64_t content_hash(const char* p, size_t n);
 
 // Host storage of one node's elements, C order. Shared with the ndarrays
 // handed to Python, which keep it alive.
@@ -44,10 +51,23 @@ public:
     // device copy of them is made, and a write goes into them (assign).
     bool exported() const { return exports_ > 0 || (others_may_write_ && others_may_write_()); }
     void add_export() { ++exports_; }
-    void drop_export() { --exports_; }
+    // True when this was the last live export.
+    bool drop_export() { return --exports_ == 0; }
+
+    // Device copies kept through exports (export_watch.hpp): the bytes'
+    // hash when the first export began, checked once the last one ended.
+    bool watched() const { return watched_; }
+    uint64_t watched_hash() const { return watched_hash_; }
+    void watch(uint64_t hash) {
+        watched_ = true;
+        watched_hash_ = hash;
+    }
+    void unwatch() { watched_ = false; }
 
 private:
     int exports_ = 0;
+    bool watched_ = false;
+    uint64_t watched_hash_ = 0;
     char* data_;
     size_t nbytes_;
     size_t capacity_ = 0;  // what was allocated (a reused buffer may be larger)

@@ -2,9 +2,13 @@
 
 #include "core/graph/recent_nodes.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <vector>
+
+#include "core/graph/node_hooks.hpp"
 
 namespace gpupy {
 
@@ -82,10 +86,51 @@ void snapshot_operands(std::vector<NodeView>& operands) {
 
 namespace {
 
-NodeRef snapshot(const Node* x) {
+// The last whole snapshot of each exported buffer and the hash of the
+// bytes it copied, kept while the buffer is exported.
+struct LastSnapshot {
+    std::weak_ptr<HostBuffer> host;
+    NodeRef copy;
+    uint64_t hash;
+};
+std::vector<LastSnapshot>& last_snapshots() {
+    static auto* v = new std::vector<LastSnapshot>();  // leaked, as the hash table
+    return *v;
+}
+int64_t g_snapshots_reused = 0;
+
+NodeRef copy_of(const Node* x) {
     NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), x->shape());
     copy_bytes(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
     ++g_export_snapshots;
+    return copy;
+}
+
+NodeRef snapshot(Node* x) {
+    const std::shared_ptr<HostBuffer>& host = x->host();
+    if (!host->exported() || x->host_data() != host->data() || static_cast<size_t>(x->nbytes()) != host->nbytes())
+        return copy_of(x);
+    // While the exported bytes stay as they were, one snapshot serves every
+    // node built on them.
+    auto& kept = last_snapshots();
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [](const LastSnapshot& s) {
+                                  const std::shared_ptr<HostBuffer> h = s.host.lock();
+                                  return !h || !h->exported();
+                              }),
+               kept.end());
+    const uint64_t hash = content_hash(host->data(), host->nbytes());
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const LastSnapshot& s) { return s.host.lock() == host; });
+    if (same != kept.end() && same->hash == hash) {
+        ++g_snapshots_reused;
+        return same->copy;
+    }
+    NodeRef copy = copy_of(x);
+    // The bytes are those the export began with: the device copy kept
+    // through the export holds them, and the snapshot takes it.
+    if (host->watched() && host->watched_hash() == hash) node_hooks().on_snapshot(x, copy.get());
+    if (same != kept.end()) *same = LastSnapshot{host, copy, hash};
+    else kept.push_back(LastSnapshot{host, copy, hash});
     return copy;
 }
 
@@ -285,6 +330,17 @@ void NodeFactory::renew_identity(Node* n) {
 int64_t NodeFactory::created() { return g_created; }
 int64_t NodeFactory::shared_hits() { return g_shared_hits; }
 int64_t NodeFactory::export_snapshots() { return g_export_snapshots; }
+int64_t NodeFactory::snapshots_reused() { return g_snapshots_reused; }
+
+void NodeFactory::forget_snapshot_of(const HostBuffer* host) {
+    auto& kept = last_snapshots();
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [&](const LastSnapshot& s) {
+                                  const std::shared_ptr<HostBuffer> h = s.host.lock();
+                                  return !h || h.get() == host;
+                              }),
+               kept.end());
+}
 int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().size()); }
 
 void NodeFactory::unhash(Node* n) {

@@ -47,6 +47,13 @@ public:
     // Operands copied because another library held their bytes writable
     // (never reset, as created() and shared_hits()).
     static int64_t export_snapshots();
+    // Snapshots taken again: the exported bytes were unchanged since the
+    // last one (one snapshot serves every node a loop body builds on an
+    // exported array).
+    static int64_t snapshots_reused();
+    // The buffer's exports ended: its last snapshot is no longer kept for
+    // reuse.
+    static void forget_snapshot_of(const HostBuffer* host);
     static int64_t live_hashed();
 
     // Removes a node from the hash-consing table (it changed, or is dying).

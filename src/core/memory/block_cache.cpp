@@ -195,6 +195,45 @@ void BlockCache::invalidate(Node* node) {
     }
 }
 
+void BlockCache::rekey(Node* node) {
+    for (CachedBlock* b : blocks_of(node)) {
+        auto hits = by_hash_.equal_range(b->key.hash());
+        for (auto it = hits.first; it != hits.second; ++it) {
+            if (it->second.get() != b) continue;
+            std::unique_ptr<CachedBlock> owned = std::move(it->second);
+            by_hash_.erase(it);
+            owned->key.node_id = node->id();
+            by_hash_.emplace(owned->key.hash(), std::move(owned));
+            break;
+        }
+    }
+}
+
+int64_t BlockCache::move_blocks(Node* from, Node* to) {
+    int64_t moved = 0;
+    for (CachedBlock* b : blocks_of(from)) {
+        if (b->pins > 0 || find(to, b->key.geom, b->key.index)) continue;
+        std::unique_ptr<CachedBlock> owned = detach(b);
+        owned->key.node_id = to->id();
+        owned->node = to;
+        by_node_.emplace(to, b);
+        ++to->cached_blocks;
+        policy_->inserted(b);
+        by_hash_.emplace(owned->key.hash(), std::move(owned));
+        ++moved;
+    }
+    return moved;
+}
+
+std::vector<Node*> BlockCache::nodes_over(const HostBuffer* host) const {
+    std::vector<Node*> out;
+    for (const auto& kv : by_node_) {
+        Node* n = const_cast<Node*>(kv.first);
+        if (n->host().get() == host && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    return out;
+}
+
 std::vector<CachedBlock*> BlockCache::blocks_of(const Node* node) const {
     std::vector<CachedBlock*> out;
     auto range = by_node_.equal_range(node);

@@ -96,6 +96,14 @@ public:
     void clear();
     // The node's values changed (a destructive write): drop its blocks.
     void invalidate(Node* node);
+    // The node took a new id (NodeFactory::renew_identity) with its values
+    // unchanged: its blocks are named by the new one.
+    void rekey(Node* node);
+    // `to` (a copy of `from`: same dtype and shape) takes `from`'s blocks
+    // that no evaluation holds; returns how many.
+    int64_t move_blocks(Node* from, Node* to);
+    // Nodes with cached blocks whose host memory is `host`.
+    std::vector<Node*> nodes_over(const HostBuffer* host) const;
     // The node died: drop its blocks without reading anything back. (A
     // block an evaluation still holds is detached now and freed at its last
     // unpin: this runs from the node's destructor, which must not throw.)

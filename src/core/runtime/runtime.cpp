@@ -33,6 +33,9 @@ Runtime::Runtime(const Settings& settings)
     : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements),
       eager_elements_(settings.eager_elements) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
+    node_hooks().on_snapshot = [](Node* from, Node* copy) {
+        stats().device_copies_adopted += Runtime::get().cache().move_blocks(from, copy);
+    };
 }
 
 void Runtime::set_host_elements(int64_t n) {
