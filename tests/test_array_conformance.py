@@ -8,8 +8,10 @@ NumPy is the oracle: each case is written once as a function of the module
 (`xp`) and run with numpy and with gpupy.
 """
 
+import contextlib
 import copy
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -459,12 +461,16 @@ def test_the_array_object(gpu):
 @pytest.mark.parametrize("xp", [np, gp], ids=["numpy", "gpupy"])
 def test_shape_attribute_set_and_delete(gpu, xp):
     # The attributes are C getters and setters: NumPy's behaviour for
-    # setting a shape in place, an incompatible one, and deleting it.
+    # setting a shape in place, an incompatible one, and deleting it, and
+    # NumPy 2.5's DeprecationWarning for setting it where NumPy gives it.
     a = xp.arange(6.0)
-    a.shape = (2, 3)
+    deprecated = np.lib.NumpyVersion(np.__version__) >= "2.5.0"
+    with pytest.warns(DeprecationWarning, match="Setting the shape") if deprecated else contextlib.nullcontext():
+        a.shape = (2, 3)
     assert a.shape == (2, 3) and a.ndim == 2 and a.size == 6 and a.strides == (24, 8)
     assert a.T.shape == (3, 2) and a.dtype == np.float64 and a.itemsize == 8 and a.nbytes == 48
-    with pytest.raises(AttributeError, match="Incompatible shape|cannot reshape"):
+    with warnings.catch_warnings(), pytest.raises(AttributeError, match="Incompatible shape|cannot reshape"):
+        warnings.simplefilter("ignore", DeprecationWarning)
         a.T.shape = (6,)
     with pytest.raises(AttributeError, match="Cannot delete array shape"):
         del a.shape

@@ -192,7 +192,7 @@ class TestResults:
             spectrum = gp.fft.fft(g)
             assert type(spectrum) is np.ndarray and spectrum.dtype == np.complex64
             np.testing.assert_allclose(spectrum, np.fft.fft(f32([1, 2, 3, 4])))
-            assert gp.char.upper(["ab"]).dtype == np.dtype("<U2")
+            assert gp.strings.upper(["ab"]).dtype == np.dtype("<U2")  # (numpy.char: deprecated in NumPy 2.5)
             with pytest.warns(PendingDeprecationWarning):
                 assert type(gp.asmatrix(g)) is np.matrix
             masked = gp.ma.masked_greater(g, 2)

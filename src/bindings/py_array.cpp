@@ -417,9 +417,27 @@ PyObject* get_shape(PyObject* self, void*) {
     return attribute(self, [](const GpuArray& a) { return dims_tuple(a.geom.shape); });
 }
 
+// Whether the installed NumPy warns when an array's shape is set (2.5 on).
+bool numpy_deprecates_setting_shape() {
+    static const bool deprecated = [] {
+        py::object version = py::module_::import("numpy").attr("lib").attr("NumpyVersion")(
+            py::module_::import("numpy").attr("__version__"));
+        return py::cast<bool>(version.attr("__ge__")("2.5.0"));
+    }();
+    return deprecated;
+}
+
 int set_shape(PyObject* self, PyObject* value, void*) {
     PyObject* r = guarded([&] {
         if (!value) throw AttributeError("Cannot delete array shape");
+        // NumPy 2.5 deprecates it (arrays shared between threads): where the
+        // installed NumPy warns, so does gpupy.
+        if (numpy_deprecates_setting_shape() &&
+            PyErr_WarnEx(PyExc_DeprecationWarning,
+                         "Setting the shape on a NumPy array has been deprecated in NumPy 2.5.\nAs an alternative, "
+                         "you can create a new view using np.reshape (with copy=False if needed).",
+                         1) < 0)
+            throw py::error_already_set();
         GpuArray& a = gpuarray_mut(self);
         // As NumPy: only when the new shape is a view of the same data.
         GpuArray viewed = reshape(a, shape_from_python(value));
