@@ -59,6 +59,22 @@ def test_out_argument_with_numbers(gpu):
         gp.add(1.5, 2, out=out)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_, np.uint64])
+@pytest.mark.parametrize("value", [2**63, 2**63 - 1, -3])
+def test_numbers_into_an_ndarray_out_are_numpys(gpu, dtype, value):
+    # NumPy's ufunc writes numbers into its own array: 2**63 alone is a
+    # uint64, which int8 takes (same kind) and bool refuses (UFuncTypeError).
+    want, got = np.zeros(3, dtype), np.zeros(3, dtype)
+    try:
+        np.negative(value, out=want)
+    except TypeError as e:
+        with pytest.raises(type(e)):
+            gp.negative(value, out=got)
+        return
+    assert gp.negative(value, out=got) is got
+    np.testing.assert_array_equal(got, want)
+
+
 def test_a_loop_over_elements_builds_no_graph(gpu):
     h = np.random.default_rng(0).random((50, 50))
     a = gp.asarray(h)

@@ -460,7 +460,9 @@ py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::
                             const GpuArray* out_arr) {
     py::tuple t(args.size());
     for (size_t i = 0; i < args.size(); ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
-    if (!out_arr) return numpy_ufunc(op)(*t);
+    // No out= or NumPy's own (an ndarray, or what NumPy refuses): NumPy's
+    // ufunc as it is called.
+    if (!out_arr) return out && !out.is_none() ? numpy_ufunc(op)(*t, py::arg("out") = out) : numpy_ufunc(op)(*t);
     // NumPy checks the casting into out's dtype on a host stand-in.
     py::object host = py::module_::import("numpy").attr("empty")(out.attr("shape"), numpy_dtype(out_arr->dtype()));
     numpy_ufunc(op)(*t, py::arg("out") = host);
@@ -786,10 +788,8 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     // A read-only output is refused first, as NumPy refuses it.
     if (out && is_gpuarray(out) && !gpuarray_ref(out).writeable) throw ValueError("output array is read-only");
-    if (std::all_of(args.begin(), args.end(), is_host_number)) {
-        if (!out || out.is_none()) return numbers_in_numpy(op, args, out, nullptr);
-        if (is_gpuarray(out)) return numbers_in_numpy(op, args, out, &gpuarray_ref(out));
-    }
+    if (std::all_of(args.begin(), args.end(), is_host_number))
+        return numbers_in_numpy(op, args, out, out && is_gpuarray(out) ? &gpuarray_ref(out) : nullptr);
     std::vector<Operand> ops;
     ops.reserve(args.size());
     bool unsupported = false;
