@@ -11,6 +11,11 @@ back and dropped ("transient") or every frame kept ("kept"), on the device
 
     python benchmarks/resident.py                 # 512x512, 20 steps
     python benchmarks/resident.py --n 1024 --steps 50
+
+(Boards of at most the eager threshold's elements -- 65,536 by default on
+llvmpipe -- are computed in NumPy at once when their values are on the
+host, as every op on small host values is: a board read back is, and the
+device then uploads what NumPy computed.)
 """
 
 import argparse

@@ -16,7 +16,7 @@
 #                  libglew-dev libegl1 libegl-dev libgl1 libgl-dev libglx0
 #                  libglx-dev libopengl0 libopengl-dev libglvnd0 libgles2)
 #   --out FILE     where the report goes
-#   --budget S     seconds for everything (default 470; --quick 1800: a
+#   --budget S     seconds for everything (default 480; --quick 1800: a
 #                  first build on 2 cores takes minutes)
 #
 # Every section runs whatever the one before it did (a failed build ends
@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$BUDGET" ] || BUDGET=$([ "$QUICK" = 1 ] && echo 1800 || echo 470)
+[ -n "$BUDGET" ] || BUDGET=$([ "$QUICK" = 1 ] && echo 1800 || echo 480)
 PYTHON=${PYTHON:-python3}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 # The cost model of this machine is measured afresh, not taken from an
@@ -110,7 +110,7 @@ section() {
 if [ -n "$DEBS" ]; then
   section "unpack packages" 60 "for f in '$DEBS'/*.deb; do dpkg -x \"\$f\" /; done && ldconfig"
 fi
-section "build" $([ "$QUICK" = 1 ] && echo 1200 || echo 150) "bash tools/dev_build.sh" || {
+section "build" $([ "$QUICK" = 1 ] && echo 1200 || echo 120) "bash tools/dev_build.sh" || {
   echo "the build failed: nothing else can run" | tee -a "$LOG"
   BUILD_FAILED=1
 }
@@ -125,14 +125,14 @@ if [ -z "${BUILD_FAILED:-}" ]; then
   if $PYTHON -c "import pytest_timeout" 2>/dev/null; then
     plugins="$plugins --timeout 120 --timeout-method thread"
     $PYTHON -m pytest --help 2>/dev/null | grep -q -- --session-timeout && \
-      plugins="$plugins --session-timeout $(( $([ "$QUICK" = 1 ] && echo 400 || echo 200) - 20 ))"
+      plugins="$plugins --session-timeout $(( $([ "$QUICK" = 1 ] && echo 400 || echo 150) - 20 ))"
   fi
   if [ "$QUICK" = 1 ]; then
     tests="tests/test_accuracy.py tests/test_float_behaviour.py tests/test_special_values.py tests/test_seed_workloads.py tests/test_placement_model.py"
   else
     tests="tests"
   fi
-  section "tests" $([ "$QUICK" = 1 ] && echo 400 || echo 200) \
+  section "tests" $([ "$QUICK" = 1 ] && echo 400 || echo 150) \
     "set -o pipefail; $PYTHON -m pytest $tests -k 'not software' -p no:cacheprovider -rfE -v $plugins 2>&1 | grep -v ' PASSED'"
 
   if [ "$QUICK" = 1 ]; then
@@ -140,13 +140,15 @@ if [ -z "${BUILD_FAILED:-}" ]; then
     section "seeds, device forced" 120 \
       "$PYTHON benchmarks/seeds.py --quick --reps 1 --only life,gauss5x5,matmul --placement device --native"
     section "distance map" 120 "$PYTHON benchmarks/run.py --suite distmap --grids 128 --points 10,100 --reps 1 --drivers opengl"
+    section "results stay" 120 "$PYTHON benchmarks/resident.py --n 512 --steps 5"
     section "programs" 120 "$PYTHON benchmarks/programs.py --reps 1 --only life,floyd_warshall"
   else
-    section "seed workloads" 100 "$PYTHON benchmarks/seeds.py --reps 3"
-    section "seeds, device forced" 70 \
+    section "seed workloads" 70 "$PYTHON benchmarks/seeds.py --reps 3"
+    section "seeds, device forced" 50 \
       "$PYTHON benchmarks/seeds.py --reps 3 --only life,gauss5x5,motion,saxpy,matmul --placement device --native"
-    section "distance map" 50 "$PYTHON benchmarks/run.py --suite distmap --grids 512,2048 --points 100,1000 --reps 3 --drivers opengl"
-    section "programs" 50 "$PYTHON benchmarks/programs.py --reps 3"
+    section "distance map" 40 "$PYTHON benchmarks/run.py --suite distmap --grids 512,2048 --points 100,1000 --reps 3 --drivers opengl"
+    section "results stay" 20 "$PYTHON benchmarks/resident.py --n 1024 --steps 20"
+    section "programs" 40 "$PYTHON benchmarks/programs.py --reps 3"
   fi
 fi
 
