@@ -14,10 +14,10 @@ namespace gpupy {
 // to start a thread).
 void copy_bytes(char* dst, const char* src, size_t n);
 
-// A 64-bit hash of n bytes (four independent multiply-rotate lanes: near
-// memory speed). Tells whether bytes another library could write changed
-// (export_watch.hpp); two different contents collide with a chance of
-// about 2^-64.
+// A 64-bit hash of n bytes (vectorised: near memory speed for large
+// buffers). Tells whether bytes another library could write changed since
+// it was taken (export_watch.hpp); two different contents collide with a
+// chance of about 2^-64.
 uint64_t content_hash(const char* p, size_t n);
 
 // Host storage of one node's elements, C order. Shared with the ndarrays
