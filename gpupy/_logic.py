@@ -157,20 +157,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not isinstance(x, GpuArray) or x.dtype.kind not in "biuf":
         return call_numpy("nan_to_num", (x,), dict(copy=copy, nan=nan, posinf=posinf, neginf=neginf),
                           reason="the argument is not a gpupy array of real numbers")
+    # NumPy copies the array first (laid out as np.array lays out a copy:
+    # a broadcast axis fastest) and writes the replacements into it.
+    target = x.copy(order="K") if copy else x
     if x.dtype.kind == "f":
-        # NumPy writes the replacements into the array, cast to its dtype.
         info = np.finfo(x.dtype)
         big = x.dtype.type(info.max if posinf is None else posinf)
         small = x.dtype.type(info.min if neginf is None else neginf)
         where = _gp("where")
-        result = where(_gp("isnan")(x), x.dtype.type(nan), where(isposinf(x), big, where(isneginf(x), small, x)))
-    else:
-        result = x.copy() if copy else x  # integers and booleans have nothing to replace
-    if copy:
-        return result
-    if result is not x:
-        x[...] = result
-    return x
+        target[...] = where(_gp("isnan")(x), x.dtype.type(nan), where(isposinf(x), big, where(isneginf(x), small, x)))
+    return target  # integers and booleans have nothing to replace
 
 
 @implements(np.isreal)

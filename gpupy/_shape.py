@@ -405,7 +405,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 (numpy.round's name)
         return call_numpy("round", (a, decimals), dict(out=out), reason="the array is not of floats or integers, "
                           "or integers are rounded to a negative number of decimals")
     if g.dtype.kind in "iu":
-        result = g.copy()
+        result = g.copy(order="K")  # NumPy's copy keeps the layout (then a reshape is a view where NumPy's is)
     elif decimals >= 0:
         factor = 10.0 ** decimals
         result = _core.ufunc("divide", _core.ufunc("rint", _core.ufunc("multiply", g, factor)), factor)

@@ -304,13 +304,14 @@ class _AliasUfunc(ufunc):
 
 
 class _ConjugateUfunc(HostUfunc):
-    """np.conjugate: the identity (a copy) for the device's real dtypes."""
+    """np.conjugate: the identity for the device's real dtypes (a new array
+    laid out as a ufunc's result: positive's)."""
 
     _gpupy_fallback = False
 
     def __call__(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], GpuArray) and args[0].dtype != np.bool_:
-            return args[0].copy()
+            return _core.ufunc("positive", args[0])
         return self._host("__call__", args, kwargs)
 
 

@@ -122,6 +122,27 @@ def test_joined_padded_rolled_and_like_arrays_are_laid_out_as_numpys(gpu):
             _same_layout(call(gp, g), call(np, x))
 
 
+def test_rounded_integers_keep_their_layout(gpu):
+    # Integers rounded to 0 or more decimals are a copy in NumPy's "K"
+    # order: a transposed operand gives a transposed result.
+    x = np.arange(24, dtype=np.int8).reshape(2, 3, 4).transpose(0, 2, 1)
+    for decimals in (0, 2):
+        _same_layout(gp.round(gp.asarray(x), decimals), np.round(x, decimals))
+        _same_layout(gp.asarray(x).round(decimals), x.round(decimals))
+
+
+def test_conjugate_and_nan_to_num_are_laid_out_as_numpys(gpu):
+    # conjugate of real numbers is a ufunc's result (the operand's order,
+    # a broadcast axis carrying none); nan_to_num a copy as np.array makes
+    # it (a broadcast axis fastest), replacements written into it.
+    row = np.array([1.0, np.nan, np.inf], dtype=np.float32)
+    for x in (np.arange(6, dtype=np.int16).reshape(2, 3).T, np.broadcast_to(row, (2, 3)),
+              np.broadcast_to(row, (4, 3)).T.astype(np.float64).T):
+        g = gp.asarray(x)
+        _same_layout(gp.conjugate(g), np.conjugate(x))
+        _same_layout(gp.nan_to_num(g), np.nan_to_num(x))
+
+
 def test_copies_of_broadcast_views_are_laid_out_as_numpys(gpu):
     """A new array made like a view (astype, copy, array, *_like: NumPy's
     PyArray_NewLikeArray) sorts the view's axes by their steps, a
