@@ -581,6 +581,8 @@ def calibrate(refresh=False):
     failure leaves the driver's own judgement in place and says why in
     cost_model()."""
     how = "refresh" if refresh else mode_from_environment("GPUPY_CALIBRATION", _MODES)
+    if how == "refresh":
+        _corrected_while_busy[0] = False  # a new model: its corrections are judged afresh
     if how == "off":
         _use(_model("off (GPUPY_CALIBRATION=off)"), remember=False)
         return
@@ -690,6 +692,12 @@ def cost_model():
 _SAVE_EVERY = 2.0  # seconds between saves of a corrected model (and one at exit)
 _last_save = [0.0]
 _unsaved = [False]
+# Set once a correction came while the machine was busy: what the
+# evaluations measured then describes the load, not the machine (a
+# corrected model saved from a test run beside a fuzzing campaign priced
+# NumPy's element at 1.9 ns and sent 4,096-element vectors to the host
+# engine), so this process's corrections are its own.
+_corrected_while_busy = [False]
 
 
 def _corrected():
@@ -708,6 +716,13 @@ def _corrected():
     if not _eager_set_by_user:
         _core.set_eager_threshold(_state["eager_threshold"])
     _unsaved[0] = True
+    if not _corrected_while_busy[0] and running_default_configuration():
+        busy = busy_ratio()
+        if busy > BUSY_RATIO:
+            _corrected_while_busy[0] = True
+            _state["notes"] = list(_state.get("notes") or []) + [
+                f"a correction came while the machine was busy (this thread got 1/{busy:.2f} of its core): "
+                "this process's corrections are not saved"]
     if time.monotonic() - _last_save[0] >= _SAVE_EVERY:
         save_corrections()
 
@@ -718,6 +733,8 @@ def save_corrections():
     if not _unsaved[0] or _state.get("path") is None or _state["parameters"] is None:
         return
     if not running_default_configuration() or not _state["source"].startswith(("loaded", "measured")):
+        return
+    if _corrected_while_busy[0]:
         return
     path, key = _state["path"], _state["key"]
     lock = _Lock(path)

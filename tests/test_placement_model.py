@@ -393,6 +393,26 @@ def test_a_default_process_saves_a_correction_and_one_with_other_settings_does_n
             assert after["corrections"] == 0 and after["parameters"] == poisoned
 
 
+def test_corrections_made_on_a_busy_machine_are_not_saved(tmp_path):
+    # A busy ratio below 1 makes every moment "busy": the default process
+    # still corrects its own decisions, and leaves the file as it was.
+    measured = run_code(REPORT, tmp_path)
+    if measured["key"]["driver"] == "software":
+        return  # nothing to place: the software driver computes on host memory itself
+    path = measured["path"]
+    record = json.loads(Path(path).read_text())
+    poisoned = _host_costs_times_100(record["parameters"], _calibration.device_kind())
+    record["parameters"], record["corrections"] = dict(poisoned), 0
+    Path(path).write_text(json.dumps(record))
+    work = ("import numpy as np\nfor k in range(100):\n    np.asarray(gp.ones((256, 256), np.float32) * float(k) + 1.0)\n"
+            "print(json.dumps([gp.stats()['model_corrections'], gp.cost_model()['notes']]))")
+    corrections, notes = run_code(work, tmp_path, GPUPY_EAGER_ELEMENTS="0", GPUPY_CALIBRATION_BUSY_RATIO="0.5")
+    assert corrections >= 1
+    assert any("busy" in n and "not saved" in n for n in notes), notes
+    after = json.loads(Path(path).read_text())
+    assert after["corrections"] == 0 and after["parameters"] == poisoned
+
+
 # --- a GPU's model ------------------------------------------------------------------------------
 
 def test_a_gpus_model_sends_large_and_resident_work_to_the_device_and_tiny_readbacks_to_the_host(gpu):
