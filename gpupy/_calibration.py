@@ -459,9 +459,16 @@ def _measure_figures(notes):
     blas = figure("BLAS product", lambda: numpy.matmul(h, h.T)) / flops
     device_product = figure("device product", lambda: numpy.asarray(_device_product(g)), 2) / flops
     # NumPy's own cost per op.
+    # Single-threaded work: its wall time over this thread's CPU time says
+    # whether another process took the core meanwhile (the busy checks
+    # before and after the calibration miss a neighbour that came and went).
     npx = {n: numpy.linspace(0.0, 1.0, n, dtype=numpy.float32) for n in NUMPY_SIZES}
+    w0, c0 = time.perf_counter(), time.thread_time()
     np_dispatch, np_elem = _fit([([1.0, n], figure(f"NumPy op at {n}", lambda n=n: numpy.multiply(npx[n], 1.0001), 9))
                                  for n in NUMPY_SIZES])
+    share = (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
+    if share > BUSY_RATIO:
+        notes.append(f"the machine was busy: this thread got 1/{share:.2f} of its core while NumPy's op was timed")
     return {"host_dispatch_ns": h_dispatch, "host_ns_per_op": h_per_op, "host_ns_per_element_op": h_op,
             "host_ns_per_element_op_deep": h_op_deep, "host_ns_per_element_math": h_math,
             "device_dispatch_ns": d_dispatch, "device_readback_ns": readback, "device_ns_per_op": d_per_op,
