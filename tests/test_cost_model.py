@@ -175,7 +175,8 @@ def run_code(code, cache_dir, **env):
     the last line of output as JSON."""
     model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT", "GPUPY_CALIBRATION")
     environment = {k: v for k, v in os.environ.items() if k not in model_settings}
-    environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000", **env)
+    environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000",
+                       GPUPY_CALIBRATION_AGREEMENT="1000", **env)
     out = run_python(["-c", "import json, gpupy as gp\n" + code], env=environment, timeout=300)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -37,13 +37,14 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 def run_code(code, cache_dir, timeout=300, **env):
     """`code` in a fresh process against the gpupy under test, with its cost
-    model kept in `cache_dir` (busy-machine detection off unless `env`
-    says: these tests are about the file); returns the last line of output
+    model kept in `cache_dir` (busy-machine and agreement checks off unless
+    `env` says: these tests are about the file); returns the last line of output
     as JSON."""
     model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT", "GPUPY_CALIBRATION",
                       "GPUPY_BLOCK_SIZE", "GPUPY_CACHE_BYTES")
     environment = {k: v for k, v in os.environ.items() if k not in model_settings}
-    environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000")
+    environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000",
+                       GPUPY_CALIBRATION_AGREEMENT="1000")
     environment.update(env)
     out = run_python(["-c", "import json, gpupy as gp\n" + code], env=environment, timeout=timeout)
     assert out.returncode == 0, out.stderr
@@ -162,6 +163,7 @@ print(json.dumps([m['source'], m['parameters']]))
 def test_processes_starting_at_once_measure_once(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("GPUPY_CALIBRATION",)}
     env.update(GPUPY_CACHE_DIR=str(tmp_path), GPUPY_CALIBRATION_BUSY_RATIO="1000",
+               GPUPY_CALIBRATION_AGREEMENT="1000",
                PYTHONPATH=os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p))
     code = "import json, gpupy as gp\n" + WAIT_FOR_THE_MODEL
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=PACKAGE_PARENT, stdout=subprocess.PIPE,
@@ -454,7 +456,8 @@ def test_where_the_inputs_live_decides_on_a_gpus_model(opengl):
 
 def test_calibrate_on_the_command_line_says_where_work_goes(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "GPUPY_CALIBRATION"}
-    env.update(GPUPY_CACHE_DIR=str(tmp_path), GPUPY_CALIBRATION_BUSY_RATIO="1000")
+    env.update(GPUPY_CACHE_DIR=str(tmp_path), GPUPY_CALIBRATION_BUSY_RATIO="1000",
+               GPUPY_CALIBRATION_AGREEMENT="1000")
     out = run_python(["-m", "gpupy", "--calibrate"], env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "cost model of the" in out.stdout and "where work goes:" in out.stdout
