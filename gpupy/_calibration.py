@@ -448,6 +448,10 @@ def _measure_figures(notes):
     # The readback of each result is priced apart (its round trip and bytes).
     d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], max(1.0, t - readback - n * 4 * download))
                                                for n, ops, t in device])
+    # The fit can hand the whole fixed cost to the per-operation term (noise
+    # on a small intercept; a dispatch of 0 is then refused as implausible):
+    # the smallest pass left on the device is a dispatch and little else.
+    d_dispatch = max(d_dispatch, kept[small] - 2 * d_per_op - small * (d_elem + 2 * d_op))
     # Math functions: what a chain of them costs beyond each place's
     # fixed and per-element costs.
     h_math = max(0.0, (host_math - h_dispatch - MATH_OPS * h_per_op) / (big * MATH_OPS))
