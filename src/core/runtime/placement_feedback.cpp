@@ -141,7 +141,18 @@ bool PlacementFeedback::correct(CostModel& m, Place p, const std::vector<Observa
     Scales s = fit_scales(rows, kShareSeen);
     const double a = std::clamp(s.fixed, 1e-4, 1e4), b = std::clamp(s.work, 1e-4, 1e4);
     PlaceState& state = places_[static_cast<int>(p)];
-    const bool off = std::max(std::abs(std::log(a)), std::abs(std::log(b))) > std::log(kOff);
+    // Persistently off: the typical evaluation (the median of measured over
+    // predicted) beyond kOff, not only the fit. A linear model misfits work
+    // of different kinds (rolls against arithmetic) by a few times either
+    // way; fitting each window's mix swung the host engine's scales from
+    // 0.2 to 5 within one program, and the eager threshold with them.
+    std::vector<double> ratios;
+    ratios.reserve(rows.size());
+    for (const Observation& r : rows) ratios.push_back(r.measured / std::max(r.fixed + r.work, 1.0));
+    std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
+    const double typical = ratios.empty() ? 1.0 : ratios[ratios.size() / 2];
+    const bool off = std::abs(std::log(typical)) > std::log(kOff) &&
+                     std::max(std::abs(std::log(a)), std::abs(std::log(b))) > std::log(kOff);
     state.checked = true;
     state.validated = !off;
     if (!off) return false;
