@@ -304,18 +304,16 @@ def _agreed_ns(run, repetitions, name, notes):
 
 
 def busy_ratio():
-    """This thread's wall time over its CPU time for a few milliseconds of
+    """This thread's wall time over its CPU time for ~10 ms of
     single-threaded work: about 1 on an idle machine, more where other
-    processes take its core."""
+    processes take its core. (Over the whole, not the best of a few
+    pieces: a thread woken on a busy machine often gets one piece's worth
+    of its core undisturbed.)"""
     x = numpy.linspace(0.0, 1.0, 1 << 14)
-    best = None
-    for _ in range(3):
-        w0, c0 = time.perf_counter(), time.thread_time()
-        for _ in range(40):
-            numpy.sin(x)
-        ratio = (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
-        best = ratio if best is None else min(best, ratio)
-    return best
+    w0, c0 = time.perf_counter(), time.thread_time()
+    for _ in range(120):
+        numpy.sin(x)
+    return (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
 
 
 def _fit(points):
