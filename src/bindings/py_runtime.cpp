@@ -25,6 +25,14 @@ namespace {
 gpupy_driver_counters g_counter_base{};
 std::string g_counter_driver;
 
+// Work of one elementwise evaluation from its description as numbers:
+// (elements, ops, math, result_bytes, upload_bytes, download_bytes, ...).
+template <typename Numbers>
+Work work_of(const Numbers& a) {
+    return Work::elementwise(static_cast<int64_t>(a[0]), static_cast<int64_t>(a[1]), static_cast<int64_t>(a[2]),
+                             static_cast<int64_t>(a[3]), static_cast<int64_t>(a[4]), static_cast<int64_t>(a[5]));
+}
+
 py::dict stats_dict() {
     const Stats& s = stats();
     py::dict d;
@@ -237,21 +245,20 @@ void register_runtime(py::module_& m) {
                                     const std::vector<std::array<int64_t, 6>>& probe_works) {
         CostModel m = model_from(model);
         const CostModel t = model_from(truth);
-        auto work = [](const std::array<int64_t, 6>& a) { return Work::elementwise(a[0], a[1], a[2], a[3], a[4], a[5]); };
-        auto took = [&](Place p, const Work& w) { return (p == Place::Host ? t.host_engine(w) : t.device(w)).total(); };
+        auto took = [&](Place p, const Work& w) { return t.at(p, w).total(); };
         PlacementFeedback f;
         py::list decisions;
         const char* reasons[] = {"cost model", "measured faster", "tried"};
         for (int r = 0; r < rounds; ++r) {
             for (const auto& a : works) {
-                const Work w = work(a);
+                const Work w = work_of(a);
                 const PlacementFeedback::Choice c = f.choose(m, w);
                 decisions.append(py::make_tuple(c.place == Place::Host ? "host engine" : "device",
                                                 reasons[static_cast<int>(c.reason)]));
                 f.observe(m, c.place, w, took(c.place, w));
                 for (Place p : f.take_probes_wanted()) {
                     std::vector<PlacementFeedback::Timed> rows;
-                    for (const auto& b : probe_works) rows.push_back({work(b), took(p, work(b))});
+                    for (const auto& b : probe_works) rows.push_back({work_of(b), took(p, work_of(b))});
                     f.probed(m, p, rows);
                 }
             }
@@ -301,10 +308,7 @@ void register_runtime(py::module_& m) {
         if (place != "host engine" && place != "device") throw ValueError("place must be 'host engine' or 'device'");
         std::vector<PlacementFeedback::Timed> timed;
         for (const auto& r : rows) {
-            const Work w = Work::elementwise(static_cast<int64_t>(r[0]), static_cast<int64_t>(r[1]),
-                                             static_cast<int64_t>(r[2]), static_cast<int64_t>(r[3]),
-                                             static_cast<int64_t>(r[4]), static_cast<int64_t>(r[5]));
-            timed.push_back({w, r[6]});
+            timed.push_back({work_of(r), r[6]});
         }
         Runtime::get().note_probe(place == "host engine" ? Place::Host : Place::Device, timed);
     });

@@ -1,6 +1,5 @@
 #include "core/building/writes.hpp"
 
-
 #include <cstring>
 #include <vector>
 

@@ -1,6 +1,5 @@
 #include "core/execution/evaluator.hpp"
 
-
 #include <algorithm>
 #include <chrono>
 #include <exception>

@@ -56,12 +56,6 @@ void append_view_key(std::string& k, const NodeView& v) {
     append_dims(k, v.geom.strides);
 }
 
-// An operand whose host bytes another library may write through is read
-// through a snapshot (NodeFactory::unexported).
-void snapshot_if_exported(NodeView& v) { v = NodeFactory::unexported(std::move(v)); }
-
-
-
 // The operands of one node, each read through a snapshot where its bytes
 // are exported; operands that read one exported node through several
 // views (img[1:, :] - img[:-1, :]) share one snapshot of the whole node.
@@ -72,7 +66,7 @@ void snapshot_operands(std::vector<NodeView>& operands) {
         bool again = false;
         for (size_t j = i + 1; j < operands.size() && !again; ++j) again = operands[j].node.get() == x;
         if (!again) {
-            snapshot_if_exported(operands[i]);
+            operands[i] = NodeFactory::unexported(std::move(operands[i]));
             continue;
         }
         NodeRef copy = NodeFactory::unexported(operands[i].node);
@@ -98,6 +92,18 @@ std::vector<LastSnapshot>& last_snapshots() {
 }
 int64_t g_snapshots_reused = 0;
 
+// Drops the kept snapshots of buffers that died or for which `drop` holds.
+template <typename Drop>
+void drop_snapshots(Drop drop) {
+    auto& kept = last_snapshots();
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [&](const LastSnapshot& s) {
+                                  const std::shared_ptr<HostBuffer> h = s.host.lock();
+                                  return !h || drop(*h);
+                              }),
+               kept.end());
+}
+
 NodeRef copy_of(const Node* x) {
     NodeRef copy = NodeFactory::array_uninitialized(x->dtype(), x->shape());
     copy_bytes(copy->host_data(), x->host_data(), static_cast<size_t>(x->nbytes()));
@@ -111,13 +117,8 @@ NodeRef snapshot(Node* x) {
         return copy_of(x);
     // While the exported bytes stay as they were, one snapshot serves every
     // node built on them.
+    drop_snapshots([](const HostBuffer& h) { return !h.exported(); });
     auto& kept = last_snapshots();
-    kept.erase(std::remove_if(kept.begin(), kept.end(),
-                              [](const LastSnapshot& s) {
-                                  const std::shared_ptr<HostBuffer> h = s.host.lock();
-                                  return !h || !h->exported();
-                              }),
-               kept.end());
     // (Compared byte for byte: as fast as the copy it saves, and exact.)
     auto same = std::find_if(kept.begin(), kept.end(), [&](const LastSnapshot& s) { return s.host.lock() == host; });
     if (same != kept.end() && std::memcmp(same->copy->host_data(), host->data(), host->nbytes()) == 0) {
@@ -250,7 +251,7 @@ NodeRef NodeFactory::index(DType dtype, const Dims& shape, int axis) {
 }
 
 NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, const ReduceParams& p) {
-    snapshot_if_exported(operand);
+    operand = NodeFactory::unexported(std::move(operand));
     const bool sizable = operand.geom.size() >= recent_min_elements();  // (its work is its operand's size)
     std::string key = key_header(CORE_OP_REDUCE, dtype, shape);
     append<int32_t>(key, p.fold);
@@ -279,7 +280,7 @@ NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView
 }
 
 NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& p) {
-    snapshot_if_exported(operand);
+    operand = NodeFactory::unexported(std::move(operand));
     std::string key = key_header(CORE_OP_REMAP, dtype, shape);
     append_dims(key, p.div);
     append_dims(key, p.mod);
@@ -333,13 +334,7 @@ int64_t NodeFactory::export_snapshots() { return g_export_snapshots; }
 int64_t NodeFactory::snapshots_reused() { return g_snapshots_reused; }
 
 void NodeFactory::forget_snapshot_of(const HostBuffer* host) {
-    auto& kept = last_snapshots();
-    kept.erase(std::remove_if(kept.begin(), kept.end(),
-                              [&](const LastSnapshot& s) {
-                                  const std::shared_ptr<HostBuffer> h = s.host.lock();
-                                  return !h || h.get() == host;
-                              }),
-               kept.end());
+    drop_snapshots([&](const HostBuffer& h) { return &h == host; });
 }
 int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().size()); }
 

@@ -86,12 +86,16 @@ CachedBlock* BlockCache::insert(Node* node, const ViewGeometry& geom, int64_t in
     b->nbytes = nelems * dtype_itemsize(dtype);
     b->handle = handle;
     b->dirty = dirty;
+    used_ += b->nbytes;
+    return attach(std::move(b));
+}
+
+CachedBlock* BlockCache::attach(std::unique_ptr<CachedBlock> b) {
     CachedBlock* raw = b.get();
-    by_hash_.emplace(raw->key.hash(), std::move(b));
-    by_node_.emplace(node, raw);
-    ++node->cached_blocks;
-    used_ += raw->nbytes;
+    by_node_.emplace(raw->node, raw);
+    ++raw->node->cached_blocks;
     policy_->inserted(raw);
+    by_hash_.emplace(raw->key.hash(), std::move(b));
     return raw;
 }
 
@@ -216,10 +220,7 @@ int64_t BlockCache::move_blocks(Node* from, Node* to) {
         std::unique_ptr<CachedBlock> owned = detach(b);
         owned->key.node_id = to->id();
         owned->node = to;
-        by_node_.emplace(to, b);
-        ++to->cached_blocks;
-        policy_->inserted(b);
-        by_hash_.emplace(owned->key.hash(), std::move(owned));
+        attach(std::move(owned));
         ++moved;
     }
     return moved;

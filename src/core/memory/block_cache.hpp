@@ -121,6 +121,8 @@ private:
     void evict(CachedBlock* b, bool read_back);
     // Removes b from every index; returns its ownership.
     std::unique_ptr<CachedBlock> detach(CachedBlock* b);
+    // Enters b (its node and key set) in every index: detach's inverse.
+    CachedBlock* attach(std::unique_ptr<CachedBlock> b);
     CachedBlock* find(const Node* node, const ViewGeometry& geom, int64_t index) const;
 
     Driver* driver_ = nullptr;

@@ -36,6 +36,9 @@ struct Work {
     }
 };
 
+// The two places an evaluation wanted in host memory can run.
+enum class Place { Host = 0, Device = 1 };
+
 // A place's cost of some work: fixed (per evaluation) plus work (growing
 // with the elements and bytes). The two are corrected apart.
 struct Cost {
@@ -104,6 +107,8 @@ struct CostModel {
                     static_cast<double>(w.upload_bytes) * upload_ns_per_byte +
                     static_cast<double>(w.result_bytes) * download_ns_per_byte};
     }
+
+    Cost at(Place p, const Work& w) const { return p == Place::Host ? host_engine(w) : device(w); }
 
     // The host engine's or the device's parameters scaled: the fixed costs
     // by `fixed`, the costs of work by `work` (what the place measured

@@ -16,8 +16,6 @@ int log2_bucket(int64_t x) {
     return b;
 }
 
-Cost cost_at(const CostModel& m, Place p, const Work& w) { return p == Place::Host ? m.host_engine(w) : m.device(w); }
-
 struct Scales {
     double fixed = 1, work = 1;
 };
@@ -95,7 +93,7 @@ bool PlacementFeedback::observe(CostModel& m, Place p, const Work& w, double mea
     const double per_element = measured_ns / static_cast<double>(w.elements);
     s.ns_per_element[i] = s.measured[i] ? 0.5 * (s.ns_per_element[i] + per_element) : per_element;
     ++s.measured[i];
-    const Cost predicted = cost_at(m, p, w);
+    const Cost predicted = m.at(p, w);
     std::vector<Observation>& recent = recent_[i];
     recent.push_back({predicted.fixed, predicted.work, measured_ns});
     if (static_cast<int>(recent.size()) > kWindow) recent.erase(recent.begin());
@@ -103,7 +101,7 @@ bool PlacementFeedback::observe(CostModel& m, Place p, const Work& w, double mea
     const Place other = p == Place::Host ? Place::Device : Place::Host;
     const int o = static_cast<int>(other);
     if (!places_[o].checked && !places_[o].probe_asked &&
-        cost_at(m, other, w).total() < kProbeRatio * std::max(predicted.total(), 1.0)) {
+        m.at(other, w).total() < kProbeRatio * std::max(predicted.total(), 1.0)) {
         unchecked_spent_ns_[o] += measured_ns;
         if (unchecked_spent_ns_[o] >= (other == Place::Host ? kProbeHostAfterNs : kProbeDeviceAfterNs)) {
             places_[o].probe_asked = true;
@@ -127,7 +125,7 @@ bool PlacementFeedback::probed(CostModel& m, Place p, const std::vector<Timed>& 
     std::vector<Observation> observed;
     for (const Timed& r : rows) {
         if (r.work.elements <= 0 || !(r.ns > 0)) continue;
-        const Cost predicted = cost_at(m, p, r.work);
+        const Cost predicted = m.at(p, r.work);
         observed.push_back({predicted.fixed, predicted.work, r.ns});
     }
     places_[static_cast<int>(p)].probe_asked = true;

@@ -39,8 +39,6 @@
 
 namespace gpupy {
 
-enum class Place { Host = 0, Device = 1 };
-
 class PlacementFeedback {
 public:
     enum class Reason { Model, Measured, Exploration };

@@ -98,19 +98,17 @@ bool Runtime::use_host_engine(const Work& w, bool* by_model) {
 }
 
 void Runtime::note_evaluation(Place p, const Work& w, double measured_ns) {
-    if (!cost_model_.calibrated) return;
-    if (feedback_.observe(cost_model_, p, w, measured_ns)) {
-        model_corrected_ = true;
-        ++stats().model_corrections;
-    }
+    if (cost_model_.calibrated) count_correction(feedback_.observe(cost_model_, p, w, measured_ns));
 }
 
 void Runtime::note_probe(Place p, const std::vector<PlacementFeedback::Timed>& rows) {
-    if (!cost_model_.calibrated) return;
-    if (feedback_.probed(cost_model_, p, rows)) {
-        model_corrected_ = true;
-        ++stats().model_corrections;
-    }
+    if (cost_model_.calibrated) count_correction(feedback_.probed(cost_model_, p, rows));
+}
+
+void Runtime::count_correction(bool corrected) {
+    if (!corrected) return;
+    model_corrected_ = true;
+    ++stats().model_corrections;
 }
 
 Driver& Runtime::driver() {

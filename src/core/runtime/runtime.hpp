@@ -148,6 +148,7 @@ private:
     CostModel cost_model_;
     PlacementFeedback feedback_;
     bool model_corrected_ = false;
+    void count_correction(bool corrected);
     bool host_engine_missing_ = false;
     std::set<std::string> left_at_fork_;  // device drivers of a parent process
 };

@@ -16,8 +16,8 @@ struct Stats {
     int64_t evictions = 0;          // blocks evicted from the device cache
     int64_t eviction_readbacks = 0; // evicted blocks read back first (values nowhere else)
     int64_t collapses = 0;          // subexpressions evaluated separately by partitioning
-    int64_t exports_kept_device_copies = 0;
-    int64_t device_copies_adopted = 0;  // device blocks a snapshot of exported bytes took from their node  // exports that ended with the bytes unchanged: device copies kept
+    int64_t exports_kept_device_copies = 0;  // exports that ended with the bytes unchanged: device copies kept
+    int64_t device_copies_adopted = 0;  // device blocks a snapshot of exported bytes took from their node
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
     int64_t sibling_outputs = 0;    // blocks of other expressions written by an evaluation as further outputs
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
