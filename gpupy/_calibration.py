@@ -79,10 +79,8 @@ NUMPY_SIZES = (16, 1 << 16)
 EAGER_LIMITS = (0, NUMPY_SIZES[-1])
 
 MAX_ROUNDS = 4  # rounds a figure gets at most
-# This thread's wall time over its CPU time, for a piece of single-threaded
-# work: 1 on an idle machine; beyond this, other processes took its core.
-# GPUPY_CALIBRATION_BUSY_RATIO sets another (tests of the file's mechanics
-# raise it, so that a busy test machine still saves).
+
+
 def _env_number(name, default):
     text = os.environ.get(name)
     if not text:
@@ -93,6 +91,10 @@ def _env_number(name, default):
         raise ValueError(f"{name} must be a number, got {text!r}") from None
 
 
+# This thread's wall time over its CPU time, for a piece of single-threaded
+# work: 1 on an idle machine; beyond this, other processes took its core.
+# GPUPY_CALIBRATION_BUSY_RATIO sets another (tests of the file's mechanics
+# raise it, so that a busy test machine still saves).
 BUSY_RATIO = _env_number("GPUPY_CALIBRATION_BUSY_RATIO", 1.3)
 # Two rounds of a figure agree when they differ by at most this fraction.
 # GPUPY_CALIBRATION_AGREEMENT sets another (tests of the file's mechanics
@@ -303,17 +305,21 @@ def _agreed_ns(run, repetitions, name, notes):
     return min(rounds)
 
 
-def busy_ratio():
-    """This thread's wall time over its CPU time for ~10 ms of
-    single-threaded work: about 1 on an idle machine, more where other
-    processes take its core. (Over the whole, not the best of a few
+def _wall_over_cpu(run):
+    """run()'s result, and its wall time over this thread's CPU time:
+    about 1 for single-threaded work on an idle machine, more where other
+    processes took the core. (Over the whole run, not the best of a few
     pieces: a thread woken on a busy machine often gets one piece's worth
     of its core undisturbed.)"""
-    x = numpy.linspace(0.0, 1.0, 1 << 14)
     w0, c0 = time.perf_counter(), time.thread_time()
-    for _ in range(120):
-        numpy.sin(x)
-    return (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
+    result = run()
+    return result, (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
+
+
+def busy_ratio():
+    """_wall_over_cpu of ~10 ms of NumPy's single-threaded work."""
+    x = numpy.linspace(0.0, 1.0, 1 << 14)
+    return _wall_over_cpu(lambda: [numpy.sin(x) for _ in range(120)])[1]
 
 
 def _fit(points):
@@ -461,15 +467,12 @@ def _measure_figures(notes):
     flops = 2.0 * PRODUCT_N ** 3
     blas = figure("BLAS product", lambda: numpy.matmul(h, h.T)) / flops
     device_product = figure("device product", lambda: numpy.asarray(_device_product(g)), 2) / flops
-    # NumPy's own cost per op.
-    # Single-threaded work: its wall time over this thread's CPU time says
-    # whether another process took the core meanwhile (the busy checks
-    # before and after the calibration miss a neighbour that came and went).
+    # NumPy's own cost per op: single-threaded work, so its wall time over
+    # this thread's CPU time is a busy check inside the calibration (the
+    # ones before and after miss a neighbour that came and went).
     npx = {n: numpy.linspace(0.0, 1.0, n, dtype=numpy.float32) for n in NUMPY_SIZES}
-    w0, c0 = time.perf_counter(), time.thread_time()
-    np_dispatch, np_elem = _fit([([1.0, n], figure(f"NumPy op at {n}", lambda n=n: numpy.multiply(npx[n], 1.0001), 9))
-                                 for n in NUMPY_SIZES])
-    share = (time.perf_counter() - w0) / max(time.thread_time() - c0, 1e-6)
+    (np_dispatch, np_elem), share = _wall_over_cpu(lambda: _fit(
+        [([1.0, n], figure(f"NumPy op at {n}", lambda n=n: numpy.multiply(npx[n], 1.0001), 9)) for n in NUMPY_SIZES]))
     if share > BUSY_RATIO:
         notes.append(f"the machine was busy: this thread got 1/{share:.2f} of its core while NumPy's op was timed")
     return {"host_dispatch_ns": h_dispatch, "host_ns_per_op": h_per_op, "host_ns_per_element_op": h_op,
@@ -682,6 +685,11 @@ def hand_to_core():
     _core.set_cost_model({k: p[k] for k in _core.cost_model_parameters()} if p else {})
 
 
+def _note(text):
+    """Adds a note to what cost_model() says of the model in use."""
+    _state["notes"] = list(_state.get("notes") or []) + [text]
+
+
 def cost_model():
     """The cost model in use: where it came from ("loaded", "measured",
     "measured (for this process only, not saved: why)", "off", "failed
@@ -703,10 +711,8 @@ _SAVE_EVERY = 2.0  # seconds between saves of a corrected model (and one at exit
 _last_save = [0.0]
 _unsaved = [False]
 # Set once a correction came while the machine was busy: what the
-# evaluations measured then describes the load, not the machine (a
-# corrected model saved from a test run beside a fuzzing campaign priced
-# NumPy's element at 1.9 ns and sent 4,096-element vectors to the host
-# engine), so this process's corrections are its own.
+# evaluations measured then describes the load, not the machine, so this
+# process's corrections are its own.
 _corrected_while_busy = [False]
 
 
@@ -730,9 +736,8 @@ def _corrected():
         busy = busy_ratio()
         if busy > BUSY_RATIO:
             _corrected_while_busy[0] = True
-            _state["notes"] = list(_state.get("notes") or []) + [
-                f"a correction came while the machine was busy (this thread got 1/{busy:.2f} of its core): "
-                "this process's corrections are not saved"]
+            _note(f"a correction came while the machine was busy (this thread got 1/{busy:.2f} of its core): "
+                  "this process's corrections are not saved")
     if time.monotonic() - _last_save[0] >= _SAVE_EVERY:
         save_corrections()
 
@@ -789,8 +794,7 @@ def probe(places):
             _core.uncounted(lambda place=place: rows.extend(_probe_rows(place)))
             _core.note_probe(place, rows)
         except Exception as exc:  # a probe never breaks the operation that asked for it
-            _state["notes"] = list(_state.get("notes") or []) + [f"probe of the {place} failed: "
-                                                                f"{type(exc).__name__}: {exc}"]
+            _note(f"probe of the {place} failed: {type(exc).__name__}: {exc}")
 
 
 def _probe_rows(place):
