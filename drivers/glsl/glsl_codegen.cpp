@@ -138,6 +138,18 @@ public:
 private:
     std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
     std::string reg(int i) const { return "t" + std::to_string(i); }
+    // Operand `arg` of instruction `in` as its operation reads it. A
+    // GPU-like build (CodegenOptions::gpu_like) flushes the float32
+    // operands and result of every operation but a selection, as NVIDIA's
+    // arithmetic does; leaves and copies keep the bits.
+    bool flushes(const gpupy_ir_instr& in) const {
+        return opt_.gpu_like.flush_subnormals && in.op != GPUPY_OP_WHERE;
+    }
+    std::string operand(const gpupy_ir_instr& in, int arg) {
+        if (!flushes(in) || ir_.instr[arg].dtype != GPUPY_FLOAT32) return reg(arg);
+        fns_.use("gp__ftz");
+        return "gp__ftz(" + reg(arg) + ")";
+    }
     std::string map_index(int i);
     std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
     std::string load(int i, int& unit);
@@ -314,7 +326,7 @@ std::string Writer::check(int i, int k) {
     std::string inf_in = "false", zero_in = "false";
     for (int arg : floats) {
         inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, reg(arg));
-        zero_in += " || " + reg(arg) + " == 0.0";
+        zero_in += " || " + operand(in, arg) + " == 0.0";  // as the operation read it
     }
     // One test on the common path (a finite value); the operands are
     // looked at only where the value is not.
@@ -419,11 +431,15 @@ std::string Writer::generate(GeneratedShader& out) {
                 std::vector<std::string> args;
                 unsigned never_nan = 0;
                 for (int k = 0; k < arity; ++k) {
-                    args.push_back(reg(in.arg[k]));
+                    args.push_back(operand(in, in.arg[k]));
                     if (facts[in.arg[k]] & kNeverNan) never_nan |= 1u << k;
                 }
                 std::string e =
                     op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps, never_nan);
+                if (flushes(in) && in.dtype == GPUPY_FLOAT32 && !e.empty()) {
+                    fns_.use("gp__ftz");
+                    e = "gp__ftz(" + e + ")";
+                }
                 body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
             }
         }
@@ -437,7 +453,7 @@ std::string Writer::generate(GeneratedShader& out) {
     }
 
     std::ostringstream src;
-    src << "#version 450 core\n";
+    src << "#version 450 core\n" << gpu_like_defines(opt_.gpu_like);
     if (need_int64) src << "#extension GL_ARB_gpu_shader_int64 : require\n";
     src << "// gpupy: generated from IR (" << ir_.ninstr << " instructions)\n";
     src << "layout(local_size_x = " << kWorkGroupSize << ") in;\n";
@@ -473,6 +489,10 @@ std::string Writer::generate(GeneratedShader& out) {
         src << "uniform " << (t == GPUPY_BOOL ? "uint" : glsl_type(t).glsl_type) << " u_ident" << suffix(k) << ";\n";
         folds.push_back(op_expression(k ? ir_.output_reduce_op[k] : ir_.reduce_op, t, t,
                                       {"acc" + suffix(k), "v" + suffix(k)}, fns_, opt_.caps));
+        if (t == GPUPY_FLOAT32 && opt_.gpu_like.flush_subnormals) {
+            fns_.use("gp__ftz");
+            folds.back() = "gp__ftz(" + folds.back() + ")";
+        }
     }
     // The checked folds' code, written now: the functions it uses go in
     // with the others just below.
@@ -697,6 +717,14 @@ void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vecto
     }
 }
 
+std::string gpu_like_defines(const GpuLikeFloats& g) {
+    std::string s;
+    if (g.flush_subnormals) s += "#define GPUPY_FLUSH_SUBNORMALS\n";
+    if (g.loose_division) s += "#define GPUPY_LOOSE_DIVISION\n";
+    if (g.loose_sqrt) s += "#define GPUPY_LOOSE_SQRT\n";
+    return s;
+}
+
 std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool want_source, GeneratedShader& out) {
     std::string err = validate(ir, opt.caps, opt.require_blocks);
     if (!err.empty()) return err;
@@ -772,6 +800,7 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
         }
         cost += op_cost(in.op, is_leaf(in.op) ? in.dtype : operand_dtype(ir, in));
     }
+    put(opt.gpu_like.flush_subnormals | opt.gpu_like.loose_division << 1 | opt.gpu_like.loose_sqrt << 2);
     if (!opt.debug_append.empty()) key += "|debug:" + opt.debug_append;
     out.instruction_cost = cost;
     // Only what leaves add; the fixed part (start, count, shape, ...) is

@@ -47,6 +47,28 @@ struct GeneratedShader {
     bool tiled = false;
 };
 
+// Shaders built to behave as a GPU whose float32 arithmetic is as loose as
+// GLSL allows (flushed subnormals, `/` and sqrt() up to 2 ulp off; NVIDIA's
+// GPUs do all three, and float64 sqrt() too), on any device: the OpenGL driver's test mode
+// (GPUPY_GL_FLOAT_PROBE), so that a CPU renderer runs the code a GPU runs
+// and returns what such a GPU may return. Each is a #define the library's
+// gp__ftz, gp__fdiv and gp__fsqrt (glsl_math/core.glsl) read; with
+// flush_subnormals the generated code also flushes every float32 value it
+// loads, computes or folds.
+struct GpuLikeFloats {
+    bool flush_subnormals = false;
+    bool loose_division = false;
+    bool loose_sqrt = false;
+    // A finding only, for the driver: float64 division reported inexact
+    // (the driver leaves it to the host; sqrt_inexact loosens float64's
+    // root, which has a correctly rounded routine).
+    bool float64_division_inexact = false;
+    bool any() const { return flush_subnormals || loose_division || loose_sqrt; }
+};
+
+// The lines after #version that build a shader as `g` says.
+std::string gpu_like_defines(const GpuLikeFloats& g);
+
 struct CodegenOptions {
     int texture_width = 4096;
     DeviceCaps caps;
@@ -64,6 +86,7 @@ struct CodegenOptions {
     // made not finite, without a branch (any non-zero flag: run the full
     // form for the bits).
     bool detailed_checks = false;
+    GpuLikeFloats gpu_like;
 };
 
 // The shader storage buffer binding where a program ORs its checks'

@@ -152,12 +152,17 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     const int sa = layout.leaf[form.a_load], sb = layout.leaf[form.b_load];
     auto stride = [&](int s, int d) { return p(s + 1 + d); };
 
+    // A GPU-like build (CodegenOptions::gpu_like) flushes float32 operands
+    // and results.
+    const bool flush = dtype == GPUPY_FLOAT32 && opt.gpu_like.flush_subnormals;
+    if (flush) fns.use("gp__ftz");
     // One operand element as the product's dtype: the texel, then the IR's
-    // own CAST where it has one.
+    // own CAST where it has one (and the flush).
     auto reader = [&](const char* name, int load, int cast, int unit) {
         const int from = ir.instr[load].dtype;
         std::string v = texel_read(from, "u_t" + std::to_string(unit), "ivec2(e % W, e / W)");
         if (cast >= 0) v = op_expression(GPUPY_OP_CAST, from, dtype, {v}, fns, opt.caps);
+        if (flush) v = "gp__ftz(" + v + ")";
         return "layout(binding = " + std::to_string(unit) + ") uniform " + glsl_type(from).sampler + " u_t" +
                std::to_string(unit) + ";\n" + T + " " + name + "(int e) { return " + v + "; }\n";
     };
@@ -167,7 +172,7 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
         reader("read_a", form.a_load, form.a_cast, a_unit) + reader("read_b", form.b_load, form.b_cast, 1 - a_unit);
 
     std::ostringstream s;
-    s << "#version 450 core\n";
+    s << "#version 450 core\n" << gpu_like_defines(opt.gpu_like);
     s << "// gpupy: tiled matrix product (glsl_contraction.hpp)\n";
     const int side = opt.shared_tiles ? kThreads : kRegisterThreads;
     s << "layout(local_size_x = " << side << ", local_size_y = " << side << ") in;\n";
@@ -189,7 +194,8 @@ std::string contraction_source(const gpupy_ir& ir, const ContractionForm& form, 
     s << "    int f = ((b * n + min(i, n - 1)) * m + min(j, m - 1)) * nchunks + c;\n";
     s << "    if (i < n && j < m && f >= start && f - start < " << p(layout.count) << ") {\n";
     s << "        int at = " << p(layout.dst_offset) << " + f - start;\n";
-    s << "        imageStore(u_dst, ivec2(at % W, at / W), " << image_texel(dtype, "value") << ");\n";
+    s << "        imageStore(u_dst, ivec2(at % W, at / W), " << image_texel(dtype, flush ? "gp__ftz(value)" : "value")
+      << ");\n";
     s << "    }\n";
     s << "}\n";
     s << "void main() {\n";

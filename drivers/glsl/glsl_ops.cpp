@@ -257,10 +257,12 @@ std::string snippet_SQUARE(const Snippet& s) {
 }
 std::string snippet_RECIPROCAL(const Snippet& s) { return s.is_float() ? quotient(s, lit(s.in, 1), s.a[0]) : ""; }
 // sqrt of a negative number is NaN explicitly (GLSL leaves it undefined).
+// Where the device's root is inexact, a correctly rounded routine: glsl_math's
+// for float32, glsl_runtime/float64_roots.glsl's for float64.
 std::string snippet_SQRT(const Snippet& s) {
     if (!s.is_float()) return "";
     std::string root;
-    if (s.f64()) root = s.caps.f64_sqrt_exact ? "sqrt(" + s.a[0] + ")" : "";
+    if (s.f64()) root = s.caps.f64_sqrt_exact ? "sqrt(" + s.a[0] + ")" : s.fn("gpo_sqrt_rn_f64", s.a);
     else root = s.caps.f32_sqrt_exact ? "sqrt(" + s.a[0] + ")" : s.fn("gp__sqrt_rn", s.a);
     return root.empty() ? root : s.fn("gpo_sqrt_guard_" + s.s(), {s.a[0], root});
 }

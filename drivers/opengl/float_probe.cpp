@@ -1,5 +1,6 @@
 #include "float_probe.hpp"
 
+#include "glsl_library.hpp"
 #include "program_cache.hpp"
 
 #include <GL/glew.h>
@@ -60,9 +61,9 @@ void main() {
     if (i < u_n32) {
         precise float a = uintBitsToFloat(in32[2 * i]);
         precise float b = uintBitsToFloat(in32[2 * i + 1]);
-        precise float q = a / b;
-        precise float s = sqrt(a);
-        precise float m = a * b;
+        precise float q = gp__fdiv(a, b);
+        precise float s = gp__fsqrt(a);
+        precise float m = gp__ftz(gp__ftz(a) * gp__ftz(b));
         out32[3 * i] = floatBitsToUint(q);
         out32[3 * i + 1] = floatBitsToUint(s);
         out32[3 * i + 2] = floatBitsToUint(m);
@@ -72,7 +73,7 @@ void main() {
         precise double a = packDouble2x32(in64[2 * i]);
         precise double b = packDouble2x32(in64[2 * i + 1]);
         precise double q = a / b;
-        precise double s = sqrt(a);
+        precise double s = gpo_fsqrt_f64(a);
         out64[2 * i] = unpackDouble2x32(q);
         out64[2 * i + 1] = unpackDouble2x32(s);
     }
@@ -82,7 +83,7 @@ void main() {
 
 }  // namespace
 
-std::string probe_float_behaviour(bool fp64, FloatBehaviour* out) {
+std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* out) {
     Rng rng;
     // float32 operands: sign, exponent within 2^-20..2^20, any mantissa.
     auto normal32 = [&](bool positive) {
@@ -115,7 +116,15 @@ std::string probe_float_behaviour(bool fp64, FloatBehaviour* out) {
     }
 
     std::string why;
-    const std::string source = std::string("#version 450\n") + (fp64 ? "#define PROBE_FP64\n" : "") + kShader;
+    // float32's operators as the library's shaders use them (built GPU-like
+    // where asked).
+    gpupy_glsl::ShaderFunctions fns;
+    for (const char* fn : {"gp__fdiv", "gp__fsqrt"}) fns.use(fn);
+    if (fp64) fns.use("gpo_fsqrt_f64");
+    std::string library;
+    for (const std::string& fn : fns.order) library += gpupy_glsl::GlslLibrary::embedded().text(fn);
+    const std::string source = std::string("#version 450\n") + gpupy_glsl::gpu_like_defines(gpu_like) +
+                               (fp64 ? "#define PROBE_FP64\n" : "") + library + kShader;
     const GLuint prog = build_compute_program(source, why);
     if (!prog) return "the float probe: " + why.substr(0, why.find('\n'));
     GLuint buf[4] = {0, 0, 0, 0};
@@ -162,7 +171,7 @@ std::string probe_float_behaviour(bool fp64, FloatBehaviour* out) {
     return "";
 }
 
-std::string pretend_float_findings(const char* spec, FloatBehaviour* b) {
+std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out) {
     if (!spec) return "";
     std::string s(spec), word;
     for (size_t i = 0; i <= s.size(); ++i) {
@@ -170,13 +179,18 @@ std::string pretend_float_findings(const char* spec, FloatBehaviour* b) {
             word += s[i];
             continue;
         }
-        if (word == "subnormals_flushed") b->f32_subnormals = false;
-        else if (word == "division_inexact") b->f32_division_exact = b->f64_division_exact = false;
-        else if (word == "sqrt_inexact") b->f32_sqrt_exact = b->f64_sqrt_exact = false;
+        if (word == "subnormals_flushed") out->flush_subnormals = true;
+        else if (word == "division_inexact") out->loose_division = true;
+        else if (word == "sqrt_inexact") out->loose_sqrt = true;
+        else if (word == "float64_division_inexact") out->float64_division_inexact = true;
         else if (!word.empty()) return word;
         word.clear();
     }
     return "";
+}
+
+void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b) {
+    if (gpu_like.float64_division_inexact) b->f64_division_exact = false;
 }
 
 }  // namespace gpupy_gl

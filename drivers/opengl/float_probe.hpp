@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "glsl_codegen.hpp"  // GpuLikeFloats
+
 namespace gpupy_gl {
 
 struct FloatBehaviour {
@@ -21,15 +23,25 @@ struct FloatBehaviour {
     bool f64_sqrt_exact = true;
 };
 
-// Runs the probe with the current context; `fp64`: also float64. Returns
-// "" or why it could not run (the caller then assumes nothing is exact).
-std::string probe_float_behaviour(bool fp64, FloatBehaviour* out);
+// Runs the probe with the current context; `fp64`: also float64. Its
+// shader is built as `gpu_like` says, with the library's gp__fdiv,
+// gp__fsqrt and gp__ftz (a GPU-like build: what such a device does is
+// then what the probe finds). Returns "" or why it could not run (the
+// caller then assumes nothing is exact).
+std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* out);
 
-// Applies GPUPY_GL_FLOAT_PROBE, a comma-separated list of findings to
-// pretend (subnormals_flushed, division_inexact, sqrt_inexact): the tests
-// use it to run the paths a GPU takes on a CPU renderer. Returns "" or the
-// unknown word.
-std::string pretend_float_findings(const char* spec, FloatBehaviour* b);
+// Reads GPUPY_GL_FLOAT_PROBE, a comma-separated list of the findings a
+// GPU-like build shows: subnormals_flushed (float32), division_inexact
+// (float32) and sqrt_inexact (float32 and float64) build the shaders as
+// such a GPU's arithmetic behaves, so that the tests run on a CPU renderer
+// the code a GPU runs and get what it may return; float64_division_inexact
+// is a finding only (an inexact float64 division is left to the host, so
+// the device never runs it). An NVIDIA H200 showed all but that one.
+// Returns "" or the unknown word.
+std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out);
+
+// The float64 finding a GPU-like build names.
+void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b);
 
 }  // namespace gpupy_gl
 

@@ -60,6 +60,7 @@ struct Driver {
     // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
     bool cpu_renderer = false;
     FloatBehaviour floats;         // measured at init (float_probe.hpp)
+    GpuLikeFloats gpu_like;        // GPUPY_GL_FLOAT_PROBE: shaders built as a GPU's
     std::string float_probe_note;  // why the probe could not run, if so
     // GPUPY_FLOAT32_SUBNORMALS: "flush" (float32 on the device, subnormals
     // flushed: the default where the device flushes, said in describe()),
@@ -85,11 +86,23 @@ struct Driver {
         o.debug_append = debug_append;
         o.tiled_products = tiled_products;
         o.shared_tiles = shared_tiles;
+        o.gpu_like = gpu_like;
         return o;
     }
 };
 
 Driver* D(void* ctx) { return static_cast<Driver*>(ctx); }
+
+// GPUPY_GL_FLOAT_PROBE as the driver took it: the findings its shaders are
+// built to show, or "no".
+std::string gpu_like_words(const GpuLikeFloats& g) {
+    std::string s;
+    if (g.flush_subnormals) s += "subnormals_flushed";
+    if (g.loose_division) s += std::string(s.empty() ? "" : ",") + "division_inexact";
+    if (g.loose_sqrt) s += std::string(s.empty() ? "" : ",") + "sqrt_inexact";
+    if (g.float64_division_inexact) s += std::string(s.empty() ? "" : ",") + "float64_division_inexact";
+    return s.empty() ? "no" : s;
+}
 
 // Runs `body` with the context current, turning exceptions into
 // GPUPY_ERROR.
@@ -120,13 +133,14 @@ int64_t default_memory_budget(const GlLimits& gl) {
 // and sets what the generator may rely on. Returns "" or why the settings
 // are wrong.
 std::string apply_float_behaviour(Driver* d) {
-    d->float_probe_note = probe_float_behaviour(d->caps.fp64, &d->floats);
+    const std::string unknown = gpu_like_floats(std::getenv("GPUPY_GL_FLOAT_PROBE"), &d->gpu_like);
+    if (!unknown.empty()) return "GPUPY_GL_FLOAT_PROBE: unknown finding '" + unknown + "'";
+    d->float_probe_note = probe_float_behaviour(d->caps.fp64, d->gpu_like, &d->floats);
     if (!d->float_probe_note.empty()) {
         // Nothing measured: assume the least GLSL promises.
         d->floats = FloatBehaviour{false, false, false, false, false};
     }
-    const std::string pretend = pretend_float_findings(std::getenv("GPUPY_GL_FLOAT_PROBE"), &d->floats);
-    if (!pretend.empty()) return "GPUPY_GL_FLOAT_PROBE: unknown finding '" + pretend + "'";
+    apply_gpu_like_float64(d->gpu_like, &d->floats);
     const char* policy = std::getenv("GPUPY_FLOAT32_SUBNORMALS");
     const std::string p = policy ? policy : "";
     if (p != "" && p != "exact" && p != "flush")
@@ -165,7 +179,8 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             }
             // A CPU renderer loads shared memory a lane at a time: its
             // products read their operands straight into registers.
-            d->shared_tiles = !d->cpu_renderer;
+            // A GPU-like build runs a GPU's form there too.
+            d->shared_tiles = !d->cpu_renderer || d->gpu_like.any();
             int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -500,6 +515,7 @@ const char* drv_describe(void* ctx) {
       << "vendor: " << d->gl.vendor << "\n"
       << "renderer: " << d->gl.renderer << "\n"
       << "cpu_renderer: " << (d->cpu_renderer ? "yes" : "no") << "\n"
+      << "gpu_like_floats: " << gpu_like_words(d->gpu_like) << "\n"
       << "gl_version: " << d->gl.gl_version << "\n"
       << "glsl_version: " << d->gl.glsl_version << "\n"
       << "shader_stage: compute\n"
@@ -521,7 +537,7 @@ const char* drv_describe(void* ctx) {
       << "float32_division: " << (d->floats.f32_division_exact ? "exact" : "approximate (corrected)") << "\n"
       << "float32_sqrt: " << (d->floats.f32_sqrt_exact ? "exact" : "approximate (corrected)") << "\n"
       << "float64_division: " << (!d->caps.fp64 ? "none" : d->floats.f64_division_exact ? "exact" : "approximate (on the host)") << "\n"
-      << "float64_sqrt: " << (!d->caps.fp64 ? "none" : d->floats.f64_sqrt_exact ? "exact" : "approximate (on the host)") << "\n"
+      << "float64_sqrt: " << (!d->caps.fp64 ? "none" : d->floats.f64_sqrt_exact ? "exact" : "approximate (corrected)") << "\n"
       << "int64: " << (d->caps.int64 ? "yes" : "no") << "\n"
       << "limit_textures: " << limit(d->limits.slot[kTextures]) << "\n"
       << "limit_uniform_components: " << limit(d->limits.slot[kUniforms]) << "\n"
@@ -556,7 +572,8 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         // 1 / default: the form the device suits (shared memory on a GPU,
         // registers on a CPU renderer); or one of them by name; 0: none.
         if (v == "0") d->tiled_products = false;
-        else if (v == "1" || is_default(value)) d->tiled_products = true, d->shared_tiles = !d->cpu_renderer;
+        else if (v == "1" || is_default(value))
+            d->tiled_products = true, d->shared_tiles = !d->cpu_renderer || d->gpu_like.any();
         else if (v == "shared" || v == "registers") d->tiled_products = true, d->shared_tiles = v == "shared";
         else return fail("expected 0, 1, shared, registers or 'default'");
         return GPUPY_OK;

@@ -57,6 +57,64 @@ float gp__nan() {
     return uintBitsToFloat(0x7fc00000u);
 }
 
+// @function gp__ftz
+// x, or a zero of its sign where x is subnormal, in shaders built to
+// behave as a GPU that flushes float32 subnormals (GLSL allows it; NVIDIA's
+// compute shaders do). The OpenGL driver builds them so on any device when
+// GPUPY_GL_FLOAT_PROBE names subnormals_flushed, so that a CPU renderer can
+// test what such a GPU returns; elsewhere this is x.
+float gp__ftz(float x) {
+#ifdef GPUPY_FLUSH_SUBNORMALS
+    uint u = floatBitsToUint(x);
+    return (u & 0x7f800000u) == 0u ? uintBitsToFloat(u & 0x80000000u) : x;
+#else
+    return x;
+#endif
+}
+
+// @function gp__loosen
+// A normal result q moved by -2..2 ulp, as a hash of `h` (the operands'
+// bits) picks: what GLSL lets `/` (2.5 ulp) and sqrt() return, and no
+// device has to. Results near the ends of the exponent range stay as they
+// are, so that the step cannot reach a subnormal or infinity.
+float gp__loosen(float q, uint h) {
+    uint u = floatBitsToUint(q);
+    uint e = u & 0x7f800000u;
+    if (e <= 0x00800000u || e >= 0x7f000000u) return q;
+    h *= 0x9e3779b1u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    return uintBitsToFloat(u + uint(int(h % 5u) - 2));
+}
+
+// @function gp__fdiv requires gp__ftz gp__loosen
+// a / b for the library: GLSL's operator, which a device may round to 2.5
+// ulp. The library's routines correct for that (gp__div_rn's residual
+// step, the double-float quotients' low parts); shaders built to behave as
+// such a device (GPUPY_GL_FLOAT_PROBE=division_inexact) really return a
+// quotient up to 2 ulp off, so that the corrections are tested on any
+// device, and flush subnormal operands and results where that is built in.
+float gp__fdiv(float a, float b) {
+    precise float q = gp__ftz(a) / gp__ftz(b);
+#ifdef GPUPY_LOOSE_DIVISION
+    q = gp__loosen(q, floatBitsToUint(a) ^ (floatBitsToUint(b) * 0x27d4eb2du));
+#endif
+    return gp__ftz(q);
+}
+
+// @function gp__fsqrt requires gp__ftz gp__loosen
+// sqrt(x) for the library: GLSL's builtin, about 3 ulp where a device
+// chooses; loose by up to 2 ulp in shaders built to behave so
+// (GPUPY_GL_FLOAT_PROBE=sqrt_inexact), as gp__fdiv.
+float gp__fsqrt(float x) {
+    precise float r = sqrt(gp__ftz(x));
+#ifdef GPUPY_LOOSE_SQRT
+    r = gp__loosen(r, floatBitsToUint(x) * 0x2545f491u);
+#endif
+    return gp__ftz(r);
+}
+
 // @function gp__ldexp
 // x * 2^n for n in [-252, 254], with a single rounding (only when the result
 // is denormal) and correct overflow to inf.  2^n is split in two normal
@@ -148,47 +206,95 @@ vec2 gp__df_mul(vec2 a, vec2 b) {
     return gp__fast_two_sum(p.x, e);
 }
 
-// @function gp__sqrt_rn requires gp__sqr
+// @function gp__sqrt_rn requires gp__sqr gp__fsqrt
 // sqrt(x) correctly rounded (as NumPy's IEEE sqrt) where GLSL's sqrt() is
-// only accurate to a few ulp: the builtin root, then steps of one ulp
-// towards x while the neighbour's square is closer to x. The residual
-// x - r^2 is exact up to its last rounding (gp__sqr's p + e is r^2 exactly,
-// and x - p is exact by Sterbenz), and neighbouring residuals differ by
-// about 2 r ulp(r), so the comparison never errs; no tie exists (the square
-// of a midpoint needs 50 bits). Inputs outside [2^-100, 2^100] keep the
-// builtin root (the error term would under- or overflow).
+// only accurate to a few ulp. x = xs * 4^k with xs in [1, 4), so that
+// sqrt(x) = sqrt(xs) * 2^k exactly (a subnormal x is first scaled by 2^64);
+// sqrt(xs) is the builtin root, then steps of one ulp towards xs while the
+// neighbour's square is closer to xs. The residual xs - r^2 is exact up to
+// its last rounding (gp__sqr's p + e is r^2 exactly, and xs - p is exact by
+// Sterbenz), and neighbouring residuals differ by about 2 r ulp(r), so the
+// comparison never errs; no tie exists (the square of a midpoint needs 50
+// bits). The root of a float32 is normal, so the scaling back is exact.
+// Zeros, negatives, infinities and NaN keep the builtin root (IEEE's values;
+// gpo_sqrt_guard makes negatives NaN).
 float gp__sqrt_rn(float x) {
-    precise float r = sqrt(x);
-    if (x > 7.88860905e-31 && x < 1.2676506e30) {
-        vec2 p = gp__sqr(r);
-        precise float d = (x - p.x) - p.y;
-        for (int k = 0; k < 4; ++k) {
-            // x - r^2 > 0: r is too small.
-            float n = uintBitsToFloat(d > 0.0 ? floatBitsToUint(r) + 1u : floatBitsToUint(r) - 1u);
-            vec2 q = gp__sqr(n);
-            precise float dn = (x - q.x) - q.y;
-            if (!(abs(dn) < abs(d))) break;
-            r = n;
-            d = dn;
-        }
+    precise float r = gp__fsqrt(x);
+    if (!(x > 0.0) || floatBitsToUint(x) >= 0x7f800000u) return r;
+    precise float xa = x;
+    int bias = 0;
+    if (floatBitsToUint(x) < 0x00800000u) {
+        xa = x * 18446744073709551616.0;  // 2^64: exact
+        bias = -32;
     }
-    return r;
+    int e = int(floatBitsToUint(xa) >> 23) - 127;
+    int k = e >> 1;
+    precise float xs = uintBitsToFloat((floatBitsToUint(xa) & 0x007fffffu) | (uint(127 + e - 2 * k) << 23));
+    precise float rs = gp__fsqrt(xs);
+    vec2 p = gp__sqr(rs);
+    precise float d = (xs - p.x) - p.y;
+    for (int i = 0; i < 4; ++i) {
+        // xs - rs^2 > 0: rs is too small.
+        float n = uintBitsToFloat(d > 0.0 ? floatBitsToUint(rs) + 1u : floatBitsToUint(rs) - 1u);
+        vec2 q = gp__sqr(n);
+        precise float dn = (xs - q.x) - q.y;
+        if (!(abs(dn) < abs(d))) break;
+        rs = n;
+        d = dn;
+    }
+    precise float root = rs * intBitsToFloat((k + bias + 127) << 23);
+    return root;
 }
 
-// @function gp__div_rn requires gp__two_prod
+// @function gp__div_rn requires gp__two_prod gp__fdiv gp__ldexp gp__ldexp_df
 // a / b correctly rounded (as NumPy's IEEE division) even where GLSL's `/` is
-// only accurate to 2.5 ulp (NVIDIA): one residual-based correction step.
-// Operands/quotients outside [2^-100, 2^100] keep the builtin quotient (the
-// residual would under- or overflow); on llvmpipe `/` is already exact.
+// only accurate to 2.5 ulp (NVIDIA). |a| = ma 2^na and |b| = mb 2^nb with ma,
+// mb in [1, 2) (a subnormal operand first scaled by 2^64); ma / mb in
+// (0.5, 2) is the builtin quotient, then steps of one ulp while the
+// neighbour's residual ma - h mb is smaller (exact up to its last rounding:
+// gp__two_prod, and Sterbenz), as gp__sqrt_rn; a correction h + r / mb
+// would err where the quotient lies within 2^-48 of a midpoint (2^24 /
+// FLT_MAX does). The result is h * 2^(na - nb): exact where it is normal,
+// and rounded once with the remainder r / mb where it is subnormal
+// (gp__ldexp_df). Zero, infinite and NaN
+// operands keep the builtin quotient (IEEE's special values; a zero
+// divisor is handled by gpo_quotient); on llvmpipe `/` is already exact.
 float gp__div_rn(float a, float b) {
-    precise float q = a / b;
-    float aa = abs(a), ab = abs(b), aq = abs(q);
-    if (aa > 7.88860905e-31 && aa < 1.2676506e30 && ab > 7.88860905e-31 &&
-        ab < 1.2676506e30 && aq > 7.88860905e-31 && aq < 1.2676506e30) {
-        vec2 p = gp__two_prod(q, b);
-        precise float r = (a - p.x) - p.y;   // a - q*b, a - p.x exact (Sterbenz)
-        precise float q1 = q + r / b;
-        q = q1;
+    precise float q = gp__fdiv(a, b);
+    uint ua = floatBitsToUint(a) & 0x7fffffffu, ub = floatBitsToUint(b) & 0x7fffffffu;
+    if (ua == 0u || ub == 0u || ua >= 0x7f800000u || ub >= 0x7f800000u) return q;
+    int na = 0, nb = 0;
+    precise float aa = uintBitsToFloat(ua), ab = uintBitsToFloat(ub);
+    if (ua < 0x00800000u) {
+        aa = aa * 18446744073709551616.0;  // 2^64: exact
+        na = -64;
     }
-    return q;
+    if (ub < 0x00800000u) {
+        ab = ab * 18446744073709551616.0;
+        nb = -64;
+    }
+    na += int(floatBitsToUint(aa) >> 23) - 127;
+    nb += int(floatBitsToUint(ab) >> 23) - 127;
+    precise float ma = uintBitsToFloat((floatBitsToUint(aa) & 0x007fffffu) | 0x3f800000u);
+    precise float mb = uintBitsToFloat((floatBitsToUint(ab) & 0x007fffffu) | 0x3f800000u);
+    precise float h = gp__fdiv(ma, mb);
+    vec2 p = gp__two_prod(h, mb);
+    precise float r = (ma - p.x) - p.y;
+    for (int i = 0; i < 4; ++i) {
+        // ma - h mb > 0: h is too small.
+        float n = uintBitsToFloat(r > 0.0 ? floatBitsToUint(h) + 1u : floatBitsToUint(h) - 1u);
+        vec2 pn = gp__two_prod(n, mb);
+        precise float rn = (ma - pn.x) - pn.y;
+        if (!(abs(rn) < abs(r))) break;
+        h = n;
+        r = rn;
+    }
+    // A normal result is h scaled exactly (adding the remainder would round
+    // h again); a subnormal one is h + r / mb rounded once to its grid.
+    int k = clamp(na - nb, -252, 254);
+    bool subnormal = k <= -126 && h < uintBitsToFloat(uint(min(1 - k, 254)) << 23);
+    float m = subnormal ? gp__ldexp_df(h, gp__fdiv(r, mb), k) : gp__ldexp(h, k);
+    uint sign = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;
+    return uintBitsToFloat(floatBitsToUint(m) | sign);
 }
+

@@ -131,7 +131,7 @@ float gp_expm1(float x) {
     return e;
 }
 
-// @function gp__log1p_kernel requires gp__fast_two_sum gp__two_prod gp__sqr gp__df_mul
+// @function gp__log1p_kernel requires gp__fast_two_sum gp__two_prod gp__sqr gp__df_mul gp__fdiv
 // log1p(f) as a double-float (relative error ~2^-42) for f in
 // [sqrt(1/2)-1, sqrt(2)-1].  log1p(f) = 2 atanh(s) with s = f/(2+f), |s| <=
 // 0.1716: = 2s + s z (2/3 + 2z/5 + z^2 RB(z)), z = s^2, RB minimax of degree
@@ -148,10 +148,10 @@ vec2 gp__log1p_kernel(float f) {
     const float TWO_FIFTHS_H = 4.000000060e-01;
     const float TWO_FIFTHS_L = -5.960464566e-09;
     vec2 d = gp__fast_two_sum(2.0, f);              // 2 + f exactly
-    precise float sh = f / d.x;
+    precise float sh = gp__fdiv(f, d.x);
     vec2 p = gp__two_prod(sh, d.x);
     precise float res = ((f - p.x) - p.y) - sh * d.y;  // f - sh (2+f)
-    precise float sl = res / d.x;
+    precise float sl = gp__fdiv(res, d.x);
     vec2 z = gp__sqr(sh);
     precise float zl = z.y + 2.0 * sh * sl;
     precise float R = fma(fma(LOG_RB2, z.x, LOG_RB1), z.x, LOG_RB0);
@@ -166,7 +166,7 @@ vec2 gp__log1p_kernel(float f) {
     return gp__fast_two_sum(r.x, rl);
 }
 
-// @function gp__log1p_kernel_fast requires gp__fast_two_sum gp__two_prod
+// @function gp__log1p_kernel_fast requires gp__fast_two_sum gp__two_prod gp__fdiv
 // Cheaper gp__log1p_kernel for results that are only rounded to float
 // (gp_log, gp_log2, gp_log10, ...): log1p(f) = 2s + s z (2/3 + z R(z)), R
 // minimax of degree 2 (2^-36.8), the s^3 term, < 1% of the result, in plain
@@ -179,10 +179,10 @@ vec2 gp__log1p_kernel_fast(float f) {
     const float LOG_R2 = 2.341950834e-01;
     const float TWO_THIRDS_H = 6.666666865e-01;
     vec2 d = gp__fast_two_sum(2.0, f);              // 2 + f exactly
-    precise float sh = f / d.x;
+    precise float sh = gp__fdiv(f, d.x);
     vec2 p = gp__two_prod(sh, d.x);
     precise float res = ((f - p.x) - p.y) - sh * d.y;
-    precise float sl = res / d.x;
+    precise float sl = gp__fdiv(res, d.x);
     precise float z = sh * sh;
     precise float c = fma(fma(fma(LOG_R2, z, LOG_R1), z, LOG_R0), z, TWO_THIRDS_H);
     precise float q = sh * z * c;
@@ -223,7 +223,7 @@ vec2 gp__log_combine(float k, vec2 lp, float extra) {
     return gp__fast_two_sum(s.x, lo);
 }
 
-// @function gp__log_df requires gp__log_decomp gp__log1p_kernel gp__log1p_kernel_fast gp__log_combine
+// @function gp__log_df requires gp__log_decomp gp__log1p_kernel gp__log1p_kernel_fast gp__log_combine gp__fdiv
 // log(w.x + w.y) as a double-float, w.x finite > 0, |w.y| <= ulp(w.x).
 // log(wx + wy) = log(wx) + wy/wx (the next term is below 2^-48).
 // accurate: ~2^-40 relative (gp__log1p_kernel) instead of ~2^-29 (the
@@ -232,11 +232,11 @@ vec2 gp__log_combine(float k, vec2 lp, float extra) {
 vec2 gp__log_df(vec2 w, bool accurate) {
     vec2 kf = gp__log_decomp(w.x);
     vec2 lp = accurate ? gp__log1p_kernel(kf.y) : gp__log1p_kernel_fast(kf.y);
-    precise float extra = w.y / w.x;
+    precise float extra = gp__fdiv(w.y, w.x);
     return gp__log_combine(kf.x, lp, extra);
 }
 
-// @function gp__log1p_df requires gp__log1p_kernel gp__log1p_kernel_fast gp__two_sum gp__fast_two_sum gp__log_df
+// @function gp__log1p_df requires gp__log1p_kernel gp__log1p_kernel_fast gp__two_sum gp__fast_two_sum gp__log_df gp__fdiv
 // log1p(t.x + t.y) as a double-float for t.x > -1, |t.y| <= ulp(t.x).  Inside
 // the kernel's range f = t.x is used directly (no rounding of 1 + t);
 // outside, 1 + t is formed exactly as a double-float first.  `accurate` as
@@ -244,7 +244,7 @@ vec2 gp__log_df(vec2 w, bool accurate) {
 vec2 gp__log1p_df(vec2 t, bool accurate) {
     if (t.x >= -0.29289320 && t.x <= 0.41421356) {
         vec2 lp = accurate ? gp__log1p_kernel(t.x) : gp__log1p_kernel_fast(t.x);
-        precise float c = t.y / (1.0 + t.x);
+        precise float c = gp__fdiv(t.y, 1.0 + t.x);
         precise float lo = lp.y + c;
         return gp__fast_two_sum(lp.x, lo);
     }
@@ -479,7 +479,7 @@ float gp_power(float x, float y) {
     return res;
 }
 
-// @function gp_cbrt requires gp__isnan gp__isinf gp__two_prod gp__copysign
+// @function gp_cbrt requires gp__isnan gp__isinf gp__two_prod gp__copysign gp__fdiv
 // cbrt(x): exponent-bits initial guess (error < 4%), three Newton steps in
 // float, then one Newton step whose residual y^3 - a is computed exactly
 // (double-float cube), so the result is rounded once (~0.5 ulp).  Exact
@@ -494,14 +494,14 @@ float gp_cbrt(float x) {
     // Large: scale by 2^-99 so that y^3 (~a) cannot overflow in the exact cube.
     if (a > 1.2676506e30) { a *= 1.57772181e-30; post = 8.58993459e+09; } // 2^100, 2^-99, 2^33
     float y = uintBitsToFloat(floatBitsToUint(a) / 3u + 0x2a555555u);
-    y = y + (a / (y * y) - y) * (1.0 / 3.0);
-    y = y + (a / (y * y) - y) * (1.0 / 3.0);
-    y = y + (a / (y * y) - y) * (1.0 / 3.0);
+    y = y + (gp__fdiv(a, y * y) - y) * (1.0 / 3.0);
+    y = y + (gp__fdiv(a, y * y) - y) * (1.0 / 3.0);
+    y = y + (gp__fdiv(a, y * y) - y) * (1.0 / 3.0);
     vec2 y2 = gp__two_prod(y, y);
     vec2 y3 = gp__two_prod(y2.x, y);
     precise float y3l = y3.y + y2.y * y;
     precise float res = (y3.x - a) + y3l;          // y^3 - a; y3.x - a exact
-    precise float yc = y - res / (3.0 * y2.x);
+    precise float yc = y - gp__fdiv(res, 3.0 * y2.x);
     precise float r = yc * post;
     return gp__copysign(r, x);
 }

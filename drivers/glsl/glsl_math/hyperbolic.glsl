@@ -1,7 +1,7 @@
 // gpupy GLSL float32 math library: hyperbolic functions and their inverses.
 // Coefficients: tools/glsl_math/fit_coefficients.py.
 
-// @function gp__exp_pair requires gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__two_prod
+// @function gp__exp_pair requires gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__two_prod gp__fdiv
 // For 0 <= x < 100: e^x = 2^k (E.x + E.y) and e^-x = 2^-k (R.x + R.y),
 // E and R normalized double-floats in [0.7, 1.42] (R = 1/E with an exact
 // residual).  Returns vec4(E, R).  E comes from the plain exp kernel
@@ -14,7 +14,7 @@ vec4 gp__exp_pair(float x, out int k) {
     vec2 h = gp__fast_two_sum(1.0, s.x);
     precise float hl = h.y + s.y;
     vec2 E = gp__fast_two_sum(h.x, hl);
-    precise float rh = 1.0 / E.x;
+    precise float rh = gp__fdiv(1.0, E.x);
     vec2 p = gp__two_prod(rh, E.x);
     precise float res = ((1.0 - p.x) - p.y) - rh * E.y;
     precise float rl = res * rh;
@@ -67,7 +67,7 @@ float gp_cosh(float x) {
     return gp__ldexp(y, k - 1);
 }
 
-// @function gp_tanh requires gp__isnan gp__copysign gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__two_sum gp__two_prod gp__ldexp
+// @function gp_tanh requires gp__isnan gp__copysign gp__exp_reduce gp__expm1_kernel gp__fast_two_sum gp__two_sum gp__two_prod gp__ldexp gp__fdiv
 // tanh|x| = E / (E + 2), E = expm1(2|x|) as a double-float (see gp_expm1,
 // but with the plain exp kernel: 2^k(1+s) - 1 magnifies its ~2^-28 error up
 // to 3.4x for k = 1, hence <= 0.75 ulp instead of 0.5 at ~1.7x the speed),
@@ -95,21 +95,21 @@ float gp_tanh(float x) {
     }
     vec2 D = gp__two_sum(E.x, 2.0);
     precise float Dl = D.y + E.y;
-    precise float qh = E.x / D.x;
+    precise float qh = gp__fdiv(E.x, D.x);
     vec2 p = gp__two_prod(qh, D.x);
     precise float res = ((E.x - p.x) - p.y) + (E.y - qh * Dl);
-    precise float y = qh + res / D.x;
+    precise float y = qh + gp__fdiv(res, D.x);
     return gp__copysign(y, x);
 }
 
-// @function gp__sqrt_df requires gp__sqr
+// @function gp__sqrt_df requires gp__sqr gp__fdiv gp__fsqrt
 // sqrt(u.x + u.y) as an unevaluated pair (relative error ~2^-46), u.x > 0;
 // one residual correction, so an approximate builtin sqrt is fine.
 vec2 gp__sqrt_df(vec2 u) {
-    precise float sh = sqrt(u.x);
+    precise float sh = gp__fsqrt(u.x);
     vec2 p = gp__sqr(sh);
     precise float res = ((u.x - p.x) - p.y) + u.y;
-    precise float sl = res / (2.0 * sh);
+    precise float sl = gp__fdiv(res, 2.0 * sh);
     return vec2(sh, sl);
 }
 
@@ -174,7 +174,7 @@ float gp_arccosh(float x) {
     return y;
 }
 
-// @function gp_arctanh requires gp__isnan gp__nan gp__inf gp__copysign gp__two_sum gp__two_prod gp__log1p_df
+// @function gp_arctanh requires gp__isnan gp__nan gp__inf gp__copysign gp__two_sum gp__two_prod gp__log1p_df gp__fdiv
 // atanh|x| = log1p(2|x| / (1 - |x|)) / 2 with the quotient as a
 // residual-corrected double-float and log1p in double-float.
 float gp_arctanh(float x) {
@@ -185,10 +185,10 @@ float gp_arctanh(float x) {
     if (ax < 2.44140625e-04) return x;            // 2^-12
     vec2 d = gp__two_sum(1.0, -ax);
     precise float num = 2.0 * ax;
-    precise float th = num / d.x;
+    precise float th = gp__fdiv(num, d.x);
     vec2 p = gp__two_prod(th, d.x);
     precise float res = ((num - p.x) - p.y) - th * d.y;
-    precise float tl = res / d.x;
+    precise float tl = gp__fdiv(res, d.x);
     vec2 L = gp__log1p_df(vec2(th, tl), false);
     precise float y = 0.5 * (L.x + L.y);
     return gp__copysign(y, x);

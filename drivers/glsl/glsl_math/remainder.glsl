@@ -52,7 +52,7 @@ float gp_fmod(float a, float b) {
     return gp__copysign(v, a);
 }
 
-// @function gp__divmod requires gp_fmod gp__div_rn gp__copysign
+// @function gp__divmod requires gp_fmod gp__div_rn gp__copysign gp__fdiv
 // npy_divmodf for b != 0: returns vec2(floor_divide, remainder).
 //   mod = fmod(a, b); div = (a - mod) / b;
 //   if mod != 0 and sign(b) != sign(mod): mod += b, div -= 1
@@ -77,7 +77,7 @@ vec2 gp__divmod(float a, float b) {
         fd = floor(div);
         if (div - fd > 0.5) fd = fd + 1.0;
     } else {
-        precise float q = a / b;
+        precise float q = gp__fdiv(a, b);
         fd = gp__copysign(0.0, q);
     }
     return vec2(fd, mod);

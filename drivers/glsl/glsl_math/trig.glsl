@@ -181,7 +181,7 @@ float gp_cos(float x) {
     return ((q + 1) & 2) == 0 ? y : -y;
 }
 
-// @function gp_tan requires gp__isnan gp__isinf gp__nan gp__trig_reduce gp__sin_kernel gp__cos_kernel gp__fast_two_sum gp__two_prod
+// @function gp_tan requires gp__isnan gp__isinf gp__nan gp__trig_reduce gp__sin_kernel gp__cos_kernel gp__fast_two_sum gp__two_prod gp__fdiv
 // tan = sin/cos (odd quadrants: -cos/sin) with numerator and denominator as
 // double-floats and a residual-corrected quotient: the quotient adds almost
 // nothing to the kernels' errors (<= 0.9 ulp measured), and no long
@@ -198,10 +198,10 @@ float gp_tan(float x) {
     vec2 c = gp__fast_two_sum(cv.x, cv.y);
     vec2 num = s, den = c;
     if ((q & 1) == 1) { num = vec2(-c.x, -c.y); den = s; }
-    precise float th = num.x / den.x;
+    precise float th = gp__fdiv(num.x, den.x);
     vec2 p = gp__two_prod(th, den.x);
     precise float res = ((num.x - p.x) - p.y) + (num.y - th * den.y);
-    precise float y = th + res / den.x;
+    precise float y = th + gp__fdiv(res, den.x);
     return y;
 }
 
@@ -223,7 +223,7 @@ vec2 gp__atan_kernel(float th, float tl) {
     return vec2(th, tail);
 }
 
-// @function gp__atan_unit requires gp__two_sum gp__two_prod gp__fast_two_sum gp__atan_kernel
+// @function gp__atan_unit requires gp__two_sum gp__two_prod gp__fast_two_sum gp__atan_kernel gp__fdiv
 // atan(t.x + t.y) for 0 <= t <= 1 as a normalized double-float.  Above
 // tan(pi/8): atan t = pi/4 + atan((t-1)/(t+1)), with (t-1)/(t+1) as a
 // residual-corrected double-float quotient.
@@ -238,17 +238,17 @@ vec2 gp__atan_unit(vec2 t) {
     precise float nl = n.y + t.y;
     vec2 d = gp__two_sum(t.x, 1.0);
     precise float dl = d.y + t.y;
-    precise float uh = n.x / d.x;
+    precise float uh = gp__fdiv(n.x, d.x);
     vec2 p = gp__two_prod(uh, d.x);
     precise float res = ((n.x - p.x) - p.y) + (nl - uh * dl);
-    precise float ul = res / d.x;
+    precise float ul = gp__fdiv(res, d.x);
     vec2 a = gp__atan_kernel(uh, ul);
     vec2 s = gp__two_sum(PIO4_H, a.x);
     precise float lo = s.y + (a.y + PIO4_L);
     return gp__fast_two_sum(s.x, lo);
 }
 
-// @function gp_arctan requires gp__isnan gp__two_prod gp__two_sum gp__atan_unit gp__copysign
+// @function gp_arctan requires gp__isnan gp__two_prod gp__two_sum gp__atan_unit gp__copysign gp__fdiv
 // |x| <= 1: gp__atan_unit; |x| > 1: pi/2 - atan(1/|x|) with 1/|x| as a
 // residual-corrected double-float.  No cancellation anywhere (result >= 0.39
 // whenever a constant is added).
@@ -263,12 +263,12 @@ float gp_arctan(float x) {
         vec2 a = gp__atan_unit(vec2(ax, 0.0));
         y = a.x + a.y;
     } else {
-        precise float th = 1.0 / ax;
+        precise float th = gp__fdiv(1.0, ax);
         precise float tl = 0.0;
         if (ax < 67108864.0) {                    // 2^26; beyond, tl is irrelevant
             vec2 p = gp__two_prod(th, ax);
             precise float res = (1.0 - p.x) - p.y;
-            tl = res / ax;
+            tl = gp__fdiv(res, ax);
         }
         vec2 a = gp__atan_unit(vec2(th, tl));
         vec2 s = gp__two_sum(PIO2_H, -a.x);
@@ -277,7 +277,7 @@ float gp_arctan(float x) {
     return gp__copysign(y, x);
 }
 
-// @function gp_arctan2 requires gp__isnan gp__isinf gp__signbit gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__atan_unit gp__ldexp
+// @function gp_arctan2 requires gp__isnan gp__isinf gp__signbit gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__atan_unit gp__ldexp gp__fdiv
 // C99 atan2 special cases (signed zeros, infinities), then t = min/max of
 // |x|, |y| as a residual-corrected double-float (operands scaled by a power
 // of two so the exact product cannot overflow), theta = atan(t), then
@@ -299,7 +299,7 @@ float gp_arctan2(float y, float x) {
     bool swap = ay > ax;
     float num = swap ? ax : ay;
     float den = swap ? ay : ax;
-    precise float th = num / den;
+    precise float th = gp__fdiv(num, den);
     precise float tl = 0.0;
     if (th > 7.88860905e-31 && !gp__isinf(den)) {   // 2^-100; else atan t = t
         int e = int((floatBitsToUint(den) >> 23) & 0xffu) - 127;
@@ -308,7 +308,7 @@ float gp_arctan2(float y, float x) {
         precise float nn = gp__ldexp(num, -e);
         vec2 p = gp__two_prod(th, dn);
         precise float res = (nn - p.x) - p.y;
-        tl = res / dn;
+        tl = gp__fdiv(res, dn);
     }
     vec2 a = gp__atan_unit(vec2(th, tl));
     if (swap) {
@@ -341,18 +341,18 @@ float gp__asin_poly(float z) {
     return b;
 }
 
-// @function gp__asin_sqrt_half requires gp__sqr gp__asin_poly
+// @function gp__asin_sqrt_half requires gp__sqr gp__asin_poly gp__fdiv gp__fsqrt
 // For 1/2 < a <= 1: asin(s) with s = sqrt((1-a)/2) as an unevaluated pair.
 // z = (1-a)/2 is exact, s = sqrt(z) is a double-float (residual-corrected,
 // so an approximate sqrt is fine), and s^2 = z exactly feeds the polynomial.
 vec2 gp__asin_sqrt_half(float a) {
     precise float z = (1.0 - a) * 0.5;
-    precise float sh = sqrt(z);
+    precise float sh = gp__fsqrt(z);
     precise float sl = 0.0;
     if (sh > 0.0) {
         vec2 p = gp__sqr(sh);
         precise float res = (z - p.x) - p.y;
-        sl = res / (2.0 * sh);
+        sl = gp__fdiv(res, 2.0 * sh);
     }
     precise float tail = fma(sh * z, gp__asin_poly(z), sl);
     return vec2(sh, tail);
@@ -410,7 +410,7 @@ float gp_arccos(float x) {
     return y;
 }
 
-// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__sqr gp__two_sum gp__fast_two_sum gp__ldexp gp__ldexp_df
+// @function gp_hypot requires gp__isnan gp__isinf gp__inf gp__sqr gp__two_sum gp__fast_two_sum gp__ldexp gp__ldexp_df gp__fdiv gp__fsqrt
 // sqrt(x^2 + y^2): hypot(+-inf, NaN) = inf (C99).  Both operands are scaled
 // by 2^-e (e = exponent of the larger), squares and sum are exact
 // double-floats, and the square root gets one residual correction, so the
@@ -434,9 +434,9 @@ float gp_hypot(float x, float y) {
     vec2 S = gp__two_sum(A.x, B.x);
     precise float Sl = S.y + (A.y + B.y);
     vec2 Sn = gp__fast_two_sum(S.x, Sl);
-    precise float sh = sqrt(Sn.x);
+    precise float sh = gp__fsqrt(Sn.x);
     vec2 p = gp__sqr(sh);
     precise float res = ((Sn.x - p.x) - p.y) + Sn.y;
-    precise float rl = res / (2.0 * sh);
+    precise float rl = gp__fdiv(res, 2.0 * sh);
     return gp__ldexp_df(sh, rl, e);   // one rounding, also for denormal results
 }
