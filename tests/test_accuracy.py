@@ -65,6 +65,12 @@ def allowed_ulp(driver, op):
     return GLSL_BUILTIN_ULP.get(op, 0) if driver == "opengl" else 0
 
 
+def described():
+    """The active driver's describe() as a dict."""
+    lines = gp._core.driver_describe().splitlines()
+    return dict(ln.strip().split(": ", 1) for ln in lines if ": " in ln)
+
+
 def violations(driver, op, xs, got):
     """What in one case's results breaks a bound."""
     want = acc.numpy_value(op, xs)
@@ -86,7 +92,8 @@ def violations(driver, op, xs, got):
     if driver == "opengl" and not good.all():
         def evaluate(flushed):
             return np.stack([acc.numpy_value(op, flushed), acc.exact_value(op, flushed)])
-        good |= fb.flush_accepts(got, want, xs, evaluate, lambda g, we: ok(g, we[0], we[1]))
+        good |= fb.flush_accepts(got, want, xs, evaluate, lambda g, we: ok(g, we[0], we[1]),
+                                 internal=fb.flushes(described()))
     bad = np.flatnonzero(~good)
     if not bad.size:
         return []

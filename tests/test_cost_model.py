@@ -173,7 +173,9 @@ def run_code(code, cache_dir, **env):
     model kept in `cache_dir` (busy-machine detection off: these tests are
     about the file, tests/test_placement_model.py about the checks); returns
     the last line of output as JSON."""
-    model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT", "GPUPY_CALIBRATION")
+    # (and the drivers' test modes, which the suite may run in)
+    model_settings = ("GPUPY_EAGER_ELEMENTS", "GPUPY_HOST_ELEMENTS", "GPUPY_PLACEMENT",
+                      "GPUPY_CALIBRATION") + _calibration.FIXED_AT_LOAD
     environment = {k: v for k, v in os.environ.items() if k not in model_settings}
     environment.update(GPUPY_CACHE_DIR=str(cache_dir), GPUPY_CALIBRATION_BUSY_RATIO="1000",
                        GPUPY_CALIBRATION_AGREEMENT="1000", **env)

@@ -3,9 +3,11 @@
 
 GLSL allows `/` to 2.5 ulp, sqrt() to a few ulp and float32 subnormals to be
 flushed; llvmpipe does none of that, NVIDIA's driver all three. The paths a
-GPU takes are run here by pretending the findings (GPUPY_GL_FLOAT_PROBE), in
-fresh processes, since the driver reads them at start. Every result is
-compared bit for bit with NumPy's.
+GPU takes are run here in the driver's GPU-like build (GPUPY_GL_FLOAT_PROBE):
+its shaders really flush float32 subnormals and round `/` and sqrt() up to
+2 ulp off, and the probe finds that; in fresh processes, since the driver
+reads the setting at start. Every result is compared bit for bit with
+NumPy's.
 """
 import json
 import os
@@ -98,7 +100,7 @@ def test_what_the_device_measured_is_described_and_results_match_numpy(opengl):
 
 
 def test_approximate_division_and_sqrt_are_corrected_to_numpys_rounding(opengl, tmp_path):
-    out = run_child(findings="division_inexact,sqrt_inexact", dump=str(tmp_path))
+    out = run_child(findings="division_inexact,sqrt_inexact,float64_division_inexact", dump=str(tmp_path))
     assert described(out, "float32_division") == "approximate (corrected)"
     assert described(out, "float32_sqrt") == "approximate (corrected)"
     for name in RESULTS:
@@ -107,9 +109,27 @@ def test_approximate_division_and_sqrt_are_corrected_to_numpys_rounding(opengl, 
     assert out["float32_host_evaluations"] == 0
     shaders = "".join(p.read_text() for p in tmp_path.iterdir())
     assert "gp__div_rn(" in shaders and "gp__sqrt_rn(" in shaders
-    # float64 has no such routine: its division and root ran on the host.
+    # float64's root has one too (glsl_runtime/float64_roots.glsl); its
+    # division has none and ran on the host.
     if described(out, "float64_division") != "none":
-        assert out["float64_host_evaluations"] >= 2
+        assert described(out, "float64_sqrt") == "approximate (corrected)"
+        assert "gpo_sqrt_rn_f64(" in shaders
+        assert out["float64_host_evaluations"] == 1
+
+
+def test_the_gpu_like_build_is_what_the_probe_finds(opengl):
+    """The findings are measured, not pretended: each word changes the
+    shaders, and the probe sees exactly what was built loose."""
+    out = run_child(findings="division_inexact")
+    assert described(out, "gpu_like_floats") == "division_inexact"
+    assert described(out, "float32_division") == "approximate (corrected)"
+    assert described(out, "float32_subnormals") == "kept"
+    flush = run_child(findings="subnormals_flushed")
+    assert described(flush, "float32_division") == described(flush, "float32_sqrt") == "exact"
+    # The flush is real: a subnormal operand of a product reads as zero.
+    assert not flush["subnormals32"]
+    for name in RESULTS:
+        assert out[name] and flush[name], name
 
 
 def test_flushed_subnormals_are_said_and_exact_puts_float32_on_the_host(opengl):

@@ -71,10 +71,12 @@ def test_ops_on_constant_arrays_fold_to_numpys_value(gpu, dtype):
                 with np.errstate(all="ignore"):
                     got = getattr(gp, name)(gp.full(N, x, dtype), gp.full(N, y, dtype))
                 assert ops_of(got) in FOLDED, (name, x, y, ops_of(got))
-                gpu.assert_same(got, want, inputs=(x, y))
+                gpu.assert_same(got, want, inputs=(x, y), flushed=gpu.numpys_result_flushed(
+                    getattr(np, name), np.full(N, x, dtype), np.full(N, y, dtype)))
                 # The fold finds NumPy's floating-point errors, as it is built.
-                assert gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype), gp.full(N, y, dtype))) == \
-                    gpu.warnings_of(lambda: getattr(np, name)(np.full(N, x, dtype), np.full(N, y, dtype))), (name, x, y)
+                gpu.assert_warns_as_numpy(
+                    gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype), gp.full(N, y, dtype))),
+                    getattr(np, name), np.full(N, x, dtype), np.full(N, y, dtype))
                 checked += 1
     for name in UNARY:
         if not gpupy_runs(gpu, name, dtype):
@@ -86,9 +88,10 @@ def test_ops_on_constant_arrays_fold_to_numpys_value(gpu, dtype):
             with np.errstate(all="ignore"):
                 got = getattr(gp, name)(gp.full(N, x, dtype))
             assert ops_of(got) in FOLDED, (name, x, ops_of(got))
-            gpu.assert_same(got, want, inputs=(x,))
-            assert gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype))) == \
-                gpu.warnings_of(lambda: getattr(np, name)(np.full(N, x, dtype))), (name, x)
+            gpu.assert_same(got, want, inputs=(x,),
+                            flushed=gpu.numpys_result_flushed(getattr(np, name), np.full(N, x, dtype)))
+            gpu.assert_warns_as_numpy(gpu.warnings_of(lambda: getattr(gp, name)(gp.full(N, x, dtype))),
+                                      getattr(np, name), np.full(N, x, dtype))
             checked += 1
     assert checked > 20
 

@@ -16,7 +16,7 @@ import pytest
 from driver_abi import (DTYPE, DTYPES, EDGE_CLAMP, EDGE_REFLECT, EDGE_SYMMETRIC, EDGE_WRAP, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_INFO, OP_LOAD, OP_NONE,
                         OPF_INTERNAL, OPF_PREDICATE, REDUCE_CHUNKS, REDUCE_PREFIX, IrBuilder)
 
-from float_bounds import GLSL_DIVIDE_ULP, GLSL_SQRT_ULP, MATH_ULP, flush_accepts, same_bits, ulp_error
+from float_bounds import GLSL_DIVIDE_ULP, GLSL_SQRT_ULP, MATH_ULP, flush, flush_accepts, flushes, same_bits, ulp_error
 
 F32 = DTYPE["FLOAT32"]
 N_RANDOM = 4500  # with the special-value pairs, more than one 4096-wide texture row
@@ -217,7 +217,7 @@ def test_ufunc_matches_numpy(driver, op):
         assert got.dtype == want.dtype, what
         good = ok(got, want)
         if may_flush and not good.all():
-            good |= flush_accepts(got, want, operands, evaluate, ok)
+            good |= flush_accepts(got, want, operands, evaluate, ok, internal=flushes(driver.describe()))
         bad = np.flatnonzero(~good)
         assert bad.size == 0, (f"{what}: {bad.size} values beyond {bound} ulp, first at "
                                f"{[o[bad[:3]] for o in operands]}: got {got[bad[:3]]!r}, want {want[bad[:3]]!r}")
@@ -257,6 +257,12 @@ def test_cast_matches_astype_unsafe(driver):
                     with np.errstate(all="ignore"):
                         t = np.trunc(values.astype(np.float64))
                     keep = np.isfinite(t) & (t >= info.min) & (t <= info.max)
+                if npsrc == np.float32 and flushes(driver.describe()):
+                    # A device that flushes reads a subnormal as a zero.
+                    with np.errstate(all="ignore"):
+                        as_flushed = flush(values).astype(npdst, casting="unsafe")
+                    same = same_bits(got, as_flushed) if npdst.kind == "f" else got == as_flushed
+                    want = np.where(same, as_flushed, want)
                 assert_exact(got[keep], want[keep], f"{driver.name} cast {npsrc} -> {npdst}")
         finally:
             driver.free(block)
