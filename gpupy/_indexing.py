@@ -33,6 +33,7 @@ import operator
 import numpy as np
 
 from . import _core
+from ._axes import normalize_axis
 from ._convert import asarray as _as_gpu
 from ._convert import stored_as
 from ._core import GpuArray
@@ -372,10 +373,7 @@ def take_along_axis(arr, indices, axis=-1):
                           reason="the indices are not integers")
     if idx.ndim != g.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    ax = int(axis)
-    if not -g.ndim <= ax < g.ndim:
-        raise np.exceptions.AxisError(ax, g.ndim)
-    ax %= g.ndim
+    ax = normalize_axis(axis, g.ndim)
     # NumPy's own construction: an arange on every other axis, shaped to
     # broadcast against the indices.
     key = []
@@ -741,12 +739,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         if axis is None:
             got = gather(g.reshape(-1), (indices,))
         else:
-            if not isinstance(axis, (int, np.integer)):
-                raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
-            ax = int(axis)
-            if not -g.ndim <= ax < g.ndim:
-                raise np.exceptions.AxisError(ax, g.ndim)
-            got = gather(g, (_FULL,) * (ax % g.ndim) + (indices,), numpy_layout=False)
+            got = gather(g, (_FULL,) * normalize_axis(axis, g.ndim) + (indices,), numpy_layout=False)
         if got is not None:
             return got
     return call_numpy("take", (a, indices), dict(axis=axis, out=out, mode=mode),

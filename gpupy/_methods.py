@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from . import _array_api, _core
+from ._axes import normalize_axis
 from ._convert import asarray, from_pickle, is_supported
 from ._core import GpuArray
 from ._deferral import hand_over_ufunc, overrides_ufuncs
@@ -42,13 +43,6 @@ def numpy_qualname(func):
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-def _norm_axis(axis, ndim, prefix=None):
-    axis = operator.index(axis)
-    if axis < -ndim or axis >= ndim:
-        raise np.exceptions.AxisError(axis, ndim, prefix)
-    return axis % ndim if ndim else axis
-
 
 def _contiguous(shape, strides):
     expected = 1
@@ -337,7 +331,7 @@ class ArrayMethods:
             axes = []  # NumPy accepts axis 0 (or -1) of a 0-d array, and squeezes nothing
         else:
             axes = [axis] if np.ndim(axis) == 0 else list(axis)
-            axes = [_norm_axis(a, self.ndim) for a in axes]
+            axes = [normalize_axis(a, self.ndim) for a in axes]
             for a in axes:
                 if self.shape[a] != 1:
                     raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -346,7 +340,7 @@ class ArrayMethods:
 
     def swapaxes(self, axis1, axis2):
         axes = list(range(self.ndim))
-        a, b = _norm_axis(axis1, self.ndim, "axis1"), _norm_axis(axis2, self.ndim, "axis2")
+        a, b = normalize_axis(axis1, self.ndim, "axis1"), normalize_axis(axis2, self.ndim, "axis2")
         axes[a], axes[b] = axes[b], axes[a]
         return self.transpose(axes)
 

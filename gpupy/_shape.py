@@ -12,16 +12,10 @@ from numpy._core import umath as _umath
 from . import _core
 from ._convert import asarray as _as_gpu
 from ._convert import is_supported, stored_as
+from ._axes import normalize_axis
 from ._core import GpuArray
 from ._fallback import call_numpy
 from ._registry import function, implements
-
-
-def _norm_axis(axis, ndim):
-    axis = int(axis)
-    if axis < -ndim or axis >= ndim:
-        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim if ndim else axis
 
 
 def _all_gpu(arrays):
@@ -98,7 +92,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     nd = arrays[0].ndim + 1
-    ax = _norm_axis(axis, nd)
+    ax = normalize_axis(axis, nd)
     expanded = [expand_dims(a, ax) for a in arrays]
     return concatenate(expanded, axis=ax, out=out, dtype=dtype, casting=casting)
 
@@ -178,8 +172,8 @@ def transpose(a, axes=None):
 @implements(np.moveaxis)
 def moveaxis(a, source, destination):
     a = _as_gpu(a)
-    src = [_norm_axis(s, a.ndim) for s in (source if np.ndim(source) else [source])]
-    dst = [_norm_axis(d, a.ndim) for d in (destination if np.ndim(destination) else [destination])]
+    src = [normalize_axis(s, a.ndim) for s in (source if np.ndim(source) else [source])]
+    dst = [normalize_axis(d, a.ndim) for d in (destination if np.ndim(destination) else [destination])]
     if len(src) != len(dst):
         raise ValueError("`source` and `destination` arguments must have the same number of elements")
     order = [n for n in range(a.ndim) if n not in src]
@@ -222,7 +216,7 @@ def expand_dims(a, axis):
     a = _as_gpu(a)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     nd = a.ndim + len(axes)
-    norm = sorted(_norm_axis(ax, nd) for ax in axes)
+    norm = sorted(normalize_axis(ax, nd) for ax in axes)
     if len(set(norm)) != len(norm):
         raise ValueError("repeated axis")
     shape = list(a.shape)
@@ -245,7 +239,7 @@ def flip(m, axis=None):
     if axis is None and type(m) is GpuArray and m.ndim < len(_REVERSE_ALL):
         return m[_REVERSE_ALL[m.ndim]]  # np.flip(y[:k]) in a loop: one view, nothing else
     m = _as_gpu(m)
-    axes = range(m.ndim) if axis is None else [_norm_axis(ax, m.ndim) for ax in (axis if np.ndim(axis) else [axis])]
+    axes = range(m.ndim) if axis is None else [normalize_axis(ax, m.ndim) for ax in (axis if np.ndim(axis) else [axis])]
     key = [slice(None)] * m.ndim
     for ax in axes:
         key[ax] = slice(None, None, -1)
@@ -281,7 +275,7 @@ def roll(a, shift, axis=None):
     # torus stencil's rolls all read the same array in one pass.
     shifts = [0] * a.ndim
     for s, ax in pairs:
-        shifts[_norm_axis(int(ax), a.ndim)] += int(s)
+        shifts[normalize_axis(ax, a.ndim)] += int(s)
     # NumPy fills an empty_like(a): the result keeps a's memory order.
     if all(n == 0 or s % n == 0 for s, n in zip(shifts, a.shape)):
         return a.copy(order="K")
@@ -365,7 +359,7 @@ def repeat(a, repeats, axis=None):
     if axis is None:
         a = a.reshape(-1)
         axis = 0
-    ax = _norm_axis(axis, a.ndim)
+    ax = normalize_axis(axis, a.ndim)
     if r < 0 and a.shape[ax]:  # (NumPy checks the count of each element repeated: none of an empty axis)
         raise ValueError("negative dimensions are not allowed")
     r = max(r, 0)
@@ -489,7 +483,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         raise ValueError(f"order must be non-negative but got {n!r}")
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
-    ax = _norm_axis(axis, a.ndim)
+    ax = normalize_axis(axis, a.ndim)
     for _ in range(n):
         hi = [slice(None)] * a.ndim
         lo = [slice(None)] * a.ndim
@@ -504,7 +498,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 @_numpy_for_host_dtypes(np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     a = _as_gpu(a)
-    ax1, ax2 = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    ax1, ax2 = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
     if ax1 == ax2:
         raise ValueError("axis1 and axis2 cannot be the same")
     off, shape, strides = a._view
@@ -579,7 +573,7 @@ def _split_points(n, indices_or_sections, strict):
 
 def _split(a, indices_or_sections, axis, strict):
     a = _as_gpu(a)
-    ax = _norm_axis(axis, a.ndim)
+    ax = normalize_axis(axis, a.ndim)
     n = a.shape[ax]
     bounds = [0] + _split_points(n, indices_or_sections, strict) + [n]
     out = []

@@ -26,6 +26,7 @@ forced. Structured dtypes (`order=`) go to NumPy."""
 import numpy as np
 
 from . import _core
+from ._axes import normalize_axis
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
@@ -120,7 +121,7 @@ def _sort_call(name, a, axis, kind, order, stable, values):
         return run_on_host(name, getattr(np, name), (g,), kwargs)
     if axis is None:
         g, axis = g.reshape(-1), 0
-    _check_axis(axis, g.ndim)
+    axis = normalize_axis(axis, g.ndim)
     if g.size == 0:
         return g.copy() if values else function("zeros")(g.shape, np.int64)
     return _sorted_along(g, axis, values, not values)[0 if values else 1]
@@ -162,8 +163,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return call_numpy("median", (a,), kwargs, reason="out= or several axes are given, or the array is empty")
     if data_dependent_shapes_on_host():
         return run_on_host("median", np.median, (g,), dict(axis=axis, keepdims=keepdims))
-    x, ax = (g.reshape(-1), 0) if axis is None else (g, int(axis))
-    _check_axis(ax, x.ndim)
+    x, ax = (g.reshape(-1), 0) if axis is None else (g, normalize_axis(axis, g.ndim))
     n = x.shape[ax]
     ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
     low, high = ordered[..., (n - 1) // 2], ordered[..., n // 2]
@@ -241,7 +241,7 @@ def _partition_call(name, a, kth, axis, kind, order, values):
         return run_on_host(name, getattr(np, name), (g, kth), kwargs)
     if axis is None:
         g, axis = g.reshape(-1), 0
-    _check_axis(axis, g.ndim)
+    axis = normalize_axis(axis, g.ndim)
     n = g.shape[axis]
     positions = np.asarray(kth.get() if isinstance(kth, GpuArray) else kth)
     if positions.dtype.kind not in "iu":
@@ -335,8 +335,7 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
                          "Quantiles must be in the range [0, 1]")
     if data_dependent_shapes_on_host():
         return run_on_host(name, getattr(np, name), (g, q), dict(axis=axis, method=method, keepdims=keepdims))
-    x, ax = (g.reshape(-1), 0) if axis is None else (g, int(axis))
-    _check_axis(ax, x.ndim)
+    x, ax = (g.reshape(-1), 0) if axis is None else (g, normalize_axis(axis, g.ndim))
     n = x.shape[ax]
     ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
     results = []
@@ -368,11 +367,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
 @implements(np.percentile)
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
     return _quantile_call("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights, 100)
-
-
-def _check_axis(axis, ndim):
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
 
 
 hooks["sort_in_place"] = sort_in_place

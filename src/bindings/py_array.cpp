@@ -14,6 +14,9 @@
 
 #include <structmember.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace gpupy {
 
 namespace {
@@ -633,7 +636,11 @@ void register_array(py::module_& m) {
                  py::handle src = args;
                  if (args.size() == 1 && !args[0].is_none() && PySequence_Check(args[0].ptr())) src = args[0];
                  if (!(args.size() == 1 && args[0].is_none())) {
-                     for (py::handle x : py::reinterpret_borrow<py::iterable>(src)) axes.push_back(py::cast<int>(x));
+                     for (py::handle x : py::reinterpret_borrow<py::iterable>(src)) {
+                         // (beyond int: out of range all the same, never wrapped into it)
+                         const int64_t v = index_value(x);
+                         axes.push_back(static_cast<int>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)));
+                     }
                  }
                  return transpose(a, axes);
              })

@@ -156,6 +156,10 @@ bool basic_index(const GpuArray& a, py::handle key, ViewGeometry* out, bool* sca
 // items or building a view; false for any other key.
 bool element_key(const GpuArray& a, py::handle key, int64_t* offset);
 Dims shape_from_python(py::handle shape);
+// operator.index(obj): TypeError "'x' object cannot be interpreted as an
+// integer" for anything that is not an integer (a float axis, a float
+// dimension), as NumPy reports it.
+int64_t index_value(py::handle obj);
 
 // Raises the error the last buffer export of `self` failed with, if any
 // (NumPy discards it, then asks __array_interface__ or __array__).

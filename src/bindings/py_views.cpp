@@ -110,10 +110,6 @@ bool element_key(const GpuArray& a, py::handle key, int64_t* offset) {
     return true;
 }
 
-namespace {
-
-// operator.index(obj): TypeError "'x' object cannot be interpreted as an
-// integer" for anything that is not an integer, as NumPy reports it.
 int64_t index_value(py::handle obj) {
     PyObject* i = PyNumber_Index(obj.ptr());
     if (!i) throw py::error_already_set();
@@ -122,8 +118,6 @@ int64_t index_value(py::handle obj) {
     if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
     return v;
 }
-
-}  // namespace
 
 Dims shape_from_python(py::handle shape) {
     Dims out;
