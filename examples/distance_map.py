@@ -6,7 +6,7 @@ nearest of nPt random points, d(p) = min_q |p - q|, scales it to [0, 255]
 and writes a grey-level image and/or the raw float32 values (thesis 5.2,
 figure 5.1).
 
-Options (the thesis's):
+Options (the thesis's, and -h/--help):
     -e EXPO   distance exponent (default 2: Euclidean; others: Minkowski)
     -g        use gpupy (otherwise NumPy)
     -o FILE   write the image to FILE (PNG)
@@ -22,7 +22,7 @@ Options (the thesis's):
 """
 
 import sys
-from getopt import getopt
+from getopt import GetoptError, getopt
 
 from PIL import Image
 
@@ -58,7 +58,14 @@ rawOutput = False
 img_name = "distmap.png"
 raw_name = "distmap.dat"
 
-(optsvals, args) = getopt(sys.argv[1:], 'e:go:r:p:s:w:')
+# -h/--help prints the options above; a wrong one says so, with them.
+try:
+    (optsvals, args) = getopt(sys.argv[1:], 'e:go:r:p:s:w:h', ['help'])
+except GetoptError as err:
+    sys.exit(f"distance_map.py: {err}\n{__doc__}")
+if any(opt in ('-h', '--help') for opt, _ in optsvals):
+    print(__doc__)
+    sys.exit(0)
 for (opt, val) in optsvals:
     if opt == '-e':
         expo = float(val)

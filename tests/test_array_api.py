@@ -1,4 +1,4 @@
-"""The Array API standard's entry points (issue 15, item 6) and DLPack
+"""The Array API standard's entry points and DLPack
 export. The public array-api-tests suite is run against gpupy from outside
 the tree (benchmarks/README.md says how); this file checks the pieces gpupy
 adds to NumPy's namespace."""

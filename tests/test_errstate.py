@@ -1,4 +1,4 @@
-"""np.errstate / np.seterr (issue 15, item 7), with NumPy's semantics.
+"""np.errstate / np.seterr, with NumPy's semantics.
 
 * "warn" (NumPy's default for divide, over and invalid): the device checks
   the values of each ufunc built in that state as it computes them (an

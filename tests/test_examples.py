@@ -190,3 +190,17 @@ def test_command_line(gpu, tmp_path, example, args):
     proc = run_python(["-W", "error", str(EXAMPLES / f"{example}.py"), *args, "-o", str(out)], env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and out.exists()
+
+
+def test_distance_map_says_its_options():
+    """-h/--help prints the options and exits 0; an unknown option says so
+    with them, and exits non-zero, without a traceback."""
+    script = str(EXAMPLES / "distance_map.py")
+    for flag in ("-h", "--help"):
+        r = run_python([script, flag], timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "-p N      number of random points" in r.stdout
+    r = run_python([script, "--bad"], timeout=120)
+    assert r.returncode != 0
+    assert "option --bad not recognized" in r.stderr and "-w N" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -1,4 +1,4 @@
-"""Writing through exports (issue 15, item 5), and NumPy's array interface.
+"""Writing through exports, and NumPy's array interface.
 
 A buffer export of a gpupy array is the array's own host bytes, writable as
 an ndarray's: a C library writing into it writes into the array. While an

@@ -648,7 +648,7 @@ class TestNdarrayMethods:
 
 
 class TestIdiomsOfPublicPrograms:
-    """Idioms seen in public NumPy programs (issue 13)."""
+    """Idioms seen in public NumPy programs."""
 
     @pytest.mark.parametrize("args, dtype", [(("2016-07", "2016-08"), "datetime64[D]"), ((0, 5), "timedelta64[h]"),
                                              ((np.datetime64("2020-01-01"), np.datetime64("2020-01-04")), None)])

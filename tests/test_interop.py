@@ -1,4 +1,4 @@
-"""gpupy next to the libraries NumPy users use (issue 15): what NumPy hands
+"""gpupy next to the libraries NumPy users use: what NumPy hands
 to pandas, xarray and dask objects (NEP 13 ufuncs and operators, NEP 18
 functions), gpupy hands over too, so the result is theirs, index and
 coordinates intact; and SciPy, scikit-image, matplotlib, Pillow and

@@ -1,4 +1,4 @@
-"""Processes and signals (issue 15, items 8 and 9): a forked child gets a
+"""Processes and signals: a forked child gets a
 working driver and every value its parent had, never a hang; Ctrl-C stops
 a long evaluation between blocks and leaves the arrays usable. Each case
 runs in a fresh Python (tests/fresh_python.py), with a timeout: a hang is a

@@ -1,4 +1,4 @@
-"""Scalar results (issue 15, item 3): where NumPy gives a scalar -- a
+"""Scalar results: where NumPy gives a scalar -- a
 reduction over every axis, a ufunc of 0-d operands, a product of vectors --
 gpupy gives a 0-d array that behaves as NumPy's scalar (round, hash, dict
 keys, format, repr; immutable; in-place operators rebind) and stays lazy

@@ -1,4 +1,4 @@
-"""`where=` on every ufunc (issue 15, item 4), on the device: f of every
+"""`where=` on every ufunc, on the device: f of every
 element, written through the mask. With out=, NumPy leaves out's other
 elements as they were; without, they are undefined (gpupy's are zero), and
 NumPy warns that they are."""

@@ -1,12 +1,11 @@
-// Advanced indexing -- integer arrays and boolean masks -- of values that
-// are in host memory, by NumPy there. gpupy has no gather or scatter on
-// the device yet, so every advanced index runs in NumPy; what this file
-// decides is only how cheaply. A small array whose values are already on
-// the host is indexed at once, as small ufuncs and reductions are
-// (py_ops.cpp, py_structural.cpp): in a loop (`x[cols]`, `a[mask] = v`)
-// the package's fallback handlers cost ten times NumPy's indexing. Larger
-// or lazy arrays go to those handlers, which report the fallback and then
-// write through write_on_host too.
+// Advanced indexing -- integer arrays and boolean masks -- of small arrays
+// whose values are in host memory, by NumPy there at once, as small ufuncs
+// and reductions are (py_ops.cpp, py_structural.cpp): in a loop
+// (`x[cols]`, `a[mask] = v`) building a lazy gather would cost ten times
+// NumPy's indexing. Larger or lazy arrays go to the package's indexing
+// (gpupy/_indexing.py), which indexes on the device where it can (GATHER
+// in the IR) and hands the rest to NumPy, writing through write_on_host
+// too.
 #include "bindings/py_array.hpp"
 #include "core/building/writes.hpp"
 #include "core/runtime/runtime.hpp"
