@@ -44,15 +44,6 @@ def numpy_qualname(func):
 
 # --- helpers ---------------------------------------------------------------------------------------
 
-def _contiguous(shape, strides):
-    expected = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != expected:
-            return False
-        expected *= n
-    return True
-
-
 def _fortran(a, order, accepted):
     """Whether order= ("C", "F" or "A") reads `a` in Fortran order: "A" does
     where `a` is Fortran-contiguous and not C-contiguous, as NumPy's."""
@@ -85,9 +76,10 @@ class Flags:
              "CARRAY": "carray", "CA": "carray", "FARRAY": "farray", "FA": "farray"}
 
     def __init__(self, a):
-        _, shape, strides = a._view
-        self.c_contiguous = _contiguous(shape, strides)
-        self.f_contiguous = _contiguous(shape[::-1], strides[::-1])
+        # The core's test, with NumPy's rules (size-1 dimensions ignored; an
+        # empty array is both).
+        self.c_contiguous = _core.in_order(a, "C")
+        self.f_contiguous = _core.in_order(a, "F")
         object.__setattr__(self, "_array", a)
         self.owndata = False  # the values live in the core, not in host memory the array owns
         self.aligned = True

@@ -623,7 +623,10 @@ class TestNdarrayMethods:
     def test_flags(self, gpu):
         a = np.arange(6.0).reshape(2, 3)
         g = gp.asarray(a)
-        for x, y in ((g, a), (g.T, a.T), (g[:, ::2], a[:, ::2]), (g[0], a[0])):
+        e, ge = np.zeros((0, 4)), gp.zeros((0, 4))  # empty: both orders, as NumPy says
+        pairs = ((g, a), (g.T, a.T), (g[:, ::2], a[:, ::2]), (g[0], a[0]), (ge[:, ::2], e[:, ::2]),
+                 (ge.T[::-1], e.T[::-1]), (g.reshape(2, 1, 3).transpose(1, 0, 2), a.reshape(2, 1, 3).transpose(1, 0, 2)))
+        for x, y in pairs:
             for key in ("C_CONTIGUOUS", "F_CONTIGUOUS", "FNC", "FORC"):
                 assert x.flags[key] == y.flags[key], key
             assert x.flags.c_contiguous == y.flags.c_contiguous and x.flags.writeable
