@@ -267,6 +267,16 @@ class TestPartitioning:
         assert int(evaluations) >= 5
         assert int(collapses) >= 1
 
+    @pytest.mark.parametrize("name, value", [("GPUPY_SOFTWARE_MAX_OPS", "abc"), ("GPUPY_SOFTWARE_MAX_OPS", "0"),
+                                             ("GPUPY_SOFTWARE_THREADS", "2.5"), ("GPUPY_SOFTWARE_MAX_BYTES", "-1")])
+    def test_a_wrong_environment_setting_is_said_not_ignored(self, software, name, value):
+        """The driver's settings are read as the core's are: a value that is
+        not an integer in range is an error naming it, never the default."""
+        code = "import gpupy as gp; print(gp.driver())"
+        proc = run_python(["-c", code], dict(os.environ, GPUPY_DRIVER="software", **{name: value}))
+        assert proc.returncode != 0
+        assert "DriverError" in proc.stderr and f"{name} must be an integer" in proc.stderr and repr(value) in proc.stderr
+
     def test_bad_option_is_rejected(self, software):
         with pytest.raises(ValueError):
             gp.set_driver_option("max_ops", 0)

@@ -18,9 +18,15 @@ bool parse_integer(const char* text, int64_t* out) {
 
 bool is_default(const char* value) { return value && std::strcmp(value, "default") == 0; }
 
-int64_t env_integer_or(const char* name, int64_t fallback, int64_t minimum) {
+std::string env_integer(const char* name, int64_t fallback, int64_t minimum, int64_t* out) {
+    const char* text = std::getenv(name);
+    *out = fallback;
+    if (!text || !*text) return "";
     int64_t v;
-    return parse_integer(std::getenv(name), &v) && v >= minimum ? v : fallback;
+    if (!parse_integer(text, &v) || v < minimum)
+        return std::string(name) + " must be an integer >= " + std::to_string(minimum) + ", got '" + text + "'";
+    *out = v;
+    return "";
 }
 
 }  // namespace gpupy_driver

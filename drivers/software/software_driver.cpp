@@ -32,7 +32,12 @@ struct Context {
     std::string description;
 };
 
-int64_t env_limit(const char* name, int64_t fallback) { return gpupy_driver::env_integer_or(name, fallback, 1); }
+// A limit from the environment (>= minimum), which sw_init has checked.
+int64_t env_limit(const char* name, int64_t fallback, int64_t minimum = 1) {
+    int64_t v;
+    gpupy_driver::env_integer(name, fallback, minimum, &v);
+    return v;
+}
 
 Context* ctx_of(void* p) { return static_cast<Context*>(p); }
 
@@ -80,9 +85,18 @@ int sw_init(void** ctx, char* errbuf, size_t errlen) {
         std::snprintf(errbuf, errlen, "out of memory");
         return GPUPY_ERROR;
     }
-    c->max_ops = env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps);
-    c->max_bytes = env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0);
-    c->threads = default_threads();
+    const unsigned cores = std::thread::hardware_concurrency();
+    int64_t threads = 1;
+    for (const std::string& why :
+         {gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps, 1, &c->max_ops),
+          gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_BYTES", 0, 0, &c->max_bytes),  // 0: unlimited
+          gpupy_driver::env_integer("GPUPY_SOFTWARE_THREADS", cores ? cores : 1, 1, &threads)}) {
+        if (why.empty()) continue;
+        std::snprintf(errbuf, errlen, "%s", why.c_str());
+        delete c;
+        return GPUPY_ERROR;
+    }
+    c->threads = static_cast<int>(threads);
     *ctx = c;
     return GPUPY_OK;
 }
@@ -249,7 +263,7 @@ int sw_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     if (std::strcmp(key, "max_bytes") == 0 && (reset || (number && v >= 0))) {
-        c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0) : v;
+        c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0, 0) : v;
         return GPUPY_OK;
     }
     if (std::strcmp(key, "host_loops") == 0 && (reset || !std::strcmp(value, "on") || !std::strcmp(value, "off"))) {
