@@ -158,36 +158,35 @@ class GlslDistanceMap:
         (glCopyNamedBufferSubData; each moves 2 x nbytes: read and write)."""
         return self._seconds(self.lib.hg_copy_time, "copy_time", reps)
 
-    def peak_gflops(self, groups=4096, chains=8, min_seconds=0.05, max_iterations=1 << 24):
+    def peak_gflops(self, chains=8, steps=256, min_seconds=0.05, max_groups=65535 * 1024):
         """The device's float32 arithmetic peak as measured by a kernel of
-        `chains` independent vec4 fma chains per invocation
-        (distmap_glsl.cpp's hg_peak_*) on `groups` work groups of 256: the
-        loop count grows until one dispatch takes `min_seconds`; returns
-        (GFLOP/s, seconds, flops) of the best of three dispatches at that
-        count."""
-        per_iteration = ctypes.c_double()
-        self.lib.hg_peak_prepare.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.c_char_p,
-                                             ctypes.c_int]
-        self._check(self.lib.hg_peak_prepare(groups, chains, ctypes.byref(per_iteration), self._err, len(self._err)),
-                    "peak_prepare")
-        self.lib.hg_peak_time.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+        `chains` independent vec4 fma chains of `steps` steps per invocation
+        (distmap_glsl.cpp's hg_peak_*): the number of work groups (of 256)
+        grows until one dispatch takes `min_seconds`; returns (GFLOP/s,
+        seconds, flops, work groups) of the best of three dispatches there."""
+        per_invocation = ctypes.c_double()
+        self.lib.hg_peak_prepare.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                                             ctypes.c_char_p, ctypes.c_int]
+        self._check(self.lib.hg_peak_prepare(chains, steps, ctypes.byref(per_invocation), self._err,
+                                             len(self._err)), "peak_prepare")
+        self.lib.hg_peak_time.argtypes = [ctypes.c_longlong, ctypes.POINTER(ctypes.c_double),
                                           ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
 
-        def dispatch(iterations):
+        def dispatch(groups):
             seconds, invocations = ctypes.c_double(), ctypes.c_double()
-            self._check(self.lib.hg_peak_time(iterations, ctypes.byref(seconds), ctypes.byref(invocations),
+            self._check(self.lib.hg_peak_time(groups, ctypes.byref(seconds), ctypes.byref(invocations),
                                               self._err, len(self._err)), "peak_time")
-            return seconds.value, invocations.value * iterations * per_iteration.value
+            return seconds.value, invocations.value * per_invocation.value
 
         dispatch(1)  # the JIT
-        iterations = 1
-        seconds, _ = dispatch(iterations)
-        while seconds < min_seconds and iterations < max_iterations:
-            # (at most 16x at a time: a first dispatch timed near zero says little)
-            iterations = min(max_iterations, iterations * max(2, min(16, int(1.5 * min_seconds / max(seconds, 1e-9)))))
-            seconds, _ = dispatch(iterations)
-        seconds, flops = min(dispatch(iterations) for _ in range(3))
-        return flops / seconds / 1e9, seconds, flops
+        groups = 1
+        seconds, _ = dispatch(groups)
+        while seconds < min_seconds and groups < max_groups:
+            # (at most 16x at a time: a dispatch timed near zero says little)
+            groups = min(max_groups, groups * max(2, min(16, int(1.5 * min_seconds / max(seconds, 1e-9)))))
+            seconds, _ = dispatch(groups)
+        seconds, flops = min(dispatch(groups) for _ in range(3))
+        return flops / seconds / 1e9, seconds, flops, groups
 
     STENCILS = {"life": (0, np.uint8), "gauss5x5": (1, np.float32)}
 
@@ -215,6 +214,11 @@ class GlslDistanceMap:
         self.lib.hg_matmul_config_name.restype = ctypes.c_char_p
         self.lib.hg_matmul_config_name.argtypes = [ctypes.c_int]
         return [self.lib.hg_matmul_config_name(i).decode() for i in range(self.lib.hg_matmul_configs())]
+
+    def matmul_default_config(self):
+        """The name of the configuration matmul_prepare compiles by default
+        (the fastest measured on llvmpipe)."""
+        return self.matmul_configs()[self.lib.hg_matmul_default()]
 
     def matmul_prepare(self, n, config=None):
         """Compiles the hand-written product for n x n float32 matrices in

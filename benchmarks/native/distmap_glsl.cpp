@@ -1112,19 +1112,21 @@ void copy_release() {
 }
 
 // The device's float32 arithmetic peak: every invocation runs `chains`
-// independent vec4 chains x = fma(x, m, a), kPeakUnroll steps of each per
-// loop iteration written out, u_iterations iterations. m and a are
-// uniforms (nothing to fold at compile time); m is just below 1 and a
-// small, so the values stay finite and normal. Independent chains keep
-// every lane busy while each fma waits for its previous result (how many
-// it takes differs: llvmpipe runs out of vector registers where a GPU
-// wants more; the caller tries a few); the sum stored at the end keeps the
-// work from being removed.
-constexpr int kPeakUnroll = 16, kPeakLocal = 256;
+// independent vec4 chains x = fma(x, m, a), `steps` steps of each written
+// out in straight-line code (no loop: a loop's bookkeeping, and on
+// llvmpipe its per-lane execution mask on every assignment, would count
+// against the arithmetic); the work grows with the number of work groups.
+// m and a are uniforms (nothing to fold at compile time); m is just below
+// 1 and a small, so the values stay finite and normal. Independent chains
+// keep every lane busy while each fma waits for its previous result (how
+// many it takes differs: llvmpipe runs out of vector registers where a GPU
+// wants more; the caller tries a few). The sum is stored (to one of
+// kPeakLocal slots: the store is there only so that the work is not
+// removed).
+constexpr int kPeakLocal = 256, kPeakMaxGroupsX = 65535;
 struct Peak {
     GLuint program = 0, buffer = 0;
-    GLint iterations_location = -1, mul_location = -1, add_location = -1;
-    int groups = 0;
+    GLint mul_location = -1, add_location = -1;
 };
 Peak pk;
 
@@ -1134,17 +1136,16 @@ void peak_release() {
     pk = Peak{};
 }
 
-std::string peak_source(int chains) {
+std::string peak_source(int chains, int steps) {
     std::string s = "#version 450\nlayout(local_size_x = " + str(kPeakLocal) + ") in;\n";
-    s += "uniform int u_iterations;\nuniform vec4 u_mul;\nuniform vec4 u_add;\n";
+    s += "uniform vec4 u_mul;\nuniform vec4 u_add;\n";
     s += "layout(std430, binding = 0) writeonly restrict buffer O { vec4 o[]; };\n";
     s += "void main() {\n";
-    s += "  vec4 seed = vec4(float(gl_GlobalInvocationID.x) * 1e-7);\n";
+    s += "  vec4 seed = vec4(float(gl_LocalInvocationIndex) * 1e-7);\n";
     for (int c = 0; c < chains; ++c) s += "  vec4 x" + str(c) + " = seed + vec4(" + str(c) + ".0);\n";
-    s += "  for (int i = 0; i < u_iterations; ++i) {\n";
-    for (int u = 0; u < kPeakUnroll; ++u)
-        for (int c = 0; c < chains; ++c) s += "    x" + str(c) + " = fma(x" + str(c) + ", u_mul, u_add);\n";
-    s += "  }\n  o[gl_GlobalInvocationID.x] = ";
+    for (int k = 0; k < steps; ++k)
+        for (int c = 0; c < chains; ++c) s += "  x" + str(c) + " = fma(x" + str(c) + ", u_mul, u_add);\n";
+    s += "  o[gl_LocalInvocationIndex] = ";
     for (int c = 0; c < chains; ++c) s += (c ? " + x" : "x") + str(c);
     s += ";\n}\n";
     return s;
@@ -1209,11 +1210,10 @@ int hg_copy_time(int reps, double* seconds, char* err, int len) {
     return 0;
 }
 
-// Compiles the peak kernel with `chains` chains for `groups` work groups
-// of kPeakLocal invocations; returns its floating-point operations per
-// invocation and loop iteration (an fma counted as 2) through
-// *flops_per_iteration.
-int hg_peak_prepare(int groups, int chains, double* flops_per_iteration, char* err, int len) {
+// Compiles the peak kernel: `chains` chains of `steps` fma each per
+// invocation; returns its floating-point operations per invocation (an
+// fma counted as 2) through *flops_per_invocation.
+int hg_peak_prepare(int chains, int steps, double* flops_per_invocation, char* err, int len) {
     Bind bind;
     if (!bind.ok()) {
         set_error(err, len, "eglMakeCurrent failed");
@@ -1221,18 +1221,16 @@ int hg_peak_prepare(int groups, int chains, double* flops_per_iteration, char* e
     }
     peak_release();
     std::string error;
-    pk.program = build_compute_program(peak_source(chains), error);
+    pk.program = build_compute_program(peak_source(chains, steps), error);
     if (!pk.program) {
         set_error(err, len, "peak: " + error);
         return 1;
     }
-    pk.iterations_location = glGetUniformLocation(pk.program, "u_iterations");
     pk.mul_location = glGetUniformLocation(pk.program, "u_mul");
     pk.add_location = glGetUniformLocation(pk.program, "u_add");
-    pk.groups = groups;
     glCreateBuffers(1, &pk.buffer);
-    glNamedBufferStorage(pk.buffer, static_cast<GLsizeiptr>(16) * groups * kPeakLocal, nullptr, 0);
-    *flops_per_iteration = 2.0 * 4 * chains * kPeakUnroll;
+    glNamedBufferStorage(pk.buffer, static_cast<GLsizeiptr>(16) * kPeakLocal, nullptr, 0);
+    *flops_per_invocation = 2.0 * 4 * chains * steps;
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
         set_error(err, len, "GL error " + std::to_string(e) + " in peak_prepare");
@@ -1241,11 +1239,11 @@ int hg_peak_prepare(int groups, int chains, double* flops_per_iteration, char* e
     return 0;
 }
 
-// One dispatch of the peak kernel with `iterations` loop iterations:
-// *seconds from the dispatch to glFinish (the first call also JITs: the
-// caller times a second one). Invocations: groups x kPeakLocal, reported
-// through *invocations.
-int hg_peak_time(int iterations, double* seconds, double* invocations, char* err, int len) {
+// One dispatch of the peak kernel over about `groups` work groups of
+// kPeakLocal invocations (rows of up to kPeakMaxGroupsX): *seconds from
+// the dispatch to glFinish (the first call also JITs: the caller times a
+// later one), *invocations the number run.
+int hg_peak_time(long long groups, double* seconds, double* invocations, char* err, int len) {
     Bind bind;
     if (!bind.ok()) {
         set_error(err, len, "eglMakeCurrent failed");
@@ -1255,14 +1253,20 @@ int hg_peak_time(int iterations, double* seconds, double* invocations, char* err
         set_error(err, len, "peak_time before peak_prepare");
         return 1;
     }
+    const long long gx = std::min<long long>(std::max(groups, 1LL), kPeakMaxGroupsX);
+    const long long gy = (std::max(groups, 1LL) + gx - 1) / gx;
+    if (gy > kPeakMaxGroupsX) {
+        set_error(err, len, "peak: " + std::to_string(groups) + " work groups");
+        return 1;
+    }
     glUseProgram(pk.program);
-    glUniform1i(pk.iterations_location, iterations);
     glUniform4f(pk.mul_location, 0.999999f, 0.9999995f, 0.9999999f, 0.99999f);
     glUniform4f(pk.add_location, 1e-6f, 2e-6f, 3e-6f, 4e-6f);
     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, pk.buffer);
     glFinish();
-    *seconds = time_until_finished([&] { glDispatchCompute(static_cast<GLuint>(pk.groups), 1, 1); });
-    *invocations = static_cast<double>(pk.groups) * kPeakLocal;
+    *seconds = time_until_finished(
+        [&] { glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), 1); });
+    *invocations = static_cast<double>(gx) * gy * kPeakLocal;
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
         set_error(err, len, "GL error " + std::to_string(e) + " in peak_time");
