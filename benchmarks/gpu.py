@@ -52,6 +52,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -63,7 +64,7 @@ ROW_PREFIX = "@row "  # a child's result lines on its stdout; everything else go
 
 # Each section's time limit in seconds per mode: the full set fits about two
 # minutes on a GPU (tools/gpu_check.sh gives it 120 s of its 8 minutes).
-LIMITS = {"full": {"bandwidth": 22, "matmul": 38, "shaders": 22, "seeds": 22},
+LIMITS = {"full": {"bandwidth": 26, "matmul": 36, "shaders": 20, "seeds": 22},
           "quick": {"bandwidth": 90, "matmul": 90, "shaders": 90, "seeds": 90},
           "tiny": {"bandwidth": 60, "matmul": 60, "shaders": 60, "seeds": 60}}
 # A section's process starts Python, imports gpupy and NumPy and sets up a
@@ -583,12 +584,22 @@ def run_section(name, argv, limit, env):
     started = time.time()
     deadline = started + limit - MARGIN_S
     cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--child", name, "--deadline", repr(deadline)]
+    # In this process's group (a signal that ends this run, such as
+    # gpu_check.sh's `timeout`, ends it too). After a kill, what it printed
+    # is read for a few seconds at most: a process stuck in a driver call
+    # may take long to go.
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=None)
     timed_out = False
     try:
-        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=None, timeout=limit + MARGIN_S)
-        out, rc = r.stdout, r.returncode
-    except subprocess.TimeoutExpired as exc:
-        out, rc, timed_out = exc.stdout or b"", None, True
+        out, _ = child.communicate(timeout=limit + MARGIN_S)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        child.kill()
+        try:
+            out, _ = child.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out = b""
+    rc = child.returncode
     rows = []
     for line in out.decode(errors="replace").splitlines():
         if line.startswith(ROW_PREFIX):
@@ -842,7 +853,8 @@ def plot(directory, prefix, rows, title):
             pts = sorted((r["elements"], r["gb_s"]) for r in bw if r["impl"] == impl)
             style = {"color": "black", "linewidth": 2.5} if impl == "device copy" else \
                 {"linestyle": "--" if impl.endswith("checked") or impl.startswith("NumPy") else "-", "marker": "o"}
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=impl, **style)
+            label = impl + (" (CPU)" if impl.startswith("NumPy") else "")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("float32 elements")
@@ -860,8 +872,8 @@ def plot(directory, prefix, rows, title):
         fig, ax = plt.subplots(figsize=(8, 5))
         for impl in dict.fromkeys(r["impl"] for r in mm):
             pts = sorted((r["n"], r["tflops"]) for r in mm if r["impl"] == impl)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl,
-                    linestyle="--" if impl == "NumPy" else "-")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                    label="NumPy BLAS (CPU)" if impl == "NumPy" else impl, linestyle="--" if impl == "NumPy" else "-")
         peak = by(rows.get("matmul", []), "peak")
         if peak:
             ax.axhline(peak[0]["tflops"], color="black", linewidth=2.5,
@@ -936,7 +948,7 @@ def main(argv=None):
         header += [f"device: {renderer} | {info['device'].get('gl_version', '?')} (gpupy driver {info['driver']})",
                    f"gpupy {info['gpupy']} (commit {git_commit()}), NumPy {info['numpy']}, Python {info['python']}, "
                    f"block size {info['block_size']} elements"]
-    header.append("command: python benchmarks/gpu.py " + " ".join(argv))
+    header.append("command: python benchmarks/gpu.py " + shlex.join(argv))
     print("\n".join(header), flush=True)
     if info is None:
         print(f"\ngpupy did not start: {status}", flush=True)
