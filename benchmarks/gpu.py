@@ -546,13 +546,18 @@ def child_main(args):
     rows_out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.path.insert(0, str(HERE))
-    from common import import_gpupy
+    from common import LoadMeter, import_gpupy
     child = Child(args, rows_out)
-    try:
-        import_gpupy()  # as installed, else this checkout's in-place build (as seeds.py and run.py take it)
-        CHILDREN[args.child](child)
-    except Exception as exc:  # noqa: BLE001 -- the section's failure, said to the parent
-        child.fail(args.child, exc)
+    # On a shared machine the CPU's figures (NumPy's, and llvmpipe's) move
+    # with what other processes take: said with each section.
+    with LoadMeter() as load:
+        try:
+            import_gpupy()  # as installed, else this checkout's in-place build (as seeds.py and run.py take it)
+            CHILDREN[args.child](child)
+        except Exception as exc:  # noqa: BLE001 -- the section's failure, said to the parent
+            child.fail(args.child, exc)
+    if load.foreign is not None:
+        child.row(kind="load", cores=load.foreign)
     rows_out.flush()
     return 1 if child.failures else 0
 
@@ -979,7 +984,9 @@ def main(argv=None):
             status = "failed" if status == "ok" else status
         print("\n".join(lines), flush=True)
         for r in rows:
-            if r.get("kind") == "skipped":
+            if r.get("kind") == "load" and r["cores"] >= 0.25:
+                print(f"other processes used {r['cores']:.2f} cores meanwhile (of {os.cpu_count()})")
+            elif r.get("kind") == "skipped":
                 print(f"left out: {r['what']} (~{r['predicted_s']:.1f} s predicted, past the limit)")
             elif r.get("kind") == "failed":
                 print(f"FAILED: {r['what']}")
