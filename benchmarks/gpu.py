@@ -12,8 +12,10 @@ and the others still run; the exit status is 1 if any failed:
              left there: gpupy's `2*a + 3*b` and `a*b + c` (float32, 2^20 ..
              2^26 elements) with placement "device", R evaluations in a row
              and one read of a single element at the end (GL runs behind
-             the caller: the read waits for all of them), with NumPy's
-             error checks off and on (NumPy's default error state). GB/s =
+             the caller: the read waits for all of them), each a new
+             expression (a constant in it differs a little: gpupy shares
+             equal expressions), with NumPy's error checks off and on
+             (NumPy's default error state). GB/s =
              bytes read + written per evaluation / time per evaluation,
              against the device's own copy bandwidth (a buffer copied into
              another by the driver, no shader) and a hand-written `2*a + 3*b`
@@ -28,13 +30,15 @@ and the others still run; the exit status is 1 if any failed:
   shaders    gpupy against hand-written shaders on the same GL: the distance
              map (benchmarks/distmap.py through run.py's setup, 512² and
              2048², 100 and 1000 points) and Life (benchmarks/seeds.py's,
-             10 steps at 1024²), each as a user's program is timed (from
-             NumPy data to a NumPy result).
+             10 steps at 1024², the device forced and default placement),
+             each as a user's program is timed (from NumPy data to a NumPy
+             result).
   seeds      a few seed workloads of benchmarks/seeds.py (--seeds) with
              default placement and with the device forced.
 
-Sizes that would not finish within a section's limit are left out and
-listed. gpupy runs on the OpenGL driver (GPUPY_DRIVER=opengl unless set).
+--quick: 2^16 .. 2^20 elements, n = 128 and 256, the distance map at 128²
+with 100 points, Life at 256². Sizes that would not finish within a
+section's limit are left out and listed. gpupy runs on the OpenGL driver (GPUPY_DRIVER=opengl unless set).
 Every gpupy result is checked against NumPy's.
 
     python benchmarks/gpu.py                  # full sizes, ~2 minutes on a GPU
