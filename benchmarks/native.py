@@ -136,6 +136,58 @@ class GlslDistanceMap:
         self._check(self.lib.hg_ew_run(_float_ptr(out), self._err, len(self._err)), "ew_run")
         return out
 
+    def _seconds(self, fn, what, *args):
+        """Calls fn(*args, &seconds, err, len); returns the seconds."""
+        seconds = ctypes.c_double()
+        fn.argtypes = [ctypes.c_int] * len(args) + [ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
+        self._check(fn(*args, ctypes.byref(seconds), self._err, len(self._err)), what)
+        return seconds.value
+
+    def ew_time(self, reps):
+        """Seconds for `reps` dispatches of the prepared 2*a + 3*b in a row,
+        its result left on the device (timed in C++ up to glFinish)."""
+        return self._seconds(self.lib.hg_ew_time, "ew_time", reps)
+
+    def copy_prepare(self, nbytes):
+        """Two device buffers of `nbytes` for copy_time."""
+        self.lib.hg_copy_prepare.argtypes = [ctypes.c_longlong, ctypes.c_char_p, ctypes.c_int]
+        self._check(self.lib.hg_copy_prepare(nbytes, self._err, len(self._err)), "copy_prepare")
+
+    def copy_time(self, reps):
+        """Seconds for `reps` device-to-device copies of the prepared buffer
+        (glCopyNamedBufferSubData; each moves 2 x nbytes: read and write)."""
+        return self._seconds(self.lib.hg_copy_time, "copy_time", reps)
+
+    def peak_gflops(self, chains=8, steps=256, min_seconds=0.05, max_groups=65535 * 1024):
+        """The device's float32 arithmetic peak as measured by a kernel of
+        `chains` independent vec4 fma chains of `steps` steps per invocation
+        (distmap_glsl.cpp's hg_peak_*): the number of work groups (of 256)
+        grows until one dispatch takes `min_seconds`; returns (GFLOP/s,
+        seconds, flops, work groups) of the best of three dispatches there."""
+        per_invocation = ctypes.c_double()
+        self.lib.hg_peak_prepare.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_double),
+                                             ctypes.c_char_p, ctypes.c_int]
+        self._check(self.lib.hg_peak_prepare(chains, steps, ctypes.byref(per_invocation), self._err,
+                                             len(self._err)), "peak_prepare")
+        self.lib.hg_peak_time.argtypes = [ctypes.c_longlong, ctypes.POINTER(ctypes.c_double),
+                                          ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
+
+        def dispatch(groups):
+            seconds, invocations = ctypes.c_double(), ctypes.c_double()
+            self._check(self.lib.hg_peak_time(groups, ctypes.byref(seconds), ctypes.byref(invocations),
+                                              self._err, len(self._err)), "peak_time")
+            return seconds.value, invocations.value * per_invocation.value
+
+        dispatch(1)  # the JIT
+        groups = 1
+        seconds, _ = dispatch(groups)
+        while seconds < min_seconds and groups < max_groups:
+            # (at most 16x at a time: a dispatch timed near zero says little)
+            groups = min(max_groups, groups * max(2, min(16, int(1.5 * min_seconds / max(seconds, 1e-9)))))
+            seconds, _ = dispatch(groups)
+        seconds, flops = min(dispatch(groups) for _ in range(3))
+        return flops / seconds / 1e9, seconds, flops, groups
+
     STENCILS = {"life": (0, np.uint8), "gauss5x5": (1, np.float32)}
 
     def stencil_prepare(self, kind, n, steps=1):
@@ -162,6 +214,11 @@ class GlslDistanceMap:
         self.lib.hg_matmul_config_name.restype = ctypes.c_char_p
         self.lib.hg_matmul_config_name.argtypes = [ctypes.c_int]
         return [self.lib.hg_matmul_config_name(i).decode() for i in range(self.lib.hg_matmul_configs())]
+
+    def matmul_default_config(self):
+        """The name of the configuration matmul_prepare compiles by default
+        (the fastest measured on llvmpipe)."""
+        return self.matmul_configs()[self.lib.hg_matmul_default()]
 
     def matmul_prepare(self, n, config=None):
         """Compiles the hand-written product for n x n float32 matrices in
@@ -195,6 +252,12 @@ class GlslDistanceMap:
         self._check(self.lib.hg_matmul_run(_float_ptr(a32), _float_ptr(b32), _float_ptr(out),
                                            self._err, len(self._err)), "matmul_run")
         return out
+
+    def matmul_time(self, reps):
+        """Seconds for `reps` products in a row over the inputs the last
+        matmul_run uploaded, the product left on the device (timed in C++
+        up to glFinish)."""
+        return self._seconds(self.lib.hg_matmul_time, "matmul_time", reps)
 
     def run(self, n, points):
         px, py = _points32(points)

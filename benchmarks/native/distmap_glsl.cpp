@@ -34,12 +34,20 @@
 // readback of the result, in two layouts: "ssbo" (linear buffers) and
 // "texture" (R32F textures 4096 wide read with texelFetch, written with
 // imageStore, as gpupy's blocks).
+//
+// And what the device itself can do, for benchmarks/gpu.py, each timed in
+// here with a steady clock up to glFinish (the device's time, no readback):
+// its copy bandwidth (hg_copy_*: one buffer copied into another by the
+// driver), its float32 arithmetic peak (hg_peak_*: long chains of
+// independent vec4 fma), and 2*a + 3*b and the product repeated on inputs
+// the device holds, their results left there (hg_ew_time, hg_matmul_time).
 #define GL_GLEXT_PROTOTYPES 1
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GL/glcorearb.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -168,6 +176,17 @@ GLuint build_compute_program(const std::string& src, std::string& error) {
         return 0;
     }
     return program;
+}
+
+// Seconds from issuing `work` (GL commands) until the device has finished
+// it: GL returns before the device runs what it was given, so the clock
+// stops after glFinish. The caller finishes earlier work first.
+template <class Work>
+double time_until_finished(Work work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    glFinish();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 bool compile_program(int mode, int chunk, int local, std::string& error) {
@@ -399,13 +418,10 @@ int hg_ew_prepare(const float* a, const float* b, int n, int layout, char* err, 
     return 0;
 }
 
-// out = 2*a + 3*b, read back into out (n floats).
-int hg_ew_run(float* out, char* err, int len) {
-    Bind bind;
-    if (!bind.ok()) {
-        set_error(err, len, "eglMakeCurrent failed");
-        return 1;
-    }
+namespace {
+// One dispatch of 2*a + 3*b over the prepared inputs, its result left on
+// the device.
+void ew_dispatch() {
     glUseProgram(ew.program);
     glUniform1i(ew.n_location, ew.n);
     if (ew.layout == 0) {
@@ -413,13 +429,27 @@ int hg_ew_run(float* out, char* err, int len) {
         const GLuint groups = static_cast<GLuint>((ew.n + 63) / 64);
         const GLuint gx = groups < 32768u ? groups : 32768u;
         glDispatchCompute(gx, (groups + gx - 1) / gx, 1);
-        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-        glGetNamedBufferSubData(ew.buffers[2], 0, static_cast<GLsizeiptr>(sizeof(float)) * ew.n, out);
     } else {
         glBindTextureUnit(0, ew.textures[0]);
         glBindTextureUnit(1, ew.textures[1]);
         glBindImageTexture(0, ew.textures[2], 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_R32F);
         glDispatchCompute(static_cast<GLuint>(ew.width / 64), static_cast<GLuint>(ew.rows), 1);
+    }
+}
+}  // namespace
+
+// out = 2*a + 3*b, read back into out (n floats).
+int hg_ew_run(float* out, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    ew_dispatch();
+    if (ew.layout == 0) {
+        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        glGetNamedBufferSubData(ew.buffers[2], 0, static_cast<GLsizeiptr>(sizeof(float)) * ew.n, out);
+    } else {
         glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT);
         const int full = ew.n / ew.width, rest = ew.n % ew.width;
         if (full) {
@@ -436,6 +466,33 @@ int hg_ew_run(float* out, char* err, int len) {
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
         set_error(err, len, "GL error " + std::to_string(e) + " in ew_run");
+        return 1;
+    }
+    return 0;
+}
+
+// 2*a + 3*b `reps` times in a row with the result left on the device (the
+// work of an elementwise expression whose inputs and result stay there):
+// *seconds is the time from the first dispatch to glFinish, after one
+// untimed dispatch (the JIT and first touch of the output).
+int hg_ew_time(int reps, double* seconds, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!ew.program) {
+        set_error(err, len, "ew_time before ew_prepare");
+        return 1;
+    }
+    ew_dispatch();
+    glFinish();
+    *seconds = time_until_finished([&] {
+        for (int r = 0; r < reps; ++r) ew_dispatch();
+    });
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in ew_time");
         return 1;
     }
     return 0;
@@ -675,6 +732,7 @@ struct Matmul {
     GLuint textures[2] = {0, 0};    // A and B (2-D textures, texture buffers)
     GLint n_location = -1, ld4_location = -1;
     std::vector<float> staging;     // n % 4 != 0: rows padded to ld
+    bool uploaded = false;          // A and B are on the device (hg_matmul_run)
 };
 Matmul mm;
 int mm_choice = kMatmulDefault;
@@ -936,18 +994,9 @@ const float* matmul_rows(const float* a) {
 }
 }  // namespace
 
-// C = A @ B (n x n float32, row-major) as gpupy's runs are timed: upload A
-// and B, one dispatch, read C back.
-int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) {
-    Bind bind;
-    if (!bind.ok()) {
-        set_error(err, len, "eglMakeCurrent failed");
-        return 1;
-    }
-    if (!mm.program) {
-        set_error(err, len, "matmul_run before matmul_prepare");
-        return 1;
-    }
+namespace {
+// The product's inputs onto the device.
+void matmul_upload(const float* a, const float* b) {
     const MatmulConfig& cfg = kMatmulConfigs[mm.config];
     const int n = mm.n, ld = mm.ld;
     const GLsizeiptr bytes = static_cast<GLsizeiptr>(sizeof(float)) * n * ld;
@@ -960,6 +1009,12 @@ int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) 
             glNamedBufferSubData(mm.buffers[t], 0, bytes, rows);
         }
     }
+}
+
+// One dispatch of the product over what the device holds, C left there.
+void matmul_dispatch() {
+    const MatmulConfig& cfg = kMatmulConfigs[mm.config];
+    const int n = mm.n, ld = mm.ld;
     glUseProgram(mm.program);
     glUniform1i(mm.n_location, n);
     glUniform1i(mm.ld4_location, ld / 4);
@@ -973,6 +1028,25 @@ int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) 
     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, mm.buffers[2]);
     const int bm = 4 * cfg.mq * cfg.ly, bn4 = cfg.nq * cfg.lx;
     glDispatchCompute(static_cast<GLuint>((ld / 4 + bn4 - 1) / bn4), static_cast<GLuint>((n + bm - 1) / bm), 1);
+}
+}  // namespace
+
+// C = A @ B (n x n float32, row-major) as gpupy's runs are timed: upload A
+// and B, one dispatch, read C back.
+int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!mm.program) {
+        set_error(err, len, "matmul_run before matmul_prepare");
+        return 1;
+    }
+    const int n = mm.n, ld = mm.ld;
+    const GLsizeiptr bytes = static_cast<GLsizeiptr>(sizeof(float)) * n * ld;
+    matmul_upload(a, b);
+    matmul_dispatch();
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
     if (ld == n) {
         glGetNamedBufferSubData(mm.buffers[2], 0, bytes, c);
@@ -983,9 +1057,219 @@ int hg_matmul_run(const float* a, const float* b, float* c, char* err, int len) 
                         sizeof(float) * n);
         }
     }
+    mm.uploaded = true;
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) {
         set_error(err, len, "GL error " + std::to_string(e) + " in matmul_run");
+        return 1;
+    }
+    return 0;
+}
+
+// The product `reps` times in a row over the inputs the last hg_matmul_run
+// uploaded, C left on the device (inputs resident, as gpupy's product with
+// placement "device" on arrays it holds): *seconds from the first dispatch
+// to glFinish, after one untimed dispatch.
+int hg_matmul_time(int reps, double* seconds, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!mm.program || !mm.uploaded) {
+        set_error(err, len, "matmul_time before matmul_run");
+        return 1;
+    }
+    matmul_dispatch();
+    glFinish();
+    *seconds = time_until_finished([&] {
+        for (int r = 0; r < reps; ++r) matmul_dispatch();
+    });
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in matmul_time");
+        return 1;
+    }
+    return 0;
+}
+
+// ------------------------------------------------- what the device can do
+
+namespace {
+
+// The device's own copy bandwidth: one buffer copied into another by the
+// driver (glCopyNamedBufferSubData, no shader), the ceiling for work that
+// reads and writes each byte once.
+struct Copy {
+    GLsizeiptr bytes = 0;
+    GLuint buffers[2] = {0, 0};
+};
+Copy cp;
+
+void copy_release() {
+    glDeleteBuffers(2, cp.buffers);
+    cp = Copy{};
+}
+
+// The device's float32 arithmetic peak: every invocation runs `chains`
+// independent vec4 chains x = fma(x, m, a), `steps` steps of each written
+// out in straight-line code (no loop: a loop's bookkeeping, and on
+// llvmpipe its per-lane execution mask on every assignment, would count
+// against the arithmetic); the work grows with the number of work groups.
+// m and a are uniforms (nothing to fold at compile time); m is just below
+// 1 and a small, so the values stay finite and normal. Independent chains
+// keep every lane busy while each fma waits for its previous result (how
+// many it takes differs: llvmpipe runs out of vector registers where a GPU
+// wants more; the caller tries a few). The sum is stored (to one of
+// kPeakLocal slots: the store is there only so that the work is not
+// removed).
+constexpr int kPeakLocal = 256, kPeakMaxGroupsX = 65535;
+struct Peak {
+    GLuint program = 0, buffer = 0;
+    GLint mul_location = -1, add_location = -1;
+};
+Peak pk;
+
+void peak_release() {
+    if (pk.program) glDeleteProgram(pk.program);
+    glDeleteBuffers(1, &pk.buffer);
+    pk = Peak{};
+}
+
+std::string peak_source(int chains, int steps) {
+    std::string s = "#version 450\nlayout(local_size_x = " + str(kPeakLocal) + ") in;\n";
+    s += "uniform vec4 u_mul;\nuniform vec4 u_add;\n";
+    s += "layout(std430, binding = 0) writeonly restrict buffer O { vec4 o[]; };\n";
+    s += "void main() {\n";
+    s += "  vec4 seed = vec4(float(gl_LocalInvocationIndex) * 1e-7);\n";
+    for (int c = 0; c < chains; ++c) s += "  vec4 x" + str(c) + " = seed + vec4(" + str(c) + ".0);\n";
+    for (int k = 0; k < steps; ++k)
+        for (int c = 0; c < chains; ++c) s += "  x" + str(c) + " = fma(x" + str(c) + ", u_mul, u_add);\n";
+    s += "  o[gl_LocalInvocationIndex] = ";
+    for (int c = 0; c < chains; ++c) s += (c ? " + x" : "x") + str(c);
+    s += ";\n}\n";
+    return s;
+}
+
+}  // namespace
+
+// Allocates two buffers of `bytes` (a source filled with a pattern, a
+// destination), once per size.
+int hg_copy_prepare(long long bytes, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    copy_release();
+    if (bytes < 4) {
+        set_error(err, len, "copy of " + std::to_string(bytes) + " bytes");
+        return 1;
+    }
+    cp.bytes = static_cast<GLsizeiptr>(bytes);
+    glCreateBuffers(2, cp.buffers);
+    const float pattern = 1.5f;
+    for (GLuint b : cp.buffers) {
+        glNamedBufferStorage(b, cp.bytes, nullptr, 0);
+        // (touched once, so that no first-use allocation lands in the timing)
+        glClearNamedBufferData(b, GL_R32F, GL_RED, GL_FLOAT, &pattern);
+    }
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in copy_prepare (" + std::to_string(bytes) +
+                                " bytes)");
+        copy_release();
+        return 1;
+    }
+    return 0;
+}
+
+// `reps` copies of the whole source into the destination: *seconds from
+// the first to glFinish, after one untimed copy. Bytes moved per copy:
+// 2 x bytes (each byte read once and written once).
+int hg_copy_time(int reps, double* seconds, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!cp.bytes) {
+        set_error(err, len, "copy_time before copy_prepare");
+        return 1;
+    }
+    glCopyNamedBufferSubData(cp.buffers[0], cp.buffers[1], 0, 0, cp.bytes);
+    glFinish();
+    *seconds = time_until_finished([&] {
+        for (int r = 0; r < reps; ++r) glCopyNamedBufferSubData(cp.buffers[0], cp.buffers[1], 0, 0, cp.bytes);
+    });
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in copy_time");
+        return 1;
+    }
+    return 0;
+}
+
+// Compiles the peak kernel: `chains` chains of `steps` fma each per
+// invocation; returns its floating-point operations per invocation (an
+// fma counted as 2) through *flops_per_invocation.
+int hg_peak_prepare(int chains, int steps, double* flops_per_invocation, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    peak_release();
+    std::string error;
+    pk.program = build_compute_program(peak_source(chains, steps), error);
+    if (!pk.program) {
+        set_error(err, len, "peak: " + error);
+        return 1;
+    }
+    pk.mul_location = glGetUniformLocation(pk.program, "u_mul");
+    pk.add_location = glGetUniformLocation(pk.program, "u_add");
+    glCreateBuffers(1, &pk.buffer);
+    glNamedBufferStorage(pk.buffer, static_cast<GLsizeiptr>(16) * kPeakLocal, nullptr, 0);
+    *flops_per_invocation = 2.0 * 4 * chains * steps;
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in peak_prepare");
+        return 1;
+    }
+    return 0;
+}
+
+// One dispatch of the peak kernel over about `groups` work groups of
+// kPeakLocal invocations (rows of up to kPeakMaxGroupsX): *seconds from
+// the dispatch to glFinish (the first call also JITs: the caller times a
+// later one), *invocations the number run.
+int hg_peak_time(long long groups, double* seconds, double* invocations, char* err, int len) {
+    Bind bind;
+    if (!bind.ok()) {
+        set_error(err, len, "eglMakeCurrent failed");
+        return 1;
+    }
+    if (!pk.program) {
+        set_error(err, len, "peak_time before peak_prepare");
+        return 1;
+    }
+    const long long gx = std::min<long long>(std::max(groups, 1LL), kPeakMaxGroupsX);
+    const long long gy = (std::max(groups, 1LL) + gx - 1) / gx;
+    if (gy > kPeakMaxGroupsX) {
+        set_error(err, len, "peak: " + std::to_string(groups) + " work groups");
+        return 1;
+    }
+    glUseProgram(pk.program);
+    glUniform4f(pk.mul_location, 0.999999f, 0.9999995f, 0.9999999f, 0.99999f);
+    glUniform4f(pk.add_location, 1e-6f, 2e-6f, 3e-6f, 4e-6f);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, pk.buffer);
+    glFinish();
+    *seconds = time_until_finished(
+        [&] { glDispatchCompute(static_cast<GLuint>(gx), static_cast<GLuint>(gy), 1); });
+    *invocations = static_cast<double>(gx) * gy * kPeakLocal;
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR) {
+        set_error(err, len, "GL error " + std::to_string(e) + " in peak_time");
         return 1;
     }
     return 0;
@@ -998,6 +1282,8 @@ void hg_shutdown() {
         ew_release();
         stencil_release();
         matmul_release();
+        copy_release();
+        peak_release();
         if (g.texture) glDeleteTextures(1, &g.texture);
         if (g.program) glDeleteProgram(g.program);
         g.texture = g.program = 0;
