@@ -133,6 +133,8 @@ if [ -z "${BUILD_FAILED:-}" ]; then
   # driver (on a GPU), or the accuracy and conformance files (--quick).
   plugins=""
   $PYTHON -c "import xdist" 2>/dev/null && plugins="$plugins -n $([ "$QUICK" = 1 ] && echo 2 || echo auto)"
+  # pytest-benchmark, where installed, turns xdist's presence into an error.
+  $PYTHON -c "import pytest_benchmark" 2>/dev/null && plugins="$plugins -p no:benchmark"
   if $PYTHON -c "import pytest_timeout" 2>/dev/null; then
     plugins="$plugins --timeout 120 --timeout-method thread"
     $PYTHON -m pytest --help 2>/dev/null | grep -q -- --session-timeout && \
