@@ -62,6 +62,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import fmt_time  # (benchmarks/ is on the path: this script's folder)
+
 HERE = Path(__file__).resolve().parent
 SECTIONS = ("bandwidth", "matmul", "shaders", "seeds")
 ROW_PREFIX = "@row "  # a child's result lines on its stdout; everything else goes to stderr
@@ -642,16 +644,6 @@ def fmt_ratio(x):
     return f"{x:.2g}" if x < 0.1 else f"{x:.2f}"
 
 
-def fmt_seconds(t):
-    if t is None:
-        return "—"
-    if t >= 1:
-        return f"{t:.2f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3g} ms"
-    return f"{t * 1e6:.3g} µs"
-
-
 def table(headers, rows):
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
               for i, h in enumerate(headers)]
@@ -693,7 +685,7 @@ def report_bandwidth(rows):
                 hand = cell.get(("hand-written 2*a + 3*b (texture)", n)) if name == "2*a + 3*b" else None
                 if g is None:
                     continue
-                ratios.append([size_label(n), name + suffix, fmt_seconds(g["seconds"]),
+                ratios.append([size_label(n), name + suffix, fmt_time(g["seconds"]),
                                fmt_ratio(g["gb_s"] / copy["gb_s"]) if copy else "—",
                                fmt_ratio(g["gb_s"] / hand["gb_s"]) if hand else "",
                                fmt_ratio(npy["seconds"] / g["seconds"]) + "x" if npy else "—",
@@ -713,7 +705,7 @@ def report_matmul(rows):
         p = peak[0]
         out.append(f"device float32 peak, measured here: {p['gflops']:.1f} GFLOP/s (hand-written kernel: "
                    f"{p['chains']} independent vec4 fma chains per invocation, {p['groups']} work groups of "
-                   f"{p['local']}, {p['flops']:.3g} flops in {fmt_seconds(p['seconds'])})")
+                   f"{p['local']}, {p['flops']:.3g} flops in {fmt_time(p['seconds'])})")
     else:
         out.append("device float32 peak: not measured")
     data = by(rows, "matmul")
@@ -764,7 +756,7 @@ def report_shaders(rows):
             r = cell.get((n, s, impl))
             if r is None or r["seconds"] is None:
                 return None, "—"
-            return r["seconds"], fmt_seconds(r["seconds"]) + (" (est.)" if r["estimated"] else "")
+            return r["seconds"], fmt_time(r["seconds"]) + (" (est.)" if r["estimated"] else "")
         t_np, np_text = t("numpy")
         t_gp, gp_text = t("gpupy-opengl")
         t_fast, fast_text = t("glsl-unrolled")
@@ -779,8 +771,8 @@ def report_shaders(rows):
     if life:
         out += ["", table(["Life (10 steps)", "placement", "NumPy", "gpupy", "hand-written", "gpupy / hand-written",
                            "NumPy/gpupy", "evaluations device/host"],
-                          [[r["size"], r["placement"], fmt_seconds(r["numpy_seconds"]), fmt_seconds(r["seconds"]),
-                            fmt_seconds(r["hand_written_seconds"]), f"{r['seconds'] / r['hand_written_seconds']:.2f}",
+                          [[r["size"], r["placement"], fmt_time(r["numpy_seconds"]), fmt_time(r["seconds"]),
+                            fmt_time(r["hand_written_seconds"]), f"{r['seconds'] / r['hand_written_seconds']:.2f}",
                             f"{r['numpy_seconds'] / r['seconds']:.2f}x",
                             f"{r['evaluations']}/{r['host_engine_evaluations']}"] for r in life])]
     return out
@@ -806,7 +798,7 @@ def report_seeds(rows):
             if r is None or r.get("failed"):
                 line += ["FAILED" if r else "—", "—", "—", "—"]
                 continue
-            line += [fmt_seconds(r["numpy_median"]), fmt_seconds(r["gpupy_median"]), f"{r['ratio']:.2f}x",
+            line += [fmt_time(r["numpy_median"]), fmt_time(r["gpupy_median"]), f"{r['ratio']:.2f}x",
                      f"{r['evaluations']}/{r['host_engine_evaluations']}"]
         lines.append(line + ["yes" if valid else "NO", fallbacks])
     return ["NumPy/gpupy: above 1, gpupy is faster (benchmarks/seeds.py's timing: inputs from NumPy, results to "
@@ -855,6 +847,22 @@ def plot(directory, prefix, rows, title):
         return None, "matplotlib is not installed"
     directory.mkdir(parents=True, exist_ok=True)
     written = []
+
+    def save(fig, ax, xlabel, ylabel, what, name):
+        """Log-log axes, labels, legend; writes the figure and returns its path."""
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{what}\n{title}", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        path = directory / f"{prefix}-{name}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        return path
+
     bw = by(rows.get("bandwidth", []), "bandwidth")
     if bw:
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -864,18 +872,8 @@ def plot(directory, prefix, rows, title):
                 {"linestyle": "--" if impl.endswith("checked") or impl.startswith("NumPy") else "-", "marker": "o"}
             label = impl + (" (CPU)" if impl.startswith("NumPy") else "")
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("float32 elements")
-        ax.set_ylabel("GB/s (bytes read + written / time)")
-        ax.set_title(f"Resident elementwise work\n{title}", fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        path = directory / f"{prefix}-bandwidth.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, ax, "float32 elements", "GB/s (bytes read + written / time)",
+                            "Resident elementwise work", "bandwidth"))
     mm = by(rows.get("matmul", []), "matmul")
     if mm:
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -887,18 +885,7 @@ def plot(directory, prefix, rows, title):
         if peak:
             ax.axhline(peak[0]["tflops"], color="black", linewidth=2.5,
                        label=f"device float32 peak, measured ({peak[0]['gflops']:.4g} GFLOP/s)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("n (n x n float32)")
-        ax.set_ylabel("TFLOP/s (2 n^3 / time)")
-        ax.set_title(f"Matrix products\n{title}", fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        path = directory / f"{prefix}-matmul.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
-        written.append(path)
+        written.append(save(fig, ax, "n (n x n float32)", "TFLOP/s (2 n^3 / time)", "Matrix products", "matmul"))
     return written, None
 
 
