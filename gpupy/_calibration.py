@@ -108,7 +108,7 @@ WAIT_SECONDS = 1.0
 # cannot put their defaults back, so a model measured with one set is this
 # process's alone.
 FIXED_AT_LOAD = ("GPUPY_SOFTWARE_MAX_OPS", "GPUPY_SOFTWARE_MAX_BYTES", "GPUPY_GL_FLOAT_PROBE",
-                 "GPUPY_FLOAT32_SUBNORMALS", "GPUPY_GL_DUMP_SHADERS")
+                 "GPUPY_FLOAT32_SUBNORMALS", "GPUPY_GL_DUMP_SHADERS", "GPUPY_GL_CHECK_PROGRAM_KEYS")
 
 # Ranges (nanoseconds) a figure measured on an undisturbed machine falls
 # in, by kind of device: a CPU renderer (llvmpipe), a GPU. Outside them the

@@ -22,7 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import gpupy as gp
+# The OpenGL driver regenerates every program it finds in its cache and
+# compares the source (a key that leaves out a decision of the code writer
+# would otherwise reuse a wrong program in silence); children inherit it.
+os.environ.setdefault("GPUPY_GL_CHECK_PROGRAM_KEYS", "1")
+
+import gpupy as gp  # noqa: E402 -- after the setting above
 
 DRIVERS = ("software", "opengl")
 ROOT = Path(__file__).resolve().parents[1]

@@ -607,6 +607,7 @@ std::string Writer::generate(GeneratedShader& out) {
         src << "            imageStore(u_dst, ivec2(int(at % W), int(at / W)), " << image_texel(result, "result") << ");\n";
     }
     if (!opt_.debug_append.empty()) src << opt_.debug_append << "\n";
+    if (!opt_.debug_append_unkeyed.empty()) src << opt_.debug_append_unkeyed << "\n";
     src << "        }\n";
     src << "    }\n";
     for (int k = 0; k < ir_.ncheck; ++k)

@@ -73,6 +73,9 @@ struct CodegenOptions {
     int texture_width = 4096;
     DeviceCaps caps;
     std::string debug_append;  // test hook: text appended to main()'s body
+    // Test hook: the same, left out of the key on purpose -- a program key
+    // that misses a decision, which GPUPY_GL_CHECK_PROGRAM_KEYS must catch.
+    std::string debug_append_unkeyed;
     // check_ir sees IR before the core has bound blocks to its leaves.
     bool require_blocks = true;
     // Contractions in a tiled form where they match (driver option

@@ -53,7 +53,7 @@ struct Driver {
     BlockTextures blocks;
     ProgramCache programs;
     ResourceLimits limits;
-    std::string debug_append;
+    std::string debug_append, debug_append_unkeyed;  // set_option: test hooks
     bool tiled_products = true;  // set_option "tiled_products"
     bool shared_tiles = true;    // (on a CPU renderer: registers; set at init)
     int64_t first_run_ns = 0;
@@ -61,6 +61,9 @@ struct Driver {
     bool cpu_renderer = false;
     FloatBehaviour floats;         // measured at init (float_probe.hpp)
     GpuLikeFloats gpu_like;        // GPUPY_GL_FLOAT_PROBE: shaders built as a GPU's
+    // GPUPY_GL_CHECK_PROGRAM_KEYS (the test suite sets it): every program
+    // found in the cache is generated again and compared (program_for).
+    bool check_program_keys = false;
     std::string float_probe_note;  // why the probe could not run, if so
     // GPUPY_FLOAT32_SUBNORMALS: "flush" (float32 on the device, subnormals
     // flushed: the default where the device flushes, said in describe()),
@@ -84,6 +87,7 @@ struct Driver {
         o.texture_width = blocks.width();
         o.caps = caps;
         o.debug_append = debug_append;
+        o.debug_append_unkeyed = debug_append_unkeyed;
         o.tiled_products = tiled_products;
         o.shared_tiles = shared_tiles;
         o.gpu_like = gpu_like;
@@ -174,6 +178,8 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             d->caps.fp64 = d->gl.fp64;
             d->caps.int64 = d->gl.int64;
             why = apply_float_behaviour(d);
+            const char* check_keys = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
+            d->check_program_keys = check_keys && *check_keys && std::strcmp(check_keys, "0") != 0;
             for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
@@ -316,6 +322,19 @@ Program* program_for(Driver* d, const gpupy_ir& ir, const CodegenOptions& opt, G
     Program* prog = d->programs.find(shader.key);
     if (prog) {
         ++d->programs.cache_hits;
+        if (d->check_program_keys) {
+            // The key is written beside the code writer, not derived from
+            // it: a decision of the writer the key leaves out would reuse
+            // a program for code that differs. The test suite regenerates
+            // the source of every program it finds and compares.
+            GeneratedShader again;
+            err = generate_shader(ir, opt, true, again);
+            if (err.empty() && again.source != prog->shader.source) {
+                d->last_error = "eval_ir: two programs share one key (GPUPY_GL_CHECK_PROGRAM_KEYS): the key leaves "
+                                "out something the code writer decides";
+                return nullptr;
+            }
+        }
     } else {
         err = generate_shader(ir, opt, true, shader);
         if (!err.empty()) {
@@ -566,6 +585,10 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
     };
     if (k == "debug_glsl_append") {
         d->debug_append = v;
+        return GPUPY_OK;
+    }
+    if (k == "debug_glsl_append_unkeyed") {
+        d->debug_append_unkeyed = is_default(value) ? "" : v;
         return GPUPY_OK;
     }
     if (k == "tiled_products") {

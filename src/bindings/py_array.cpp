@@ -322,10 +322,70 @@ PyObject* slot_inplace_power(PyObject* self, PyObject* b, PyObject* mod) {
     if (is_scalar_result(self)) return slot_power(self, b, mod);
     return guarded([&] { return inplace(GPUPY_OP_POWER, py::reinterpret_borrow<py::object>(self), b); });
 }
+// The operators, one row each, for both forms an array offers: its C slots
+// (`a + b` from Python code, the fast path) and its methods
+// (`a.__add__(b)`, `np.ndarray.__radd__` style calls).
+using N = PyNumberMethods;
+struct BinaryOperator {
+    OpCode op;
+    const char *name, *reflected, *in_place;
+    binaryfunc N::*slot;           // nullptr: no binary slot (power's are ternary)
+    binaryfunc N::*in_place_slot;
+    binaryfunc plain_fn, in_place_fn;
+};
+template <OpCode op>
+constexpr BinaryOperator binary_operator(const char* name, const char* reflected, const char* in_place,
+                                         binaryfunc N::*slot, binaryfunc N::*in_place_slot) {
+    return {op, name, reflected, in_place, slot, in_place_slot, slot_binary<op>, slot_inplace<op>};
+}
+const BinaryOperator kBinaryOperators[] = {
+    binary_operator<GPUPY_OP_ADD>("__add__", "__radd__", "__iadd__", &N::nb_add, &N::nb_inplace_add),
+    binary_operator<GPUPY_OP_SUBTRACT>("__sub__", "__rsub__", "__isub__", &N::nb_subtract, &N::nb_inplace_subtract),
+    binary_operator<GPUPY_OP_MULTIPLY>("__mul__", "__rmul__", "__imul__", &N::nb_multiply, &N::nb_inplace_multiply),
+    binary_operator<GPUPY_OP_DIVIDE>("__truediv__", "__rtruediv__", "__itruediv__", &N::nb_true_divide,
+                                     &N::nb_inplace_true_divide),
+    binary_operator<GPUPY_OP_FLOOR_DIVIDE>("__floordiv__", "__rfloordiv__", "__ifloordiv__", &N::nb_floor_divide,
+                                           &N::nb_inplace_floor_divide),
+    binary_operator<GPUPY_OP_REMAINDER>("__mod__", "__rmod__", "__imod__", &N::nb_remainder, &N::nb_inplace_remainder),
+    binary_operator<GPUPY_OP_POWER>("__pow__", "__rpow__", "__ipow__", nullptr, nullptr),
+    binary_operator<GPUPY_OP_BITWISE_AND>("__and__", "__rand__", "__iand__", &N::nb_and, &N::nb_inplace_and),
+    binary_operator<GPUPY_OP_BITWISE_OR>("__or__", "__ror__", "__ior__", &N::nb_or, &N::nb_inplace_or),
+    binary_operator<GPUPY_OP_BITWISE_XOR>("__xor__", "__rxor__", "__ixor__", &N::nb_xor, &N::nb_inplace_xor),
+    binary_operator<GPUPY_OP_LEFT_SHIFT>("__lshift__", "__rlshift__", "__ilshift__", &N::nb_lshift,
+                                         &N::nb_inplace_lshift),
+    binary_operator<GPUPY_OP_RIGHT_SHIFT>("__rshift__", "__rrshift__", "__irshift__", &N::nb_rshift,
+                                          &N::nb_inplace_rshift),
+};
+// In the order of CPython's comparison codes (Py_LT ... Py_GE), which
+// tp_richcompare receives.
+struct Comparison {
+    const char* name;
+    OpCode op;
+};
+const Comparison kComparisons[] = {
+    {"__lt__", GPUPY_OP_LESS},      {"__le__", GPUPY_OP_LESS_EQUAL}, {"__eq__", GPUPY_OP_EQUAL},
+    {"__ne__", GPUPY_OP_NOT_EQUAL}, {"__gt__", GPUPY_OP_GREATER},    {"__ge__", GPUPY_OP_GREATER_EQUAL},
+};
+static_assert(Py_LT == 0 && Py_LE == 1 && Py_EQ == 2 && Py_NE == 3 && Py_GT == 4 && Py_GE == 5);
+struct UnaryOperator {
+    OpCode op;
+    const char* name;
+    unaryfunc N::*slot;
+    unaryfunc fn;
+};
+template <OpCode op>
+constexpr UnaryOperator unary_operator(const char* name, unaryfunc N::*slot) {
+    return {op, name, slot, slot_unary<op>};
+}
+const UnaryOperator kUnaryOperators[] = {
+    unary_operator<GPUPY_OP_NEGATIVE>("__neg__", &N::nb_negative),
+    unary_operator<GPUPY_OP_POSITIVE>("__pos__", &N::nb_positive),
+    unary_operator<GPUPY_OP_ABSOLUTE>("__abs__", &N::nb_absolute),
+    unary_operator<GPUPY_OP_INVERT>("__invert__", &N::nb_invert),
+};
+
 PyObject* slot_richcompare(PyObject* a, PyObject* b, int cmp) {
-    static const OpCode ops[] = {GPUPY_OP_LESS,      GPUPY_OP_LESS_EQUAL, GPUPY_OP_EQUAL,
-                                 GPUPY_OP_NOT_EQUAL, GPUPY_OP_GREATER,    GPUPY_OP_GREATER_EQUAL};
-    return guarded([&] { return binary(ops[cmp], a, b); });
+    return guarded([&] { return binary(kComparisons[cmp].op, a, b); });
 }
 PyObject* slot_subscript(PyObject* self, PyObject* key) {
     return guarded([&] { return getitem(py::reinterpret_borrow<py::object>(self), key); });
@@ -344,35 +404,18 @@ int slot_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
     return 0;
 }
 
-// An operator's plain and in-place slots (`a + b`, `a += b`).
-template <OpCode op>
-void set_operator(PyNumberMethods* nb, binaryfunc PyNumberMethods::*plain, binaryfunc PyNumberMethods::*in_place) {
-    nb->*plain = slot_binary<op>;
-    nb->*in_place = slot_inplace<op>;
-}
-
 void install_slots() {
     PyTypeObject* tp = g_gpuarray_type;
     PyNumberMethods* nb = tp->tp_as_number;
-    using N = PyNumberMethods;
-    set_operator<GPUPY_OP_ADD>(nb, &N::nb_add, &N::nb_inplace_add);
-    set_operator<GPUPY_OP_SUBTRACT>(nb, &N::nb_subtract, &N::nb_inplace_subtract);
-    set_operator<GPUPY_OP_MULTIPLY>(nb, &N::nb_multiply, &N::nb_inplace_multiply);
-    set_operator<GPUPY_OP_DIVIDE>(nb, &N::nb_true_divide, &N::nb_inplace_true_divide);
-    set_operator<GPUPY_OP_FLOOR_DIVIDE>(nb, &N::nb_floor_divide, &N::nb_inplace_floor_divide);
-    set_operator<GPUPY_OP_REMAINDER>(nb, &N::nb_remainder, &N::nb_inplace_remainder);
-    set_operator<GPUPY_OP_BITWISE_AND>(nb, &N::nb_and, &N::nb_inplace_and);
-    set_operator<GPUPY_OP_BITWISE_OR>(nb, &N::nb_or, &N::nb_inplace_or);
-    set_operator<GPUPY_OP_BITWISE_XOR>(nb, &N::nb_xor, &N::nb_inplace_xor);
-    set_operator<GPUPY_OP_LEFT_SHIFT>(nb, &N::nb_lshift, &N::nb_inplace_lshift);
-    set_operator<GPUPY_OP_RIGHT_SHIFT>(nb, &N::nb_rshift, &N::nb_inplace_rshift);
+    for (const BinaryOperator& o : kBinaryOperators) {
+        if (!o.slot) continue;
+        nb->*o.slot = o.plain_fn;
+        nb->*o.in_place_slot = o.in_place_fn;
+    }
+    for (const UnaryOperator& o : kUnaryOperators) nb->*o.slot = o.fn;
     nb->nb_matrix_multiply = slot_matmul;
     nb->nb_power = slot_power;  // ternary: pow(a, b, mod)
     nb->nb_inplace_power = slot_inplace_power;
-    nb->nb_negative = slot_unary<GPUPY_OP_NEGATIVE>;
-    nb->nb_positive = slot_unary<GPUPY_OP_POSITIVE>;
-    nb->nb_absolute = slot_unary<GPUPY_OP_ABSOLUTE>;
-    nb->nb_invert = slot_unary<GPUPY_OP_INVERT>;
     tp->tp_richcompare = slot_richcompare;
     tp->tp_as_mapping->mp_subscript = slot_subscript;
     tp->tp_as_mapping->mp_ass_subscript = slot_ass_subscript;
@@ -711,54 +754,21 @@ void register_array(py::module_& m) {
                  return arr.attr("item")(*args);
              });
 
-    // Operators. Each builds one lazy node and returns at once.
-    struct Bin {
-        const char* name;
-        const char* rname;
-        const char* iname;
-        OpCode op;
-    };
-    static const Bin bins[] = {
-        {"__add__", "__radd__", "__iadd__", GPUPY_OP_ADD},
-        {"__sub__", "__rsub__", "__isub__", GPUPY_OP_SUBTRACT},
-        {"__mul__", "__rmul__", "__imul__", GPUPY_OP_MULTIPLY},
-        {"__truediv__", "__rtruediv__", "__itruediv__", GPUPY_OP_DIVIDE},
-        {"__floordiv__", "__rfloordiv__", "__ifloordiv__", GPUPY_OP_FLOOR_DIVIDE},
-        {"__mod__", "__rmod__", "__imod__", GPUPY_OP_REMAINDER},
-        {"__pow__", "__rpow__", "__ipow__", GPUPY_OP_POWER},
-        {"__and__", "__rand__", "__iand__", GPUPY_OP_BITWISE_AND},
-        {"__or__", "__ror__", "__ior__", GPUPY_OP_BITWISE_OR},
-        {"__xor__", "__rxor__", "__ixor__", GPUPY_OP_BITWISE_XOR},
-        {"__lshift__", "__rlshift__", "__ilshift__", GPUPY_OP_LEFT_SHIFT},
-        {"__rshift__", "__rrshift__", "__irshift__", GPUPY_OP_RIGHT_SHIFT},
-    };
-    for (const Bin& b : bins) {
+    // Operators (the table above, whose rows are also the C slots). Each
+    // builds one lazy node and returns at once.
+    for (const BinaryOperator& b : kBinaryOperators) {
         const OpCode op = b.op;
         cls.def(b.name, [op](py::object self, py::handle other) { return binary(op, self, other); }, py::is_operator());
-        cls.def(b.rname, [op](py::object self, py::handle other) { return binary(op, other, self); }, py::is_operator());
-        cls.def(b.iname, [op](py::object self, py::handle other) { return inplace(op, self, other); }, py::is_operator());
+        cls.def(b.reflected, [op](py::object self, py::handle other) { return binary(op, other, self); },
+                py::is_operator());
+        cls.def(b.in_place, [op](py::object self, py::handle other) { return inplace(op, self, other); },
+                py::is_operator());
     }
-    struct Cmp {
-        const char* name;
-        OpCode op;
-    };
-    static const Cmp cmps[] = {
-        {"__eq__", GPUPY_OP_EQUAL}, {"__ne__", GPUPY_OP_NOT_EQUAL},    {"__lt__", GPUPY_OP_LESS},
-        {"__le__", GPUPY_OP_LESS_EQUAL}, {"__gt__", GPUPY_OP_GREATER}, {"__ge__", GPUPY_OP_GREATER_EQUAL},
-    };
-    for (const Cmp& c : cmps) {
+    for (const Comparison& c : kComparisons) {
         const OpCode op = c.op;
         cls.def(c.name, [op](py::object self, py::handle other) { return binary(op, self, other); }, py::is_operator());
     }
-    struct Un {
-        const char* name;
-        OpCode op;
-    };
-    static const Un uns[] = {
-        {"__neg__", GPUPY_OP_NEGATIVE}, {"__pos__", GPUPY_OP_POSITIVE},
-        {"__abs__", GPUPY_OP_ABSOLUTE}, {"__invert__", GPUPY_OP_INVERT},
-    };
-    for (const Un& u : uns) {
+    for (const UnaryOperator& u : kUnaryOperators) {
         const OpCode op = u.op;
         cls.def(u.name, [op](py::object self) { return apply_ufunc(op, {self}, py::handle()); });
     }
