@@ -187,3 +187,26 @@ def test_under_small_blocks_and_a_tiny_cache(gpu, block):
         ref[0, 0] ^= 1
         b, ref = (_step(b) == 3).astype(np.uint8), (_np_step(ref) == 3).astype(np.uint8)
     np.testing.assert_array_equal(np.asarray(b), ref)
+
+
+def test_products_of_ndarrays_handed_to_gpupy_upload_them_once(gpu):
+    """A product reads its operands through broadcast views (a[:, None, :]):
+    the snapshot of lent memory is of the array, reused while its bytes are
+    unchanged -- not a copy of the n-times-larger view, taken per product."""
+    saved = gp.get_placement()
+    gp.set_placement("device")
+    try:
+        rng = np.random.default_rng(1)
+        ha, hb = rng.random((48, 40), dtype=np.float32), rng.random((40, 56), dtype=np.float32)
+        a, b = gp.asarray(ha), gp.asarray(hb)  # views of NumPy's memory, which NumPy may write
+        first = _uploads()
+        np.testing.assert_allclose(np.asarray(a @ b), ha @ hb, rtol=1e-5)
+        assert _uploads() - first <= ha.nbytes + hb.nbytes  # the arrays, not their broadcasts
+        before = _uploads()
+        for _ in range(3):
+            np.testing.assert_allclose(np.asarray(a @ b), ha @ hb, rtol=1e-5)
+        assert _uploads() == before
+        hb[0, 0] = 7.0  # written through NumPy: the next product sees it
+        np.testing.assert_allclose(np.asarray(a @ b), ha @ hb, rtol=1e-5)
+    finally:
+        gp.set_placement(saved)

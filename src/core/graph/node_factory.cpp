@@ -146,9 +146,13 @@ NodeRef NodeFactory::unexported(NodeRef node) {
 NodeView NodeFactory::unexported(NodeView v) {
     const Node* x = v.node.get();
     if (!x->host() || !x->host()->exported()) return v;
-    if (is_identity_view(v.geom, x->shape())) return NodeView{unexported(std::move(v.node)), std::move(v.geom)};
-    // Only the elements the view reads: a strided view of lent memory
-    // spans more than it reads.
+    // The whole node where the view reads as many elements as it holds or
+    // more -- itself, a transpose, a broadcast (`a[:, None, :]` of a
+    // product: a copy of what it reads would be n times the node) -- one
+    // snapshot, reused while the bytes are unchanged, under the same view.
+    if (v.geom.size() >= x->size()) return NodeView{unexported(std::move(v.node)), std::move(v.geom)};
+    // Else only the elements the view reads: a slice of lent memory spans
+    // less than the node.
     NodeRef copy = array_uninitialized(x->dtype(), v.geom.shape);
     const int64_t item = dtype_itemsize(x->dtype());
     char* dst = copy->host_data();
