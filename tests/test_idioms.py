@@ -654,7 +654,8 @@ class TestIdiomsOfPublicPrograms:
     """Idioms seen in public NumPy programs."""
 
     @pytest.mark.parametrize("args, dtype", [(("2016-07", "2016-08"), "datetime64[D]"), ((0, 5), "timedelta64[h]"),
-                                             ((np.datetime64("2020-01-01"), np.datetime64("2020-01-04")), None)])
+                                             ((np.datetime64("2020-01-01"), np.datetime64("2020-01-04"),
+                                               np.timedelta64(1, "D")), None)])
     def test_arange_of_dates_is_numpys_array(self, gpu, args, dtype):
         got = gp.arange(*args, dtype=dtype)
         want = np.arange(*args, dtype=dtype)

@@ -45,6 +45,8 @@ SetLocal set_local() {
 
 }  // namespace
 
+bool blas_threads_settable() { return set_local() != nullptr; }
+
 BlasOnCallingThread::BlasOnCallingThread(double flops, double bytes) {
     if (Runtime::get().product_threads_pay(flops, bytes)) return;
     if (SetLocal f = set_local()) {

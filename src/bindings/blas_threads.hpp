@@ -10,6 +10,11 @@ namespace gpupy {
 // setting comes back at the end. Works with OpenBLAS (the BLAS NumPy's
 // wheels ship), through its thread-local setting; with another BLAS, or an
 // OpenBLAS without that setting, it does nothing.
+// Whether NumPy's BLAS offers that thread-local setting (OpenBLAS 0.3.27
+// and later, exported unprefixed: NumPy 2.5's scipy-openblas build does not
+// export it).
+bool blas_threads_settable();
+
 class BlasOnCallingThread {
 public:
     BlasOnCallingThread(double flops, double bytes);

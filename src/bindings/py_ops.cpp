@@ -261,7 +261,8 @@ Loop resolve_loop(OpCode op, const std::vector<Operand>& ops) {
 }
 
 // A weak Python scalar converted to the loop dtype; OverflowError as NumPy
-// unless `wrap` (np.where converts Python ints with an unsafe cast).
+// unless `wrap` (np.where of NumPy up to 2.4 converts Python ints with an
+// unsafe cast: numpy_where_wraps_ints).
 gpupy_scalar weak_value(const Operand& o, DType t, bool wrap = false) {
     PyObject* p = o.obj.ptr();
     if (wrap && o.kind == Operand::PyInt && !dtype_is_float(t)) {
@@ -930,6 +931,24 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     return wrap_result(std::move(result));
 }
 
+// Whether the NumPy in use converts a Python int operand of where() to the
+// result dtype with an unsafe cast (wrapping: NumPy up to 2.4) rather than
+// as its ufuncs do (OverflowError where it does not fit: NumPy 2.5). Asked
+// of NumPy once, with an int8 array and 1000.
+bool numpy_where_wraps_ints() {
+    static const bool wraps = [] {
+        py::module_ numpy = py::module_::import("numpy");
+        try {
+            numpy.attr("where")(true, numpy.attr("zeros")(1, "int8"), 1000);
+            return true;
+        } catch (py::error_already_set& e) {
+            if (e.matches(PyExc_OverflowError)) return false;
+            throw;
+        }
+    }();
+    return wraps;
+}
+
 py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     Operand oc = classify(cond), ox = classify(x), oy = classify(y);
     for (const Operand* o : {&oc, &ox, &oy}) {
@@ -967,8 +986,9 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     } else {
         children.push_back(child_view(oc, GPUPY_BOOL, shape, order));
     }
-    children.push_back(child_view(ox, t, shape, order, true));
-    children.push_back(child_view(oy, t, shape, order, true));
+    const bool wrap = numpy_where_wraps_ints();
+    children.push_back(child_view(ox, t, shape, order, wrap));
+    children.push_back(child_view(oy, t, shape, order, wrap));
     return py::cast(of_ordered(NodeFactory::expression(GPUPY_OP_WHERE, t, stored, std::move(children)), order));
 }
 

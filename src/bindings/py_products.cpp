@@ -106,6 +106,8 @@ py::object host_product(py::handle a, py::handle b, bool dot) {
 }
 
 void register_products(py::module_& m) {
+    m.def("blas_threads_settable", &blas_threads_settable,
+          "Whether NumPy's BLAS lets a product run on the calling thread alone (stats' products_on_calling_thread).");
     m.def(
         "host_product",
         [](py::handle a, py::handle b, bool dot) -> py::object {
