@@ -415,14 +415,20 @@ void check_output_cast(DType result, const GpuArray& target, const char* ufunc_n
     }
 }
 
+// NumPy broadcasts an `out=` with the operands' shapes, then requires the
+// result to be the output's shape: ValueError with NumPy's words if not.
+void check_output_shape(const Dims& out_shape, std::vector<Dims> operand_shapes) {
+    operand_shapes.push_back(out_shape);
+    const Dims all = broadcast_shapes(operand_shapes);
+    if (all != out_shape) {
+        throw ValueError("non-broadcastable output operand with shape " + shape_str(out_shape) +
+                         " doesn't match the broadcast shape " + shape_str(all));
+    }
+}
+
 void write_output(const GpuArray& target, const GpuArray& result, const char* ufunc_name) {
     check_output_cast(result.dtype(), target, ufunc_name);
-    if (result.geom.shape != target.geom.shape) {
-        if (broadcast_shapes({result.geom.shape, target.geom.shape}) != target.geom.shape) {
-            throw ValueError("non-broadcastable output operand with shape " + shape_str(target.geom.shape) +
-                             " doesn't match the broadcast shape " + shape_str(broadcast_shapes({result.geom.shape, target.geom.shape})));
-        }
-    }
+    if (result.geom.shape != target.geom.shape) check_output_shape(target.geom.shape, {result.geom.shape});
     assign(target, result.node_view());
 }
 
@@ -868,17 +874,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         return shapes;
     };
     const Dims shape = one_shape ? (common ? *common : Dims{}) : broadcast_shapes(all_shapes());
-    if (has_out && shape != out_arr.geom.shape) {
-        // NumPy broadcasts the output with the inputs, then requires it to
-        // be the result's shape.
-        std::vector<Dims> with_out = all_shapes();
-        with_out.push_back(out_arr.geom.shape);
-        const Dims all = broadcast_shapes(with_out);
-        if (all != out_arr.geom.shape) {
-            throw ValueError("non-broadcastable output operand with shape " + shape_str(out_arr.geom.shape) +
-                             " doesn't match the broadcast shape " + shape_str(all));
-        }
-    }
+    if (has_out && shape != out_arr.geom.shape) check_output_shape(out_arr.geom.shape, all_shapes());
     if (has_out && small_in_place(op, loop, ops, shape, out_arr)) return py::reinterpret_borrow<py::object>(out);
     // A new result is laid out as NumPy lays it out (memory_order.hpp).
     const MemoryOrder order = has_out ? MemoryOrder{} : result_order(ops, shape);
