@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _core
 from ._axes import normalize_axis
+from ._order import nan_last_less
 from ._convert import asarray as _as_gpu
 from ._convert import stored_as
 from ._core import GpuArray
@@ -256,13 +257,6 @@ def _read_at(x, positions):
     return _core.gather(x, positions * stride + offset if (stride, offset) != (1, 0) else positions)
 
 
-def _before(x, y):
-    """x < y in NumPy's sort order (NaN after everything)."""
-    if np.result_type(x.dtype, y.dtype).kind in "fc":
-        return (x < y) | (function("isnan")(y) & ~function("isnan")(x))
-    return x < y
-
-
 def _binary_search(ordered, values, side):
     """numpy.searchsorted(ordered, values, side) for 1-D `ordered` (a
     GpuArray): log2(n) + 1 steps of one fused expression, each a gather."""
@@ -275,7 +269,7 @@ def _binary_search(ordered, values, side):
         active = lo < hi
         mid = (lo + hi) >> 1
         x = _read_at(ordered, function("minimum")(mid, n - 1))
-        right = _before(x, values) if side == "left" else ~_before(values, x)
+        right = nan_last_less(x, values) if side == "left" else ~nan_last_less(values, x)
         lo = function("where")(active & right, mid + 1, lo)
         hi = function("where")(active & ~right, mid, hi)
     return lo

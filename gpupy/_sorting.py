@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _core
 from ._axes import normalize_axis
+from ._order import nan_last_less
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
@@ -49,12 +50,9 @@ def _after_everything(dtype):
 def _before(a, b, ia, ib):
     """Whether (a, ia) sorts before (b, ib): NumPy's order (NaN last), then
     the position."""
-    if a.dtype.kind == "f":
-        a_nan, b_nan = function("isnan")(a), function("isnan")(b)
-        less = (a < b) | (b_nan & ~a_nan)
-        tie = (a == b) | (a_nan & b_nan)
-    else:
-        less, tie = a < b, a == b
+    less = nan_last_less(a, b)
+    # Neither sorts first: a tie, NaNs included.
+    tie = ~(less | nan_last_less(b, a))
     return less | (tie & (ia < ib))
 
 
