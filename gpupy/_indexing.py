@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _core
 from ._axes import normalize_axis
-from ._order import nan_last_less
+from ._primitives import nan_last_less, read_at
 from ._convert import asarray as _as_gpu
 from ._convert import stored_as
 from ._core import GpuArray
@@ -251,12 +251,6 @@ def _mask_key(a, key):
     return m
 
 
-def _read_at(x, positions):
-    """The elements of 1-D x at `positions` (int64, all inside x)."""
-    offset, _, (stride,) = x._view
-    return _core.gather(x, positions * stride + offset if (stride, offset) != (1, 0) else positions)
-
-
 def _binary_search(ordered, values, side):
     """numpy.searchsorted(ordered, values, side) for 1-D `ordered` (a
     GpuArray): log2(n) + 1 steps of one fused expression, each a gather."""
@@ -268,7 +262,7 @@ def _binary_search(ordered, values, side):
     for _ in range(n.bit_length()):
         active = lo < hi
         mid = (lo + hi) >> 1
-        x = _read_at(ordered, function("minimum")(mid, n - 1))
+        x = read_at(ordered, function("minimum")(mid, n - 1))
         right = nan_last_less(x, values) if side == "left" else ~nan_last_less(values, x)
         lo = function("where")(active & right, mid + 1, lo)
         hi = function("where")(active & ~right, mid, hi)
@@ -480,12 +474,12 @@ def _scatter_through_integers(a, key, value):
     written = target.written_positions()
     new = function("broadcast_to")(values.reshape(shape), target.shape).reshape(-1)
     order = function("argsort")(written, kind="stable")
-    ordered = _read_at(written, order)
+    ordered = read_at(written, order)
     element = function("arange")(v.size, dtype=np.int64)
     last = _binary_search(ordered, element, "right") - 1  # the last write at or before each element
     at = function("maximum")(last, 0)
-    hit = (last >= 0) & (_read_at(ordered, at) == element)
-    v[...] = function("where")(hit, _read_at(new, _read_at(order, at)), v.reshape(-1)).reshape(v.shape)
+    hit = (last >= 0) & (read_at(ordered, at) == element)
+    v[...] = function("where")(hit, read_at(new, read_at(order, at)), v.reshape(-1)).reshape(v.shape)
     return True
 
 
@@ -494,13 +488,13 @@ def _segment_totals(written, addends, length):
     addends written there: the writes sorted, their prefix sums, and a
     binary search for each position's run of writes."""
     order = function("argsort")(written, kind="stable")
-    ordered = _read_at(written, order)
-    sums = function("cumsum")(_read_at(addends, order), dtype=np.int64)
+    ordered = read_at(written, order)
+    sums = function("cumsum")(read_at(addends, order), dtype=np.int64)
     element = function("arange")(length, dtype=np.int64)
     first = _binary_search(ordered, element, "left")
     end = _binary_search(ordered, element, "right")
-    upto = _read_at(sums, function("maximum")(end - 1, 0))
-    before = function("where")(first > 0, _read_at(sums, function("maximum")(first - 1, 0)), 0)
+    upto = read_at(sums, function("maximum")(end - 1, 0))
+    before = function("where")(first > 0, read_at(sums, function("maximum")(first - 1, 0)), 0)
     return function("where")(end > first, upto - before, 0)
 
 
@@ -557,8 +551,8 @@ def ufunc_at(ufunc, a, indices, b):
     v = target.view
     written = target.written_positions()
     order = function("argsort")(written, kind="stable")
-    ordered = _read_at(written, order)
-    values = _read_at(function("broadcast_to")(operands, target.shape).reshape(-1), order)
+    ordered = read_at(written, order)
+    values = read_at(function("broadcast_to")(operands, target.shape).reshape(-1), order)
     element = function("arange")(v.size, dtype=np.int64)
     first = _binary_search(ordered, element, "left")
     count = _binary_search(ordered, element, "right") - first
@@ -568,7 +562,7 @@ def ufunc_at(ufunc, a, indices, b):
     current = v.reshape(-1)
     last = ordered.size - 1
     for r in range(repeats):
-        w = _read_at(values, function("minimum")(first + r, last))
+        w = read_at(values, function("minimum")(first + r, last))
         step = ufunc(current.astype(loop), w.astype(loop)).astype(a.dtype)
         current = function("where")(count > r, step, current)
     v[...] = current.reshape(v.shape)
@@ -606,7 +600,7 @@ def _cycled(values, count):
     n = values.size
     if n == count:
         return values
-    return _read_at(values, function("arange")(count, dtype=np.int64) % n)
+    return read_at(values, function("arange")(count, dtype=np.int64) % n)
 
 
 def _flat_key(a, positions):
@@ -647,7 +641,7 @@ def put(a, ind, v, mode="raise"):
             # a copy it then drops where not (a transposed view keeps its
             # values).
             at = int(function("argmax")(bad))
-            first = int(_read_at(index, function("full")(1, at, np.int64))[0])
+            first = int(read_at(index, function("full")(1, at, np.int64))[0])
             if at and a.flags.c_contiguous:
                 put(a, index[:at], _cycled(values, index.size)[:at])
             raise IndexError(f"index {first} is out of bounds for axis 0 with size {n}")
@@ -743,4 +737,3 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 hooks["gather"] = gather
 hooks["ufunc_at"] = ufunc_at
 hooks["scatter"] = scatter
-hooks["read_at"] = _read_at

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _core
 from ._axes import normalize_axis
-from ._order import nan_last_less
+from ._primitives import nan_last_less, read_at
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
@@ -61,7 +61,6 @@ def _bitonic(rows, carry_positions):
     returns the sorted values and, if carried, their original positions
     (without them, equal values keep no particular order)."""
     count, width = rows.shape
-    read_at = hooks["read_at"]
     values = rows.reshape(-1)
     flat = function("arange")(count * width, dtype=np.int64)
     local = flat & (width - 1)  # rows start at multiples of the width: partners stay in the row
@@ -197,7 +196,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         differs = differs & ~(function("isnan")(values[1:]) & function("isnan")(values[:-1]))
     starts_run = function("concatenate")([function("ones")(1, bool), differs])
     starts = function("flatnonzero")(starts_run)
-    read_at = hooks["read_at"]
     out = [read_at(values, starts)]
     if return_index:
         out.append(read_at(positions, starts))
