@@ -25,7 +25,6 @@ forced. Structured dtypes (`order=`) go to NumPy."""
 
 import numpy as np
 
-from . import _core
 from ._axes import normalize_axis
 from ._primitives import nan_last_less, read_at
 from ._convert import asarray as _as_gpu
