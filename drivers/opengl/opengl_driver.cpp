@@ -587,6 +587,20 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         d->debug_append = v;
         return GPUPY_OK;
     }
+    if (k == "check_program_keys") {
+        // (GPUPY_GL_CHECK_PROGRAM_KEYS's value by default; the calibration
+        // turns it off while it measures: it costs a code generation per
+        // evaluation, which no user's process pays.)
+        if (is_default(value)) {
+            const char* env = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
+            d->check_program_keys = env && *env && std::strcmp(env, "0") != 0;
+        } else if (v == "0" || v == "1") {
+            d->check_program_keys = v == "1";
+        } else {
+            return fail("expected 0, 1 or default");
+        }
+        return GPUPY_OK;
+    }
     if (k == "debug_glsl_append_unkeyed") {
         d->debug_append_unkeyed = is_default(value) ? "" : v;
         return GPUPY_OK;
