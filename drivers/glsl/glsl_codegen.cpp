@@ -146,9 +146,12 @@ private:
         return opt_.gpu_like.flush_subnormals && in.op != GPUPY_OP_WHERE;
     }
     std::string operand(const gpupy_ir_instr& in, int arg) {
-        if (!flushes(in) || ir_.instr[arg].dtype != GPUPY_FLOAT32) return reg(arg);
+        return flushes(in) && ir_.instr[arg].dtype == GPUPY_FLOAT32 ? flushed(reg(arg)) : reg(arg);
+    }
+    // A float32 expression flushed (glsl_math's gp__ftz).
+    std::string flushed(const std::string& e) {
         fns_.use("gp__ftz");
-        return "gp__ftz(" + reg(arg) + ")";
+        return "gp__ftz(" + e + ")";
     }
     std::string map_index(int i);
     std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
@@ -436,10 +439,7 @@ std::string Writer::generate(GeneratedShader& out) {
                 }
                 std::string e =
                     op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps, never_nan);
-                if (flushes(in) && in.dtype == GPUPY_FLOAT32 && !e.empty()) {
-                    fns_.use("gp__ftz");
-                    e = "gp__ftz(" + e + ")";
-                }
+                if (flushes(in) && in.dtype == GPUPY_FLOAT32 && !e.empty()) e = flushed(e);
                 body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
             }
         }
@@ -489,10 +489,7 @@ std::string Writer::generate(GeneratedShader& out) {
         src << "uniform " << (t == GPUPY_BOOL ? "uint" : glsl_type(t).glsl_type) << " u_ident" << suffix(k) << ";\n";
         folds.push_back(op_expression(k ? ir_.output_reduce_op[k] : ir_.reduce_op, t, t,
                                       {"acc" + suffix(k), "v" + suffix(k)}, fns_, opt_.caps));
-        if (t == GPUPY_FLOAT32 && opt_.gpu_like.flush_subnormals) {
-            fns_.use("gp__ftz");
-            folds.back() = "gp__ftz(" + folds.back() + ")";
-        }
+        if (t == GPUPY_FLOAT32 && opt_.gpu_like.flush_subnormals) folds.back() = flushed(folds.back());
     }
     // The checked folds' code, written now: the functions it uses go in
     // with the others just below.

@@ -5,6 +5,7 @@
 
 #include <GL/glew.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -171,6 +172,22 @@ std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gp
     return "";
 }
 
+namespace {
+
+// GPUPY_GL_FLOAT_PROBE's words, each the flag it sets, in describe()'s order.
+struct GpuLikeWord {
+    const char* word;
+    bool gpupy_glsl::GpuLikeFloats::*flag;
+};
+constexpr GpuLikeWord kGpuLikeWords[] = {
+    {"subnormals_flushed", &gpupy_glsl::GpuLikeFloats::flush_subnormals},
+    {"division_inexact", &gpupy_glsl::GpuLikeFloats::loose_division},
+    {"sqrt_inexact", &gpupy_glsl::GpuLikeFloats::loose_sqrt},
+    {"float64_division_inexact", &gpupy_glsl::GpuLikeFloats::float64_division_inexact},
+};
+
+}  // namespace
+
 std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out) {
     if (!spec) return "";
     std::string s(spec), word;
@@ -179,14 +196,23 @@ std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out) {
             word += s[i];
             continue;
         }
-        if (word == "subnormals_flushed") out->flush_subnormals = true;
-        else if (word == "division_inexact") out->loose_division = true;
-        else if (word == "sqrt_inexact") out->loose_sqrt = true;
-        else if (word == "float64_division_inexact") out->float64_division_inexact = true;
-        else if (!word.empty()) return word;
+        if (!word.empty()) {
+            const auto known = std::find_if(std::begin(kGpuLikeWords), std::end(kGpuLikeWords),
+                                            [&](const GpuLikeWord& w) { return word == w.word; });
+            if (known == std::end(kGpuLikeWords)) return word;
+            out->*known->flag = true;
+        }
         word.clear();
     }
     return "";
+}
+
+std::string gpu_like_words(const gpupy_glsl::GpuLikeFloats& g) {
+    std::string s;
+    for (const GpuLikeWord& w : kGpuLikeWords) {
+        if (g.*w.flag) s += std::string(s.empty() ? "" : ",") + w.word;
+    }
+    return s.empty() ? "no" : s;
 }
 
 void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b) {

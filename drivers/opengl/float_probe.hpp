@@ -40,6 +40,10 @@ std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gp
 // Returns "" or the unknown word.
 std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out);
 
+// The words gpu_like_floats took, comma-separated ("no": none), for
+// describe().
+std::string gpu_like_words(const gpupy_glsl::GpuLikeFloats& gpu_like);
+
 // The float64 finding a GPU-like build names.
 void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b);
 

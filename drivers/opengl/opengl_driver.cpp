@@ -82,6 +82,10 @@ struct Driver {
         l.slot[kOps] = kUnlimited;
         return l;
     }
+    // The tiled product's form the device suits: registers on a CPU renderer
+    // (it loads shared memory a lane at a time), shared memory on a GPU --
+    // and in a GPU-like build, which runs a GPU's form anywhere.
+    bool default_shared_tiles() const { return !cpu_renderer || gpu_like.any(); }
     CodegenOptions codegen_options() const {
         CodegenOptions o;
         o.texture_width = blocks.width();
@@ -97,15 +101,10 @@ struct Driver {
 
 Driver* D(void* ctx) { return static_cast<Driver*>(ctx); }
 
-// GPUPY_GL_FLOAT_PROBE as the driver took it: the findings its shaders are
-// built to show, or "no".
-std::string gpu_like_words(const GpuLikeFloats& g) {
-    std::string s;
-    if (g.flush_subnormals) s += "subnormals_flushed";
-    if (g.loose_division) s += std::string(s.empty() ? "" : ",") + "division_inexact";
-    if (g.loose_sqrt) s += std::string(s.empty() ? "" : ",") + "sqrt_inexact";
-    if (g.float64_division_inexact) s += std::string(s.empty() ? "" : ",") + "float64_division_inexact";
-    return s.empty() ? "no" : s;
+// GPUPY_GL_CHECK_PROGRAM_KEYS: set, and not "0".
+bool program_keys_checked_by_environment() {
+    const char* env = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
+    return env && *env && std::strcmp(env, "0") != 0;
 }
 
 // Runs `body` with the context current, turning exceptions into
@@ -178,15 +177,11 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             d->caps.fp64 = d->gl.fp64;
             d->caps.int64 = d->gl.int64;
             why = apply_float_behaviour(d);
-            const char* check_keys = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
-            d->check_program_keys = check_keys && *check_keys && std::strcmp(check_keys, "0") != 0;
+            d->check_program_keys = program_keys_checked_by_environment();
             for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
-            // A CPU renderer loads shared memory a lane at a time: its
-            // products read their operands straight into registers.
-            // A GPU-like build runs a GPU's form there too.
-            d->shared_tiles = !d->cpu_renderer || d->gpu_like.any();
+            d->shared_tiles = d->default_shared_tiles();
             int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -592,8 +587,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         // turns it off while it measures: it costs a code generation per
         // evaluation, which no user's process pays.)
         if (is_default(value)) {
-            const char* env = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
-            d->check_program_keys = env && *env && std::strcmp(env, "0") != 0;
+            d->check_program_keys = program_keys_checked_by_environment();
         } else if (v == "0" || v == "1") {
             d->check_program_keys = v == "1";
         } else {
@@ -610,7 +604,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         // registers on a CPU renderer); or one of them by name; 0: none.
         if (v == "0") d->tiled_products = false;
         else if (v == "1" || is_default(value))
-            d->tiled_products = true, d->shared_tiles = !d->cpu_renderer || d->gpu_like.any();
+            d->tiled_products = true, d->shared_tiles = d->default_shared_tiles();
         else if (v == "shared" || v == "registers") d->tiled_products = true, d->shared_tiles = v == "shared";
         else return fail("expected 0, 1, shared, registers or 'default'");
         return GPUPY_OK;
