@@ -221,6 +221,11 @@ def describe_mismatch(got, expected, bad, inputs=()):
     return "\n".join(lines)
 
 
+# The float bounds and flushing rules the driver tests hold to (one module
+# for the whole suite: tests/drivers imports it by the same name).
+sys.path.insert(0, str(ROOT / "tests" / "drivers"))
+import float_bounds  # noqa: E402
+
 # --- what a device that flushes float32 subnormals may return ---------------------------------
 #
 # GLSL lets a device flush any float32 subnormal "input into a shader or
@@ -240,14 +245,11 @@ SMALLEST_NORMAL32 = np.finfo(np.float32).tiny
 
 def flush_subnormals(x):
     """A float32 array (or scalar) with every subnormal replaced by a zero
-    of its sign, as such a device reads and writes it; other dtypes and
-    Python numbers unchanged."""
-    if isinstance(x, gp.GpuArray) or not (isinstance(x, np.ndarray) or isinstance(x, np.generic)):
+    of its sign, as such a device reads and writes it (float_bounds.flush);
+    other dtypes, GpuArrays and Python numbers unchanged."""
+    if not isinstance(x, (np.ndarray, np.generic)):
         return x
-    if x.dtype != np.float32:
-        return x
-    a = np.asarray(x)
-    flushed = np.where(np.abs(a) < SMALLEST_NORMAL32, np.copysign(np.float32(0), a), a).astype(np.float32)
+    flushed = float_bounds.flush(x)
     return flushed if isinstance(x, np.ndarray) else flushed[()]
 
 
@@ -393,9 +395,7 @@ class Gpu:
         if not self.flushes_float32:
             return None
         with np.errstate(all="ignore"):
-            return np.asarray(np_fn(*[flush_subnormals(np.asarray(x)) if isinstance(x, np.ndarray) else
-                                      flush_subnormals(np.float32(x)) if isinstance(x, np.float32) else x
-                                      for x in operands]))
+            return np.asarray(np_fn(*[flush_subnormals(x) for x in operands]))
 
     def assert_warns_as_numpy(self, got_warnings, np_fn, *operands, ignore=()):
         """gpupy's warnings (warnings_of) are NumPy's for np_fn(*operands),

@@ -37,10 +37,7 @@ _spec = importlib.util.spec_from_file_location("gpupy_example_accuracy",
 acc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(acc)
 
-_fb_spec = importlib.util.spec_from_file_location("float_bounds", Path(__file__).resolve().parent / "drivers" /
-                                                  "float_bounds.py")
-fb = importlib.util.module_from_spec(_fb_spec)
-_fb_spec.loader.exec_module(fb)
+import float_bounds as fb  # noqa: E402 -- tests/drivers, on the path from conftest.py
 
 N = 1 << 16
 SEED = 2007
