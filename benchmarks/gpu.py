@@ -206,6 +206,25 @@ def best_of(batches, fn):
     return min((fn() for _ in range(batches)), key=lambda t: t[0])
 
 
+def sizes_in_time(child, sizes, growth, what, progress=None):
+    """The sizes whose work fits what is left of the section's time, each
+    predicted to take `growth` times the one before it (the first: nothing
+    predicted); a size that does not fit is reported as left out (`what(n)`
+    names it). `progress`, a format with one field: a line logged with
+    each size's seconds."""
+    previous_s = None
+    for n in sizes:
+        predicted = 0.0 if previous_s is None else growth * previous_s
+        if not child.fits(predicted):
+            child.skipped(what(n), predicted)
+            continue
+        started = time.perf_counter()
+        yield n
+        previous_s = time.perf_counter() - started
+        if progress:
+            log(f"  {progress.format(n)}: {previous_s:.1f} s")
+
+
 def section_bandwidth(child):
     import numpy
     import gpupy as gp
@@ -217,14 +236,8 @@ def section_bandwidth(child):
         child.fail("hand-written GLSL unavailable (no copy bandwidth, no hand-written kernel)", RuntimeError(reason))
     target = target_s(child.mode)
     rng = numpy.random.default_rng(7)
-    previous_s = None
-    for n in sizes:
-        # A size costs about twice the one before.
-        predicted = 0.0 if previous_s is None else 2.5 * previous_s
-        if not child.fits(predicted):
-            child.skipped(f"bandwidth at {n} elements", predicted)
-            continue
-        started = time.perf_counter()
+    # A size costs about twice the one before.
+    for n in sizes_in_time(child, sizes, 2.5, lambda n: f"bandwidth at {n} elements", "bandwidth {}"):
         host = [rng.random(n, dtype=numpy.float32) for _ in range(3)]
         nbytes = 4 * n
         if glsl is not None:
@@ -289,8 +302,6 @@ def section_bandwidth(child):
             del a, b, c
         except Exception as exc:  # noqa: BLE001
             child.fail(f"gpupy at {n} elements", exc)
-        previous_s = time.perf_counter() - started
-        log(f"  bandwidth {n}: {previous_s:.1f} s")
 
 
 def timed_numpy(fn, reps):
@@ -466,14 +477,8 @@ def section_shaders(child):
     # (linear in them), as run.py does: 2048² with 1000 points takes NumPy
     # ~20 s on a fast CPU.
     settings = Settings(quick=child.mode != "full", reps=3, budget_s=2.0, max_run_s=5.0, verbose=True)
-    previous_s = None
-    for n in grids:
-        # (16x the pixels, but NumPy's longest runs are extrapolated)
-        predicted = 0.0 if previous_s is None else 4 * previous_s
-        if not child.fits(predicted):
-            child.skipped(f"distance map at {n}²", predicted)
-            continue
-        started = time.perf_counter()
+    # (16x the pixels, but NumPy's longest runs are extrapolated)
+    for n in sizes_in_time(child, grids, 4, lambda n: f"distance map at {n}²"):
         env.grids, env.points = (n,), tuple(points)
         stdout = sys.stdout
         sys.stdout = sys.stderr  # run.py's progress lines
@@ -489,7 +494,6 @@ def section_shaders(child):
                 child.fail(f"distance map {r.case} {r.impl}", RuntimeError(r.failed))
             elif r.ok is False:
                 child.fail(f"distance map {r.case} {r.impl}", RuntimeError(f"differs from NumPy (error {r.error:.2g})"))
-        previous_s = time.perf_counter() - started
     reps = 3
     for n in args.life_sizes or SIZES[child.mode]["life"]:
         if not child.fits(0.0):
