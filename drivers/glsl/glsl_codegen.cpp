@@ -8,6 +8,7 @@
 #include "glsl_contraction.hpp"
 #include "glsl_types.hpp"
 #include "ir_validation.hpp"
+#include "loop_rolling.hpp"
 #include "value_facts.hpp"
 
 namespace gpupy_glsl {
@@ -15,6 +16,8 @@ namespace gpupy_glsl {
 namespace {
 
 constexpr int kWorkGroupSize = 64;
+// Copies of a rolled loop's body per iteration (rolled_loop).
+constexpr int kRolledUnroll = 4;
 const int kFlagMask = GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED;
 
 bool is_leaf(int op) { return op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST; }
@@ -137,7 +140,11 @@ public:
 
 private:
     std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
-    std::string reg(int i) const { return "t" + std::to_string(i); }
+    // Instruction i's value: its register, or the name the rolled loop
+    // gives it (the carry).
+    std::string reg(int i) const {
+        return alias_[static_cast<size_t>(i)].empty() ? "t" + std::to_string(i) : alias_[static_cast<size_t>(i)];
+    }
     // Operand `arg` of instruction `in` as its operation reads it. A
     // GPU-like build (CodegenOptions::gpu_like) flushes the float32
     // operands and result of every operation but a selection, as NVIDIA's
@@ -158,13 +165,30 @@ private:
     std::string load(int i, int& unit);
     std::string gather(int i, int& unit);
     std::string fetch(int i, int& unit, const std::string& block_elems);
-    std::string check(int i, int k);
+    std::string check(int i, int k, const std::string& flags);
+    std::string instruction(int i, const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
+    std::string rolled_loop(const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
     // A float classification function of glsl_runtime/float_bits.glsl
     // ("isnan", "isinf", "isfinite") applied to x, of dtype `dtype`.
     std::string classify(const char* what, int dtype, const std::string& x) {
         const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
         fns_.use(fn);
         return fn + "(" + x + ")";
+    }
+    // Check slot k's copy in the rolled loop (0: the body's own slot, whose
+    // array holds every copy's flags), or -1 outside the loop.
+    int rolled_check(int k) const {
+        if (!loop_.found() || loop_.check_stride <= 0) return -1;
+        if (!opt_.detailed_checks) {
+            // The quick form: the body's slot is a plain flag; the other
+            // copies' slots are not written.
+            const int i = ir_.check[k];
+            if (i < loop_.begin || i >= loop_.end()) return -1;
+            return i < loop_.begin + loop_.length ? -1 : 1;
+        }
+        const int i = ir_.check[k];
+        if (i < loop_.begin || i >= loop_.end()) return -1;
+        return (i - loop_.begin) / loop_.length;
     }
     bool fold_checked(int k) const { return ir_.reduce_op != GPUPY_OP_NONE && ((ir_.check_folds >> k) & 1u); }
     std::string fold_check(int k, const std::string& acc, const std::string& suffix);
@@ -176,6 +200,10 @@ private:
     std::string idx_;  // GLSL type of index arithmetic
     ShaderFunctions fns_;
     std::ostringstream decl_;
+    std::vector<std::string> alias_;  // per instruction: a name other than t<i>, or ""
+    RolledLoop loop_;                 // the repetition written as a loop, if any
+    bool in_loop_ = false;            // writing the loop's body
+    std::vector<int> check_slot_;     // per instruction: its check slot, or -1
 };
 
 std::string Writer::map_index(int i) {
@@ -270,9 +298,8 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
 // The gpupy_fp_flag bits of instruction i's value at this point, ORed into
 // the invocation's flags of check k: NaN or infinity from operands without
 // them (telling a zero operand apart), or an integer division by zero.
-std::string Writer::check(int i, int k) {
+std::string Writer::check(int i, int k, const std::string& flags) {
     const gpupy_ir_instr& in = ir_.instr[i];
-    const std::string flags = "g_check" + std::to_string(k);
     const GlslType& f = glsl_type(in.dtype);
     std::ostringstream s;
     if (f.kind != DtypeKind::Float) {
@@ -372,6 +399,135 @@ std::string Writer::fold_check(int k, const std::string& acc, const std::string&
     return s.str();
 }
 
+// Instruction i's code at the domain point, its check included; inside
+// the rolled loop's body a constant is the copy's element of a uniform
+// array and a check sets the copy's flags.
+std::string Writer::instruction(int i, const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out) {
+    std::ostringstream body;
+    const gpupy_ir_instr& in = ir_.instr[i];
+    const GlslType& f = glsl_type(in.dtype);
+    std::string precise = f.kind == DtypeKind::Float ? "precise " : "";
+    switch (in.op) {
+        case GPUPY_OP_LOAD:
+            body << load(i, unit);
+            break;
+        case GPUPY_OP_GATHER:
+            body << gather(i, unit);
+            break;
+        case GPUPY_OP_INDEX: {
+            // value = (index / div) % mod
+            int s = layout_.leaf[i] + map_slots(in, ir_.ndim, true) - 2;
+            if (wide_) {
+                std::string v = "((" + map_index(i) + ") / " + p(s) + ") % " + p(s + 1);
+                body << "    " << idx_ << " v" << i << " = " << v << ";\n";
+            } else {
+                const std::string udiv = "gpo_udiv31";
+                fns_.use(udiv);
+                std::string n = std::to_string(i);
+                body << "    uint q" << n << " = " << udiv << "(uint(" << map_index(i) << "), uint(" << p(s + 2)
+                     << "), uint(" << p(s + 3) << "));\n";
+                body << "    uint w" << n << " = " << udiv << "(q" << n << ", uint(" << p(s + 4) << "), uint("
+                     << p(s + 5) << "));\n";
+                body << "    int v" << n << " = int(q" << n << " - w" << n << " * uint(" << p(s + 1) << "));\n";
+            }
+            ShaderFunctions& fns = fns_;
+            std::string conv = op_expression(GPUPY_OP_CAST, wide_ ? GPUPY_INT64 : GPUPY_INT32, in.dtype,
+                                             {"v" + std::to_string(i)}, fns, DeviceCaps{true, true});
+            body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << conv << ";\n";
+            break;
+        }
+        case GPUPY_OP_CONST: {
+            std::string utype = in.dtype == GPUPY_BOOL ? "uint" : f.glsl_type;
+            std::string v = "u_c" + std::to_string(i);
+            if (in_loop_) {
+                // Each copy's constant, element `it` of one array.
+                const int j = i - loop_.begin;
+                decl_ << "uniform " << utype << " " << v << "[" << loop_.copies << "];\n";
+                for (int c = 0; c < loop_.copies; ++c) {
+                    out.const_instrs.push_back(loop_.at(c, j));
+                    out.const_names.push_back(v + "[" + std::to_string(c) + "]");
+                }
+                v += "[it]";
+            } else {
+                decl_ << "uniform " << utype << " " << v << ";\n";
+                out.const_instrs.push_back(i);
+                out.const_names.push_back(v);
+            }
+            if (in.dtype == GPUPY_BOOL) v = "(" + v + " != 0u)";
+            body << "    " << f.glsl_type << " " << reg(i) << " = " << v << ";\n";
+            break;
+        }
+        default: {
+            int arity = op_arity(in.op);
+            std::vector<std::string> args;
+            unsigned never_nan = 0;
+            for (int k = 0; k < arity; ++k) {
+                args.push_back(operand(in, in.arg[k]));
+                if (facts[in.arg[k]] & kNeverNan) never_nan |= 1u << k;
+            }
+            std::string e =
+                op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps, never_nan);
+            if (flushes(in) && in.dtype == GPUPY_FLOAT32 && !e.empty()) e = flushed(e);
+            body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
+        }
+    }
+    const int k = check_slot_[i];
+    if (k >= 0) {
+        // In the loop the quick form ORs every copy's flags into the
+        // body's slot (it only decides whether the full form runs); the
+        // full form keeps each copy's (they name the operation).
+        const bool per_copy = in_loop_ && opt_.detailed_checks;
+        body << check(i, k, per_copy ? "g_rolled" + std::to_string(k) + "[it]" : "g_check" + std::to_string(k));
+    }
+    return body.str();
+}
+
+// The repetition loop_ found, as a loop over its copies: the first copy's
+// instructions are the body, the carry is a variable that starts as the
+// value the first copy reads and ends as the last copy's, which is what
+// the instructions after the loop read.
+std::string Writer::rolled_loop(const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out) {
+    const RolledLoop& l = loop_;
+    const gpupy_ir_instr& carried = ir_.instr[l.carry_in];
+    const GlslType& ct = glsl_type(carried.dtype);
+    std::ostringstream s;
+    s << "    " << (ct.kind == DtypeKind::Float ? "precise " : "") << ct.glsl_type << " carry = " << reg(l.carry_in)
+      << ";\n";
+    alias_[static_cast<size_t>(l.carry_in)] = "carry";
+    in_loop_ = true;
+    std::string inner;
+    for (int j = 0; j < l.length; ++j) inner += instruction(l.at(0, j), facts, unit, out);
+    in_loop_ = false;
+    alias_[static_cast<size_t>(l.carry_in)] = "";
+    inner += "    carry = " + reg(l.at(0, l.carry_out)) + ";\n";
+    // The body `indent` levels deeper, copy `it` of it.
+    auto body = [&](int indent) {
+        std::istringstream lines(inner);
+        for (std::string line; std::getline(lines, line);) s << std::string(4 * static_cast<size_t>(indent), ' ') << line << "\n";
+    };
+    // Unrolled by kRolledUnroll, each copy in its own scope, and the
+    // remaining copies one at a time: a CPU renderer keeps more of the
+    // straight code's speed, a GPU's compiler still sees a short body.
+    const int unrolled = l.copies / kRolledUnroll * kRolledUnroll;
+    if (unrolled > 0) {
+        s << "    for (int it0 = 0; it0 < " << unrolled << "; it0 += " << kRolledUnroll << ") {\n";
+        for (int u = 0; u < kRolledUnroll; ++u) {
+            s << "        {\n";
+            s << "            int it = it0 + " << u << ";\n";
+            body(2);
+            s << "        }\n";
+        }
+        s << "    }\n";
+    }
+    if (unrolled < l.copies) {
+        s << "    for (int it = " << unrolled << "; it < " << l.copies << "; ++it) {\n";
+        body(1);
+        s << "    }\n";
+    }
+    alias_[static_cast<size_t>(l.last_carry())] = "carry";
+    return s.str();
+}
+
 std::string Writer::generate(GeneratedShader& out) {
     const int result = ir_.instr[ir_.output[0]].dtype;
     const GlslType& rf = glsl_type(result);
@@ -385,65 +541,17 @@ std::string Writer::generate(GeneratedShader& out) {
     std::ostringstream body;
     int unit = 0;
     const std::vector<uint8_t> facts = value_facts(ir_);
-    std::vector<int> check_slot(static_cast<size_t>(ir_.ninstr), -1);
-    for (int k = 0; k < ir_.ncheck; ++k) check_slot[ir_.check[k]] = k;
+    check_slot_.assign(static_cast<size_t>(ir_.ninstr), -1);
+    for (int k = 0; k < ir_.ncheck; ++k) check_slot_[ir_.check[k]] = k;
+    alias_.assign(static_cast<size_t>(ir_.ninstr), std::string());
+    if (opt_.roll_loops) loop_ = find_rolled_loop(ir_, facts, check_slot_);
     for (int i = 0; i < ir_.ninstr; ++i) {
-        const gpupy_ir_instr& in = ir_.instr[i];
-        const GlslType& f = glsl_type(in.dtype);
-        std::string precise = f.kind == DtypeKind::Float ? "precise " : "";
-        switch (in.op) {
-            case GPUPY_OP_LOAD:
-                body << load(i, unit);
-                break;
-            case GPUPY_OP_GATHER:
-                body << gather(i, unit);
-                break;
-            case GPUPY_OP_INDEX: {
-                // value = (index / div) % mod
-                int s = layout_.leaf[i] + map_slots(in, ir_.ndim, true) - 2;
-                if (wide_) {
-                    std::string v = "((" + map_index(i) + ") / " + p(s) + ") % " + p(s + 1);
-                    body << "    " << idx_ << " v" << i << " = " << v << ";\n";
-                } else {
-                    const std::string udiv = "gpo_udiv31";
-                    fns_.use(udiv);
-                    std::string n = std::to_string(i);
-                    body << "    uint q" << n << " = " << udiv << "(uint(" << map_index(i) << "), uint(" << p(s + 2)
-                         << "), uint(" << p(s + 3) << "));\n";
-                    body << "    uint w" << n << " = " << udiv << "(q" << n << ", uint(" << p(s + 4) << "), uint("
-                         << p(s + 5) << "));\n";
-                    body << "    int v" << n << " = int(q" << n << " - w" << n << " * uint(" << p(s + 1) << "));\n";
-                }
-                ShaderFunctions& fns = fns_;
-                std::string conv = op_expression(GPUPY_OP_CAST, wide_ ? GPUPY_INT64 : GPUPY_INT32, in.dtype,
-                                                 {"v" + std::to_string(i)}, fns, DeviceCaps{true, true});
-                body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << conv << ";\n";
-                break;
-            }
-            case GPUPY_OP_CONST: {
-                std::string utype = in.dtype == GPUPY_BOOL ? "uint" : f.glsl_type;
-                decl_ << "uniform " << utype << " u_c" << i << ";\n";
-                out.const_instrs.push_back(i);
-                std::string v = "u_c" + std::to_string(i);
-                if (in.dtype == GPUPY_BOOL) v = "(" + v + " != 0u)";
-                body << "    " << f.glsl_type << " " << reg(i) << " = " << v << ";\n";
-                break;
-            }
-            default: {
-                int arity = op_arity(in.op);
-                std::vector<std::string> args;
-                unsigned never_nan = 0;
-                for (int k = 0; k < arity; ++k) {
-                    args.push_back(operand(in, in.arg[k]));
-                    if (facts[in.arg[k]] & kNeverNan) never_nan |= 1u << k;
-                }
-                std::string e =
-                    op_expression(in.op, operand_dtype(ir_, in), in.dtype, args, fns_, opt_.caps, never_nan);
-                if (flushes(in) && in.dtype == GPUPY_FLOAT32 && !e.empty()) e = flushed(e);
-                body << "    " << precise << f.glsl_type << " " << reg(i) << " = " << e << ";\n";
-            }
+        if (loop_.found() && i == loop_.begin) {
+            body << rolled_loop(facts, unit, out);
+            i = loop_.end() - 1;
+            continue;
         }
-        if (check_slot[i] >= 0) body << check(i, check_slot[i]);
+        body << instruction(i, facts, unit, out);
     }
     const bool several = ir_.noutputs > 1;
     if (several) {
@@ -474,7 +582,11 @@ std::string Writer::generate(GeneratedShader& out) {
         // atomic per invocation that found something; usually none). The
         // folds' flags follow the instructions'.
         src << "layout(std430, binding = " << kCheckBinding << ") buffer GpupyChecks { uint u_checks[]; };\n";
-        for (int k = 0; k < ir_.ncheck; ++k) src << "uint g_check" << k << " = 0u;\n";
+        for (int k = 0; k < ir_.ncheck; ++k) {
+            if (rolled_check(k) < 0) src << "uint g_check" << k << " = 0u;\n";
+            // (the rolled loop's: one element per copy, zeroed in main())
+            else if (rolled_check(k) == 0) src << "uint g_rolled" << k << "[" << loop_.copies << "];\n";
+        }
         for (int k = 0; k < ir_.noutputs; ++k) {
             if (fold_checked(k)) src << "uint g_fold" << k << " = 0u;\n";
         }
@@ -529,6 +641,9 @@ std::string Writer::generate(GeneratedShader& out) {
     std::string I = idx_;
     src << "void main() {\n";
     src << "    gpo_opaque_zero = int(" << p(layout_.zero) << ");\n";
+    for (int k = 0; k < ir_.ncheck; ++k) {
+        if (rolled_check(k) == 0) src << "    for (int c = 0; c < " << loop_.copies << "; ++c) g_rolled" << k << "[c] = 0u;\n";
+    }
     src << "    " << I << " gid = " << I << "(gl_GlobalInvocationID.y) * " << I << "(gl_NumWorkGroups.x * "
         << kWorkGroupSize << "u) + " << I << "(gl_GlobalInvocationID.x);\n";
     // Invocations past the end evaluate the last element again and skip
@@ -607,8 +722,16 @@ std::string Writer::generate(GeneratedShader& out) {
     if (!opt_.debug_append_unkeyed.empty()) src << opt_.debug_append_unkeyed << "\n";
     src << "        }\n";
     src << "    }\n";
-    for (int k = 0; k < ir_.ncheck; ++k)
-        src << "    if (g_check" << k << " != 0u) atomicOr(u_checks[" << k << "], g_check" << k << ");\n";
+    for (int k = 0; k < ir_.ncheck; ++k) {
+        if (rolled_check(k) < 0) {
+            src << "    if (g_check" << k << " != 0u) atomicOr(u_checks[" << k << "], g_check" << k << ");\n";
+        } else if (rolled_check(k) == 0) {
+            src << "    for (int c = 0; c < " << loop_.copies << "; ++c) {\n";
+            src << "        if (g_rolled" << k << "[c] != 0u) atomicOr(u_checks[" << k << " + c * " << loop_.check_stride
+                << "], g_rolled" << k << "[c]);\n";
+            src << "    }\n";
+        }
+    }
     for (int k = 0; k < ir_.noutputs; ++k) {
         if (fold_checked(k))
             src << "    if (g_fold" << k << " != 0u) atomicOr(u_checks[" << ir_.ncheck + k << "], g_fold" << k << ");\n";
@@ -799,6 +922,8 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
         cost += op_cost(in.op, is_leaf(in.op) ? in.dtype : operand_dtype(ir, in));
     }
     put(opt.gpu_like.flush_subnormals | opt.gpu_like.loose_division << 1 | opt.gpu_like.loose_sqrt << 2);
+    // (Where the loop is and what it carries follow from the fields above.)
+    put(opt.roll_loops);
     if (!opt.debug_append.empty()) key += "|debug:" + opt.debug_append;
     out.instruction_cost = cost;
     // Only what leaves add; the fixed part (start, count, shape, ...) is

@@ -38,7 +38,8 @@ struct GeneratedShader {
     std::string source;
     ParamLayout layout;
     bool wide_index = false;                // u_p and index arithmetic are int64
-    std::vector<int> const_instrs;          // CONST instructions, uniform u_c<i>
+    std::vector<int> const_instrs;          // CONST instructions, set as the uniforms named in
+    std::vector<std::string> const_names;   // (u_c<i>, or u_c<i>[c] for a rolled loop's copy c)
     int texture_units = 0;                  // samplers bound, in LOAD order
     int instruction_cost = 0;               // sum of op_cost
     int uniform_components = 0;             // of leaves and constants
@@ -84,6 +85,9 @@ struct CodegenOptions {
     // (glsl_contraction.hpp says which suits which device).
     bool tiled_products = true;
     bool shared_tiles = true;
+    // Repetitions of the same instructions (a loop's terms) written as a
+    // loop over uniform arrays (loop_rolling.hpp) rather than straight.
+    bool roll_loops = true;
     // Floating-point checks (gpupy_ir.check) in their full form: the
     // gpupy_fp_flag bits. Off, float checks only find whether any value was
     // made not finite, without a branch (any non-zero flag: run the full

@@ -56,6 +56,7 @@ struct Driver {
     std::string debug_append, debug_append_unkeyed;  // set_option: test hooks
     bool tiled_products = true;  // set_option "tiled_products"
     bool shared_tiles = true;    // (on a CPU renderer: registers; set at init)
+    bool roll_loops = true;      // set_option "roll_loops" (loop_rolling.hpp)
     int64_t first_run_ns = 0;
     // llvmpipe/softpipe: OpenGL on the CPU (see drv_prefers_host).
     bool cpu_renderer = false;
@@ -94,6 +95,7 @@ struct Driver {
         o.debug_append_unkeyed = debug_append_unkeyed;
         o.tiled_products = tiled_products;
         o.shared_tiles = shared_tiles;
+        o.roll_loops = roll_loops;
         o.gpu_like = gpu_like;
         return o;
     }
@@ -597,6 +599,13 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
     }
     if (k == "debug_glsl_append_unkeyed") {
         d->debug_append_unkeyed = is_default(value) ? "" : v;
+        return GPUPY_OK;
+    }
+    if (k == "roll_loops") {
+        // 1 / default: a repetition of the same instructions with other
+        // constants (a Python loop's terms) becomes a loop in the shader.
+        if (v == "0" || v == "1" || is_default(value)) d->roll_loops = v != "0";
+        else return fail("expected 0, 1 or 'default'");
         return GPUPY_OK;
     }
     if (k == "tiled_products") {
