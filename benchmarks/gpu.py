@@ -487,8 +487,11 @@ def section_shaders(child):
         finally:
             sys.stdout = stdout
         for r in results:
+            first_stats = getattr(r, "stats_first", None) or {}
             child.row(kind="shader", workload="distance map", size=f"{n}²", n=n, points=r.params["S"], impl=r.impl,
                       seconds=r.typical, estimated=r.estimated is not None, failed=r.failed,
+                      first_seconds=getattr(r, "first", None), compile_seconds=first_stats.get("compile_seconds"),
+                      jit_seconds=first_stats.get("first_run_seconds"),
                       valid=None if r.ok is None else bool(r.ok))
             if r.failed:
                 child.fail(f"distance map {r.case} {r.impl}", RuntimeError(r.failed))
@@ -794,6 +797,15 @@ def report_shaders(rows):
     if lines:
         out.append(table(["case", "NumPy", "gpupy", "hand-written", "hand-written, NumPy's NaN rule",
                           "gpupy / hand-written", "gpupy / hand-written (NaN rule)", "NumPy/gpupy"], lines))
+    # gpupy's first run apart: how much of it was compiling its programs
+    # and their first dispatch (the driver's JIT, one run included).
+    first = [r for r in dm if r["impl"] == "gpupy-opengl" and r.get("first_seconds") is not None]
+    if first:
+        out += ["", table(["gpupy's first run", "first run", "compile", "first dispatches", "warm"],
+                          [[f"distance map {r['size']}, {r['points']} points", fmt_time(r["first_seconds"]),
+                            fmt_time(r.get("compile_seconds")), fmt_time(r.get("jit_seconds")),
+                            fmt_time(r["seconds"]) if r["seconds"] is not None and not r["estimated"] else "—"]
+                           for r in first])]
     life = [r for r in data if r["workload"].startswith("life")]
     if life:
         out += ["", table(["Life (10 steps)", "placement", "NumPy", "gpupy", "hand-written", "gpupy / hand-written",
