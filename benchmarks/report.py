@@ -1,7 +1,20 @@
-"""Tables, target status, the Figure 5.2-style plot and docs/performance.md."""
+"""Tables, target status, the Figure 5.2-style plot and docs/performance.md;
+plots of speed-up against size from saved results.
 
+    python benchmarks/report.py --speedup RESULTS -o PLOT.png [--impl NAME] [--title TEXT]
+
+RESULTS is what a run saved: `run.py --json` or `seeds.py --json` output, or
+the seeds.csv that `gpu.py --csv DIR` writes. The plot has one line per
+workload: NumPy's time / gpupy's time (above 1, gpupy is faster) against the
+workload's size, both axes logarithmic.
+"""
+
+import argparse
+import csv
+import json
 import os
 import re
+import sys
 from dataclasses import asdict
 
 from common import evals, fmt_ratio, fmt_time, table
@@ -110,7 +123,7 @@ def section_machine(machine, extra):
     return "\n".join(lines)
 
 
-def section_distmap(results):
+def section_distmap(results, details=True):
     cases = _cases(results, "distmap")
     if not cases:
         return ""
@@ -130,10 +143,12 @@ def section_distmap(results):
            "Median of warm runs; in parentheses the speed-up over NumPy (NumPy time / this time; "
            "below 1x = slower). `est.`: extrapolated linearly in |S| from the largest |S| measured, not run. "
            "¹: a single run (it took longer than the per-case budget of warm runs).", "",
-           table(["case"] + impls, rows), "",
-           "CPU time per warm run (median; this process, all threads). With two cores, an ideally parallel "
-           "version's wall time is half of it; on a busy machine this is the steadier figure.", "",
-           table(["case"] + impls, cpu_rows)]
+           table(["case"] + impls, rows)]
+    if not details:
+        return "\n".join(out) + _load_flag(results, "distmap")
+    out += ["", "CPU time per warm run (median; this process, all threads). With two cores, an ideally parallel "
+            "version's wall time is half of it; on a busy machine this is the steadier figure.", "",
+            table(["case"] + impls, cpu_rows)]
     # detail for gpupy and the hand-written shader
     det = []
     for case in cases:
@@ -167,7 +182,7 @@ def section_distmap(results):
     return "\n".join(out) + _load_flag(results, "distmap")
 
 
-def section_sphere(results):
+def section_sphere(results, details=True):
     cases = _cases(results, "sphere")
     if not cases:
         return ""
@@ -192,14 +207,14 @@ def section_sphere(results):
            "Median of warm runs (speed-up over NumPy). Timed up to the three channels as NumPy arrays. "
            "gpupy-opengl-dev: the device forced (no host engine).", "",
            table(["size"] + impls, rows)]
-    if det:
+    if det and details:
         out += ["", table(["size", "impl", "first", "median", "min", "cpu", "compile (n / s / first-run s)",
                            "warm evals (device/host) / compiled", "phases", "err"], det,
                           align=["<", "<", ">", ">", ">", ">", ">", ">", "<", ">"])]
     return "\n".join(out) + _load_flag(results, "sphere")
 
 
-def section_elementwise(results):
+def section_elementwise(results, details=True):
     cases = _cases(results, "elementwise")
     if not cases:
         return ""
@@ -228,7 +243,7 @@ def section_elementwise(results):
                                f"{r.stats_first.get('compile_seconds', 0) * 1e3:.0f} ms",
                                f"{r.stats_first.get('first_run_seconds', 0) * 1e3:.0f} ms",
                                evals(r.stats_warm)])
-    if firsts:
+    if firsts and details:
         out += ["", "gpupy on OpenGL, first run vs warm (device/host: evaluations of a warm run on the device "
                 "and on gpupy's host engine):", "",
                 table(["expression", "n", "impl", "first", "warm median", "compiled", "compile", "first run (JIT+run)",
@@ -413,18 +428,27 @@ def plot(results, path=PLOT, n=512):
     return path
 
 
-def render(results, machine, extra):
-    parts = ["## Results", "", section_machine(machine, extra), "", targets(results, extra)]
-    for sec in (section_distmap(results), section_sphere(results), section_elementwise(results),
+def render(results, machine, extra, details=True):
+    """The report; details=False leaves out the CPU-time, per-run detail and
+    first-versus-warm tables and the targets (the form docs/performance.md keeps under its own
+    heading; the page states every target's status in a section of its own)."""
+    if details:
+        parts = ["## Results", "", section_machine(machine, extra), "", targets(results, extra)]
+    else:
+        parts = ["## The thesis workloads (benchmarks/run.py)", "", section_machine(machine, extra)]
+    for sec in (section_distmap(results, details), section_sphere(results, details),
+                section_elementwise(results, details),
                 section_overheads(results), section_coldstart(extra)):
         if sec:
             parts += ["", sec]
     return "\n".join(parts) + "\n"
 
 
-def write_docs(results, machine, extra, text):
+def write_docs(results, machine, extra, text=None):
+    """Writes the report, without its detail tables, between docs/performance.md's
+    markers (text, the printed report, is not used: the page keeps the short form)."""
     png = plot(results)
-    body = text
+    body = render(results, machine, extra, details=False)
     if png:
         body = body.replace("### Distance map (thesis 5.2, appendix A.3; e = 2)",
                             "### Distance map (thesis 5.2, appendix A.3; e = 2)\n\n"
@@ -443,3 +467,121 @@ def write_docs(results, machine, extra, text):
     with open(DOC, "w") as f:
         f.write(doc)
     print(f"wrote {DOC}" + (f" and {png}" if png else ""), flush=True)
+
+
+# ------------------------------------------------------------------ speed-up against size
+
+def _elements(size, n):
+    """A seeds row's size in elements: n for vectors, n² for images and matrices ("512x512")."""
+    n = int(float(n))
+    return n * n if "x" in str(size) else n
+
+
+def speedup_series(data, impl="gpupy-opengl"):
+    """{(workload, placement): [(size, NumPy time / gpupy time), ...]} from saved results.
+
+    data: what `run.py --json` wrote (a dict with "results": each gpupy result of
+    `impl` over NumPy's of the same case; elementwise expressions and the sphere by
+    elements, the distance map by its points |S| per grid), what `seeds.py --json`
+    wrote (a list of rows), or the rows of `gpu.py --csv`'s seeds.csv (dicts of
+    strings, with a placement column). Failed, invalid and estimated results are
+    left out; placement is None where the results do not say."""
+    series = {}
+
+    def add(workload, placement, size, ratio):
+        series.setdefault((workload, placement), []).append((size, ratio))
+
+    if isinstance(data, dict):
+        results = [result_from_dict(d) for d in data.get("results", [])]
+        for r in results:
+            if r.impl != impl or r.failed or r.ok is False or not r.times or r.bench not in (
+                    "elementwise", "sphere", "distmap"):
+                continue
+            ref = _find(results, r.bench, r.case, "numpy")
+            if ref is None or ref.failed or not ref.times:
+                continue
+            n = r.params.get("n")
+            if r.bench == "elementwise":
+                add(r.params.get("expr", r.case), None, int(n), ref.typical / r.typical)
+            elif r.bench == "sphere":
+                add("shaded sphere", None, int(n) ** 2, ref.typical / r.typical)
+            else:
+                add(f"distance map {n}² (size: |S|)", None, int(r.params["S"]), ref.typical / r.typical)
+    else:
+        for row in data:
+            if row.get("failed") or str(row.get("valid")) not in ("True", "true", "1"):
+                continue
+            numpy_t, gpupy_t = float(row["numpy_median"]), float(row["gpupy_median"])
+            if numpy_t <= 0 or gpupy_t <= 0:
+                continue
+            add(row["workload"], row.get("placement") or None, _elements(row["size"], row["n"]), numpy_t / gpupy_t)
+    return {key: sorted(pts) for key, pts in series.items()}
+
+
+def load_saved(path):
+    """A run's saved results: JSON (run.py, seeds.py) or CSV (gpu.py's seeds.csv)."""
+    with open(path, newline="") as f:
+        if str(path).endswith(".csv"):
+            return list(csv.DictReader(f))
+        return json.load(f)
+
+
+def plot_speedup(series, path, title="gpupy's speed-up over NumPy against size"):
+    """Draws series (from speedup_series) into path: one line per workload, dashed
+    where the device was forced. Returns path, or None without matplotlib or data."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    colors = {}
+    for (workload, placement), pts in sorted(series.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        color = colors.setdefault(workload, f"C{len(colors) % 10}")
+        xs, ys = zip(*pts)
+        label = workload if placement is None else f"{workload}, {placement}"
+        ax.plot(xs, ys, marker="o", markersize=4, color=color, label=label,
+                linestyle="--" if placement == "device" else "-")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("size (elements)")
+    ax.set_ylabel("speed-up: NumPy time / gpupy time (above 1: gpupy faster)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--speedup", metavar="RESULTS", required=True,
+                   help="saved results: run.py --json or seeds.py --json output, or gpu.py's seeds.csv")
+    p.add_argument("-o", "--output", required=True, help="the plot to write (PNG)")
+    p.add_argument("--impl", default="gpupy-opengl",
+                   help="with run.py's results: the gpupy version to compare with NumPy (default gpupy-opengl)")
+    p.add_argument("--title", help="the plot's title")
+    args = p.parse_args(argv)
+    series = speedup_series(load_saved(args.speedup), impl=args.impl)
+    if not series:
+        print(f"{args.speedup}: no pair of NumPy and gpupy times to compare", file=sys.stderr)
+        return 1
+    kwargs = {"title": args.title} if args.title else {}
+    if plot_speedup(series, args.output, **kwargs) is None:
+        print("matplotlib is needed to draw the plot (pip install -r benchmarks/requirements.txt)", file=sys.stderr)
+        return 1
+    for (workload, placement), pts in sorted(series.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        name = workload if placement is None else f"{workload} ({placement})"
+        print(f"{name}: " + ", ".join(f"{size:,} {fmt_ratio(r) if r >= 0.01 else f'{r:.1g}x'}" for size, r in pts))
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
