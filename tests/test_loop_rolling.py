@@ -65,15 +65,31 @@ def test_a_copy_whose_constant_is_nan_keeps_numpys_nan(opengl):
     opengl.assert_same(got, want, gpu_array=False)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32,
+                                   np.uint64])
 def test_a_polynomial_built_term_by_term(opengl, dtype):
     x_np = np.linspace(-1.5, 1.5, 3001).astype(dtype) if np.dtype(dtype).kind == "f" else \
-        np.arange(-1500, 1501, dtype=dtype)
-    coefficients = [dtype(c) for c in ([0.5, -1.25, 2.0, 0.75, -0.5] * 8)]
+        np.arange(-1500, 1501).astype(dtype)
+    # Each term its own constant (equal constants are one node, read by
+    # every copy from before the loop; distinct ones are the loop's arrays).
+    terms = [0.5 + k / 8 for k in range(40)] if np.dtype(dtype).kind == "f" else [(3 * k + 1) % 97 for k in range(40)]
+    coefficients = [dtype(c) for c in terms]
     with np.errstate(over="ignore"):
         want = horner(np, x_np, coefficients)
         got = np.asarray(horner(gp, gp.asarray(x_np), coefficients))
     opengl.assert_same(got, want, gpu_array=False)
+
+
+def test_a_chain_of_boolean_constants(opengl):
+    x_np = np.linspace(-2, 2, 999, dtype=np.float32)
+
+    def run(xp, x):
+        acc = x > 0
+        for k in range(48):
+            acc = xp.logical_xor(acc, xp.bool_(k % 3 == 0)) | (x > xp.float32(k / 100))
+        return acc
+
+    opengl.assert_same(run(gp, gp.asarray(x_np)), run(np, x_np))
 
 
 def test_an_overflow_in_one_copy_warns_as_numpy(opengl):

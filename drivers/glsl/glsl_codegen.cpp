@@ -20,6 +20,20 @@ constexpr int kWorkGroupSize = 64;
 constexpr int kRolledUnroll = 4;
 const int kFlagMask = GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED;
 
+// The GLSL vector of `lanes` components holding a uniform of `dtype` (a
+// bool as uint, small integers as int, as scalar uniforms are held).
+std::string vector_type(int dtype, int lanes) {
+    const std::string n = std::to_string(lanes);
+    switch (dtype) {
+        case GPUPY_FLOAT32: return "vec" + n;
+        case GPUPY_FLOAT64: return "dvec" + n;
+        case GPUPY_INT64: return "i64vec" + n;
+        case GPUPY_UINT64: return "u64vec" + n;
+        case GPUPY_BOOL: case GPUPY_UINT8: case GPUPY_UINT16: case GPUPY_UINT32: return "uvec" + n;
+        default: return "ivec" + n;
+    }
+}
+
 bool is_leaf(int op) { return op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST; }
 bool has_map(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_LOAD || in.op == GPUPY_OP_INDEX; }
 bool contiguous(const gpupy_ir_instr& in) { return (in.flags & GPUPY_INSTR_CONTIGUOUS) != 0; }
@@ -440,18 +454,22 @@ std::string Writer::instruction(int i, const std::vector<uint8_t>& facts, int& u
             std::string utype = in.dtype == GPUPY_BOOL ? "uint" : f.glsl_type;
             std::string v = "u_c" + std::to_string(i);
             if (in_loop_) {
-                // Each copy's constant, element `it` of one array.
-                const int j = i - loop_.begin;
-                decl_ << "uniform " << utype << " " << v << "[" << loop_.copies << "];\n";
-                for (int c = 0; c < loop_.copies; ++c) {
-                    out.const_instrs.push_back(loop_.at(c, j));
-                    out.const_names.push_back(v + "[" + std::to_string(c) + "]");
-                }
-                v += "[it]";
+                // Each copy's constant, lane `it` of one array of 4-component
+                // vectors: a GPU gives every element of a dynamically indexed
+                // uniform array a whole register (NVIDIA: at most 1,024), so
+                // scalars would take four times the space they are counted as.
+                GeneratedShader::ConstArray a;
+                a.name = v;
+                a.dtype = in.dtype;
+                a.lanes = glsl_type(in.dtype).bits == 64 ? 2 : 4;
+                for (int c = 0; c < loop_.copies; ++c) a.instrs.push_back(loop_.at(c, i - loop_.begin));
+                const std::string vec = vector_type(in.dtype, a.lanes);
+                decl_ << "uniform " << vec << " " << v << "[" << (loop_.copies + a.lanes - 1) / a.lanes << "];\n";
+                v += a.lanes == 4 ? "[it >> 2][it & 3]" : "[it >> 1][it & 1]";
+                out.const_arrays.push_back(std::move(a));
             } else {
                 decl_ << "uniform " << utype << " " << v << ";\n";
                 out.const_instrs.push_back(i);
-                out.const_names.push_back(v);
             }
             if (in.dtype == GPUPY_BOOL) v = "(" + v + " != 0u)";
             body << "    " << f.glsl_type << " " << reg(i) << " = " << v << ";\n";

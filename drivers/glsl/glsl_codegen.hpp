@@ -38,8 +38,16 @@ struct GeneratedShader {
     std::string source;
     ParamLayout layout;
     bool wide_index = false;                // u_p and index arithmetic are int64
-    std::vector<int> const_instrs;          // CONST instructions, set as the uniforms named in
-    std::vector<std::string> const_names;   // (u_c<i>, or u_c<i>[c] for a rolled loop's copy c)
+    std::vector<int> const_instrs;          // CONST instructions, uniform u_c<i>
+    // A rolled loop's constants (loop_rolling.hpp): per constant of its
+    // body, every copy's value in one uniform array, `lanes` to an element.
+    struct ConstArray {
+        std::string name;
+        int dtype = 0;
+        int lanes = 4;            // values per array element (a 4-component register)
+        std::vector<int> instrs;  // copy c's CONST is value c
+    };
+    std::vector<ConstArray> const_arrays;
     int texture_units = 0;                  // samplers bound, in LOAD order
     int instruction_cost = 0;               // sum of op_cost
     int uniform_components = 0;             // of leaves and constants

@@ -298,6 +298,44 @@ void set_constant(GLuint prog, GLint loc, int dtype, const gpupy_scalar& v) {
     }
 }
 
+// A rolled loop's constants: value c of the array is copy c's CONST, held
+// as set_constant holds a scalar, `lanes` to a vector (the last padded).
+void set_constant_array(GLuint prog, GLint loc, const gpupy_ir& ir, const GeneratedShader::ConstArray& a) {
+    if (loc < 0) return;
+    const GLsizei vectors = static_cast<GLsizei>((a.instrs.size() + a.lanes - 1) / a.lanes);
+    const size_t n = static_cast<size_t>(vectors) * a.lanes;
+    auto values = [&](auto zero, auto convert) {
+        std::vector<decltype(zero)> v(n, zero);
+        for (size_t c = 0; c < a.instrs.size(); ++c) v[c] = convert(ir.instr[a.instrs[c]].value);
+        return v;
+    };
+    switch (a.dtype) {
+        case GPUPY_FLOAT32:
+            glProgramUniform4fv(prog, loc, vectors, values(0.0f, [](const gpupy_scalar& s) { return static_cast<float>(s.f); }).data());
+            break;
+        case GPUPY_FLOAT64:
+            glProgramUniform2dv(prog, loc, vectors, values(0.0, [](const gpupy_scalar& s) { return s.f; }).data());
+            break;
+        case GPUPY_INT64:
+            glProgramUniform2i64vARB(prog, loc, vectors,
+                                     values(GLint64{0}, [](const gpupy_scalar& s) { return static_cast<GLint64>(s.i); }).data());
+            break;
+        case GPUPY_UINT64:
+            glProgramUniform2ui64vARB(prog, loc, vectors,
+                                      values(GLuint64{0}, [](const gpupy_scalar& s) { return static_cast<GLuint64>(s.u); }).data());
+            break;
+        case GPUPY_BOOL:
+            glProgramUniform4uiv(prog, loc, vectors, values(0u, [](const gpupy_scalar& s) { return s.i != 0 ? 1u : 0u; }).data());
+            break;
+        case GPUPY_UINT8: case GPUPY_UINT16: case GPUPY_UINT32:
+            glProgramUniform4uiv(prog, loc, vectors,
+                                 values(0u, [](const gpupy_scalar& s) { return static_cast<GLuint>(s.i); }).data());
+            break;
+        default:
+            glProgramUniform4iv(prog, loc, vectors, values(0, [](const gpupy_scalar& s) { return static_cast<GLint>(s.i); }).data());
+    }
+}
+
 // Binds the checks' buffer at kCheckBinding with its first n flags zeroed.
 void bind_zeroed_checks(Driver* d, int n) {
     if (n > d->check_capacity) {
@@ -374,6 +412,7 @@ int dispatch(Driver* d, Program* prog, const gpupy_ir& ir, gpupy_block* const* d
         const gpupy_ir_instr& in = ir.instr[sh.const_instrs[c]];
         set_constant(prog->id, prog->const_locations[c], in.dtype, in.value);
     }
+    for (size_t c = 0; c < sh.const_arrays.size(); ++c) set_constant_array(prog->id, prog->array_locations[c], ir, sh.const_arrays[c]);
     for (int k = 0; k < ir.noutputs && ir.reduce_op != GPUPY_OP_NONE; ++k)
         set_constant(prog->id, prog->ident_location[k], dst[k]->dtype, k ? ir.output_identity[k] : ir.reduce_identity);
 

@@ -124,7 +124,10 @@ Program* ProgramCache::get_or_build(GeneratedShader&& shader, std::string& error
         const std::string name = k ? "u_ident" + std::to_string(k) : "u_ident";
         p->ident_location[k] = glGetUniformLocation(prog, name.c_str());
     }
-    for (const std::string& name : shader.const_names) p->const_locations.push_back(glGetUniformLocation(prog, name.c_str()));
+    for (int i : shader.const_instrs) {
+        p->const_locations.push_back(glGetUniformLocation(prog, ("u_c" + std::to_string(i)).c_str()));
+    }
+    for (const auto& a : shader.const_arrays) p->array_locations.push_back(glGetUniformLocation(prog, a.name.c_str()));
     p->shader = std::move(shader);
     compile_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     ++programs_compiled;

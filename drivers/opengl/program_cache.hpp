@@ -30,6 +30,7 @@ struct Program {
     GLint params_location = -1;
     GLint ident_location[GPUPY_MAX_OUTPUTS] = {-1, -1, -1, -1};  // u_ident, u_ident1, ... (a reduction's outputs)
     std::vector<GLint> const_locations;  // parallel to shader.const_instrs
+    std::vector<GLint> array_locations;  // parallel to shader.const_arrays
     bool has_run = false;            // first dispatch (the JIT) timed yet?
 };
 
