@@ -217,6 +217,8 @@ private:
     std::vector<std::string> alias_;  // per instruction: a name other than t<i>, or ""
     RolledLoop loop_;                 // the repetition written as a loop, if any
     bool in_loop_ = false;            // writing the loop's body
+    int lane_ = -1;                   // the body's copy within an unrolled iteration, or -1
+    bool declare_arrays_ = false;     // the body's first writing declares its constants' arrays
     std::vector<int> check_slot_;     // per instruction: its check slot, or -1
 };
 
@@ -458,15 +460,25 @@ std::string Writer::instruction(int i, const std::vector<uint8_t>& facts, int& u
                 // vectors: a GPU gives every element of a dynamically indexed
                 // uniform array a whole register (NVIDIA: at most 1,024), so
                 // scalars would take four times the space they are counted as.
-                GeneratedShader::ConstArray a;
-                a.name = v;
-                a.dtype = in.dtype;
-                a.lanes = glsl_type(in.dtype).bits == 64 ? 2 : 4;
-                for (int c = 0; c < loop_.copies; ++c) a.instrs.push_back(loop_.at(c, i - loop_.begin));
-                const std::string vec = vector_type(in.dtype, a.lanes);
-                decl_ << "uniform " << vec << " " << v << "[" << (loop_.copies + a.lanes - 1) / a.lanes << "];\n";
-                v += a.lanes == 4 ? "[it >> 2][it & 3]" : "[it >> 1][it & 1]";
-                out.const_arrays.push_back(std::move(a));
+                const int lanes = glsl_type(in.dtype).bits == 64 ? 2 : 4;
+                if (declare_arrays_) {
+                    GeneratedShader::ConstArray a;
+                    a.name = v;
+                    a.dtype = in.dtype;
+                    a.lanes = lanes;
+                    for (int c = 0; c < loop_.copies; ++c) a.instrs.push_back(loop_.at(c, i - loop_.begin));
+                    decl_ << "uniform " << vector_type(in.dtype, lanes) << " " << v << "["
+                          << (loop_.copies + lanes - 1) / lanes << "];\n";
+                    out.const_arrays.push_back(std::move(a));
+                }
+                static_assert(kRolledUnroll % 4 == 0, "an unrolled iteration starts a vector");
+                const int shift = lanes == 4 ? 2 : 1;
+                if (lane_ < 0) {
+                    v += "[it >> " + std::to_string(shift) + "][it & " + std::to_string(lanes - 1) + "]";
+                } else {
+                    v += "[(it0 >> " + std::to_string(shift) + ") + " + std::to_string(lane_ / lanes) + "][" +
+                         std::to_string(lane_ % lanes) + "]";
+                }
             } else {
                 decl_ << "uniform " << utype << " " << v << ";\n";
                 out.const_instrs.push_back(i);
@@ -511,15 +523,21 @@ std::string Writer::rolled_loop(const std::vector<uint8_t>& facts, int& unit, Ge
     std::ostringstream s;
     s << "    " << (ct.kind == DtypeKind::Float ? "precise " : "") << ct.glsl_type << " carry = " << reg(l.carry_in)
       << ";\n";
-    alias_[static_cast<size_t>(l.carry_in)] = "carry";
-    in_loop_ = true;
-    std::string inner;
-    for (int j = 0; j < l.length; ++j) inner += instruction(l.at(0, j), facts, unit, out);
-    in_loop_ = false;
-    alias_[static_cast<size_t>(l.carry_in)] = "";
-    inner += "    carry = " + reg(l.at(0, l.carry_out)) + ";\n";
-    // The body `indent` levels deeper, copy `it` of it.
-    auto body = [&](int indent) {
+    // The body, `indent` levels deeper, for copy `it`: with its constants'
+    // lane known (`lane` >= 0, the unrolled copies, it0 a multiple of
+    // kRolledUnroll) or picked at run time (-1).
+    bool first = true;
+    auto body = [&](int indent, int lane) {
+        alias_[static_cast<size_t>(l.carry_in)] = "carry";
+        in_loop_ = true;
+        lane_ = lane;
+        declare_arrays_ = first;
+        first = false;
+        std::string inner;
+        for (int j = 0; j < l.length; ++j) inner += instruction(l.at(0, j), facts, unit, out);
+        in_loop_ = false;
+        alias_[static_cast<size_t>(l.carry_in)] = "";
+        inner += "    carry = " + reg(l.at(0, l.carry_out)) + ";\n";
         std::istringstream lines(inner);
         for (std::string line; std::getline(lines, line);) s << std::string(4 * static_cast<size_t>(indent), ' ') << line << "\n";
     };
@@ -532,14 +550,14 @@ std::string Writer::rolled_loop(const std::vector<uint8_t>& facts, int& unit, Ge
         for (int u = 0; u < kRolledUnroll; ++u) {
             s << "        {\n";
             s << "            int it = it0 + " << u << ";\n";
-            body(2);
+            body(2, u);
             s << "        }\n";
         }
         s << "    }\n";
     }
     if (unrolled < l.copies) {
         s << "    for (int it = " << unrolled << "; it < " << l.copies << "; ++it) {\n";
-        body(1);
+        body(1, -1);
         s << "    }\n";
     }
     alias_[static_cast<size_t>(l.last_carry())] = "carry";
