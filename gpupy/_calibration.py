@@ -1,7 +1,7 @@
 """The cost model of this machine: measured once, kept on disk, corrected
 by what it then sees.
 
-Base layer (imports only _core, _fallback, _registry and _version). Three places can run an operation: NumPy
+Base layer (imports only _core, _environment, _registry and _version). Three places can run an operation: NumPy
 at once (small work on host values), the host engine (the software driver,
 threaded, in place on host memory) and the device. Which is cheapest
 depends on the machine: on a CPU renderer (llvmpipe) every shader
@@ -61,8 +61,7 @@ import time
 
 import numpy
 
-from . import _core
-from ._fallback import mode_from_environment
+from . import _core, _environment
 from ._registry import REDUCE_CHUNK
 from ._version import __version__
 
@@ -81,25 +80,15 @@ EAGER_LIMITS = (0, NUMPY_SIZES[-1])
 MAX_ROUNDS = 4  # rounds a figure gets at most
 
 
-def _env_number(name, default):
-    text = os.environ.get(name)
-    if not text:
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {text!r}") from None
-
-
 # This thread's wall time over its CPU time, for a piece of single-threaded
 # work: 1 on an idle machine; beyond this, other processes took its core.
 # GPUPY_CALIBRATION_BUSY_RATIO sets another (tests of the file's mechanics
 # raise it, so that a busy test machine still saves).
-BUSY_RATIO = _env_number("GPUPY_CALIBRATION_BUSY_RATIO", 1.3)
+BUSY_RATIO = _environment.number("GPUPY_CALIBRATION_BUSY_RATIO", 1.3)
 # Two rounds of a figure agree when they differ by at most this fraction.
 # GPUPY_CALIBRATION_AGREEMENT sets another (tests of the file's mechanics
 # raise it with the busy ratio: a noisy test machine still saves).
-AGREEMENT = _env_number("GPUPY_CALIBRATION_AGREEMENT", 0.25)
+AGREEMENT = _environment.number("GPUPY_CALIBRATION_AGREEMENT", 0.25)
 # How long a process waits for another's calibration before it starts with
 # the driver's judgement (and takes the model once it is there).
 WAIT_SECONDS = 1.0
@@ -149,7 +138,7 @@ _state = _model("not calibrated")
 # (the test suite does, per test) reads no file.
 _by_driver = {}
 # Whether the user set the eager threshold (then the model leaves it alone).
-_eager_set_by_user = "GPUPY_EAGER_ELEMENTS" in os.environ
+_eager_set_by_user = _environment.is_set("GPUPY_EAGER_ELEMENTS")
 # Driver options this process set (gpupy.set_driver_option): (driver, key) -> value.
 _options_set = {}
 
@@ -169,10 +158,10 @@ def note_driver_option(driver, key, value):
 
 
 def cache_dir():
-    explicit = os.environ.get("GPUPY_CACHE_DIR")
+    explicit = _environment.text("GPUPY_CACHE_DIR")
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = _environment.text("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "gpupy")
 
 
@@ -237,7 +226,7 @@ def configuration_problems():
     """Why this process cannot measure (or correct) the default
     configuration: settings a driver read from the environment as it
     loaded, options set on the host engine while another driver is active."""
-    problems = [f"{name} is set" for name in FIXED_AT_LOAD if os.environ.get(name)]
+    problems = [f"{name} is set" for name in FIXED_AT_LOAD if _environment.is_set(name)]
     active = _core.driver_name()
     problems += [f"the {driver} driver's option {key} is {value}" for (driver, key), value in _options_set.items()
                  if driver != active]
@@ -265,7 +254,7 @@ class _DefaultConfiguration:
         # The suite's check of program keys (GPUPY_GL_CHECK_PROGRAM_KEYS)
         # regenerates every program an evaluation finds: off while measuring,
         # so that a process of the suite measures what a user's would.
-        self.checking_keys = _core.driver_name() == "opengl" and os.environ.get("GPUPY_GL_CHECK_PROGRAM_KEYS")
+        self.checking_keys = _core.driver_name() == "opengl" and _environment.is_set("GPUPY_GL_CHECK_PROGRAM_KEYS")
         if self.checking_keys:
             _core.set_driver_option("check_program_keys", "0")
         _core.set_eager_threshold(0)
@@ -601,7 +590,7 @@ def calibrate(refresh=False):
     where it may be kept), and hands it to the core. Never raises: a
     failure leaves the driver's own judgement in place and says why in
     cost_model()."""
-    how = "refresh" if refresh else mode_from_environment("GPUPY_CALIBRATION", _MODES)
+    how = "refresh" if refresh else _environment.choice("GPUPY_CALIBRATION", _MODES)
     if how == "refresh":
         _corrected_while_busy[0] = False  # a new model: its corrections are judged afresh
     if how == "off":

@@ -23,12 +23,12 @@ import collections
 
 import numpy as np
 
-from . import _core
+from . import _core, _environment
 from ._core import GpuArray
-from ._fallback import _Call, _written, from_numpy, mode_from_environment
+from ._fallback import _Call, _written, from_numpy
 
 _MODES = ("auto", "host", "device")
-_mode = mode_from_environment("GPUPY_PLACEMENT", _MODES)
+_mode = _environment.choice("GPUPY_PLACEMENT", _MODES)
 _counts = collections.Counter()
 _core.set_placement_mode(_mode)
 
