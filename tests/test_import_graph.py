@@ -19,7 +19,7 @@ if not (PACKAGE / "_registry.py").exists():  # an installed package without sour
 
 # Modules every other may import; they import only each other (and _core,
 # the compiled module, and _version).
-BASE = {"_core", "_environment", "_axes", "_primitives", "_version", "_registry", "_convert", "_fallback", "_placement", "_calibration", "_deferral", "_array_api", "_import_hooks"}
+BASE = {"_core", "_environment", "_measurement", "_axes", "_primitives", "_version", "_registry", "_convert", "_fallback", "_placement", "_calibration", "_deferral", "_array_api", "_import_hooks"}
 # Where the sections are put together.
 ASSEMBLY = {"__init__", "__main__"}
 
