@@ -45,10 +45,10 @@ from ._runtime import (
 )
 
 # The sections: importing each registers what it provides (implementations
-# of NumPy functions, ufunc objects, hooks); none imports another.
-from . import (_binning, _creation, _dask, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas,
-               _reductions, _runtime, _shape, _sorting, _submodules)
-from . import _ufuncs  # noqa: F401
+# of NumPy functions, ufunc objects); each imports those below it
+# (docs/architecture.md, "The Python package").
+from . import (_binning, _creation, _dask, _indexing_reads, _indexing_writes, _inplace, _linalg, _logic, _methods,
+               _namespace, _pandas, _reductions, _runtime, _shape, _sorting, _submodules, _ufuncs)
 from ._convert import array, asarray
 from ._creation import (
     arange,
@@ -62,7 +62,6 @@ from ._creation import (
     full,
     full_like,
     gpufloat32,
-    indices,
     linspace,
     ones,
     ones_like,

@@ -70,7 +70,7 @@ def linear_algebra_on_host():
 def data_dependent_shapes_on_host():
     """Whether boolean masks, nonzero and searchsorted run in NumPy. On the
     device they are a prefix sum and a binary search per result element
-    (log2 n gathers each, gpupy/_indexing.py): a GPU's parallel work, which
+    (log2 n gathers each, gpupy/_indexing_reads.py): a GPU's parallel work, which
     a CPU renderer does many times slower than NumPy's one pass. They follow
     the placement setting, and in "auto" the products' judgement of the
     device (a CPU renderer: NumPy, counted as a host placement)."""
