@@ -48,7 +48,9 @@ from ._runtime import (
 # of NumPy functions, ufunc objects); each imports those below it
 # (docs/architecture.md, "The Python package").
 from . import (_binning, _creation, _dask, _indexing_reads, _indexing_writes, _inplace, _linalg, _logic, _methods,
-               _namespace, _pandas, _reductions, _runtime, _shape, _sorting, _submodules, _ufuncs)
+               _pandas, _reductions, _runtime, _shape, _sorting, _submodules, _ufuncs)
+# The assembly.
+from . import _gpuarray, _namespace
 from ._convert import array, asarray
 from ._creation import (
     arange,
@@ -83,10 +85,10 @@ from ._array_api import array_namespace_info as __array_namespace_info__  # noqa
 
 def _assemble():
     """The one step after the sections registered: every NumPy name in
-    gpupy's namespace, GpuArray's Python-level methods on the class, the
-    submodule finder, pandas' group keys, Dask's chunk types, the driver."""
+    gpupy's namespace, GpuArray put together, the submodule finder,
+    pandas' group keys, Dask's chunk types, the driver."""
     _namespace.populate(globals())
-    _methods.install()
+    _gpuarray.assemble()
     _submodules.install_finder()
     _pandas.install()
     _dask.install()

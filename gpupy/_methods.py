@@ -2,8 +2,8 @@
 
 The operators, indexing and the basic attributes live in C++
 (src/bindings/py_array.cpp); everything else a NumPy array has is defined
-here, in the body of `ArrayMethods`, and copied onto the C++ class by
-`install()` -- one step, at import. Methods that are gpupy functions of the
+here, in the body of `ArrayMethods`, and copied onto the C++ class when
+gpupy/_gpuarray.py assembles it. Methods that are gpupy functions of the
 same name (`a.sum()` is `gpupy.sum(a)`) call those functions as gpupy's
 namespace holds them (with the hand-over to other libraries); ndarray methods gpupy does not implement run NumPy's through
 `_fallback.call_numpy` (counted as "ndarray.<name>", in-place ones written
@@ -20,11 +20,12 @@ import numpy as np
 
 from . import _array_api, _core, _indexing_reads, _indexing_writes, _linalg, _reductions, _shape, _sorting
 from ._axes import normalize_axis
+from ._casting import check_output_cast
 from ._convert import asarray, from_pickle, is_supported
 from ._core import GpuArray
 from ._deferral import deferring, hand_over_ufunc, overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
-from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, WRAPPERS, function
 from ._ufuncs import ufunc_for
 
 _NOVALUE = np._NoValue
@@ -543,9 +544,7 @@ class ArrayMethods:
         result = _matmul(self, other)
         if result.shape != self.shape:
             raise ValueError(f"matmul: output shape {self.shape} does not match the result's {result.shape}")
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise TypeError(f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {self.dtype!r} with "
-                            "casting rule 'same_kind'")
+        check_output_cast("matmul", result.dtype, self.dtype)
         self[...] = result
         return self
 
@@ -618,7 +617,7 @@ class ArrayMethods:
 
 # --- indexing NumPy's way (installed as the core's handlers) -----------------------------------
 
-def _advanced_getitem(self, key):
+def advanced_getitem(self, key):
     gathered = _indexing_reads.gather(self, key)  # integer-array keys and masks: on the device
     if gathered is not None:
         return gathered
@@ -627,7 +626,7 @@ def _advanced_getitem(self, key):
     return from_numpy(host[host_key])
 
 
-def _advanced_setitem(self, key, value):
+def advanced_setitem(self, key, value):
     if _indexing_writes.scatter(self, key, value):  # masks and integer-array keys: a select on the device
         return
     host_key, host_value = to_numpy(key), to_numpy(value)
@@ -661,17 +660,7 @@ numbers.Integral.register(IntegerScalar)
 numbers.Real.register(RealScalar)
 
 
-def install():
-    """Copies ArrayMethods onto the C++ GpuArray class; installs the
-    advanced-indexing handlers."""
-    for name, value in vars(ArrayMethods).items():
-        if name not in _NOT_METHODS:
-            setattr(GpuArray, name, value)
-    _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
-    _core._set_scalar_classes(IntegerScalar, RealScalar)
-    # Last: the C slots for indexing and operators replace the generic
-    # wrappers that setting dunder attributes derived (see py_array.cpp),
-    # and `x.sum()`-like calls without arguments get C methods that keep
-    # the ones above for every other call (py_reduce_methods.cpp).
-    _core._install_slots()
-    _core._install_reduce_methods(REDUCE_CHUNK)
+def python_methods():
+    """ArrayMethods' methods and attributes by name, as the C++ class takes
+    them (gpupy/_gpuarray.py copies them onto it)."""
+    return {name: value for name, value in vars(ArrayMethods).items() if name not in _NOT_METHODS}

@@ -24,13 +24,13 @@ if not (PACKAGE / "_registry.py").exists():  # an installed package without sour
 # every module of the package is in one, and imports only those listed
 # before it (_core is the compiled module).
 LAYERS = (
-    ("base", ("_core", "_version", "_environment", "_registry", "_axes", "_array_api", "_import_hooks", "_deferral",
-              "_convert", "_fallback", "_placement", "_measurement", "_calibration")),
+    ("base", ("_core", "_version", "_environment", "_casting", "_registry", "_axes", "_array_api", "_import_hooks",
+              "_deferral", "_convert", "_fallback", "_placement", "_measurement", "_calibration")),
     ("primitives", ("_primitives",)),
     ("sections", ("_reductions", "_linalg", "_creation", "_shape", "_inplace", "_indexing_reads", "_sorting",
                   "_indexing_writes", "_ufuncs", "_logic", "_binning", "_methods", "_pandas", "_dask", "_submodules",
                   "_runtime")),
-    ("assembly", ("_namespace", "__init__", "__main__")),
+    ("assembly", ("_namespace", "_gpuarray", "__init__", "__main__")),
 )
 ORDER = [module for _, modules in LAYERS for module in modules]
 LAYER_OF = {module: layer for layer, modules in LAYERS for module in modules}
