@@ -45,10 +45,12 @@ from ._runtime import (
 )
 
 # The sections: importing each registers what it provides (implementations
-# of NumPy functions, ufunc objects, hooks); none imports another.
-from . import (_binning, _creation, _dask, _indexing, _inplace, _linalg, _logic, _methods, _namespace, _pandas,
-               _reductions, _runtime, _shape, _sorting, _submodules)
-from . import _ufuncs  # noqa: F401
+# of NumPy functions, ufunc objects); each imports those below it
+# (docs/architecture.md, "The Python package").
+from . import (_binning, _creation, _dask, _indexing_reads, _indexing_writes, _inplace, _linalg, _logic, _methods,
+               _pandas, _reductions, _runtime, _shape, _sorting, _submodules, _ufuncs)
+# The assembly.
+from . import _gpuarray, _namespace
 from ._convert import array, asarray
 from ._creation import (
     arange,
@@ -62,7 +64,6 @@ from ._creation import (
     full,
     full_like,
     gpufloat32,
-    indices,
     linspace,
     ones,
     ones_like,
@@ -84,10 +85,10 @@ from ._array_api import array_namespace_info as __array_namespace_info__  # noqa
 
 def _assemble():
     """The one step after the sections registered: every NumPy name in
-    gpupy's namespace, GpuArray's Python-level methods on the class, the
-    submodule finder, pandas' group keys, Dask's chunk types, the driver."""
+    gpupy's namespace, GpuArray put together, the submodule finder,
+    pandas' group keys, Dask's chunk types, the driver."""
     _namespace.populate(globals())
-    _methods.install()
+    _gpuarray.assemble()
     _submodules.install_finder()
     _pandas.install()
     _dask.install()

@@ -2,7 +2,7 @@
 
 Each finds, for every element, a place among a short sorted list (bin
 edges, breakpoints, the test elements): arithmetic for uniform bins, else
-the binary search of searchsorted (gpupy/_indexing.py), log2(len) fused
+the binary search of searchsorted (gpupy/_indexing_reads.py), log2(len) fused
 gathers per element. The list itself is small and checked on the host, as
 NumPy checks it (monotonic edges, finite ranges), with NumPy's messages.
 
@@ -20,9 +20,16 @@ import numpy as np
 from . import _core
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
+from ._creation import arange, full, zeros
 from ._fallback import call_numpy
+from ._indexing_reads import searchsorted, take
+from ._indexing_writes import bincount
 from ._placement import data_dependent_shapes_on_host, run_on_host
-from ._registry import function, implements
+from ._reductions import sum as _sum
+from ._registry import implements
+from ._shape import clip
+from ._sorting import sort
+from ._ufuncs import UFUNCS
 
 # Bin counts up to this are one comparison reduction; more use bincount.
 COMPARE_BINS = 64
@@ -99,27 +106,27 @@ def _uniform_bins(a, edges, first, last, count):
     range or NaN: NumPy's arithmetic, then its correction against the
     edges themselves, so that a rounding of the division never moves an
     element across an edge."""
-    where, take = function("where"), function("take")
+    where = _core.where
     keep = (a >= first) & (a <= last)
     x = a.astype(edges.dtype, copy=False)
-    offset = function("subtract")(x, first, dtype=np.result_type(x.dtype, first))  # (x is of a float type)
+    offset = UFUNCS["subtract"](x, first, dtype=np.result_type(x.dtype, first))  # (x is of a float type)
     guess = where(keep, offset / _span(first, last) * count, 0).astype(np.int64)
     guess = where(guess == count, count - 1, guess)
     on_device = _as_gpu(edges)
     guess = where(x < take(on_device, guess), guess - 1, guess)
-    guess = where((x >= take(on_device, function("minimum")(guess + 1, count))) & (guess != count - 1), guess + 1, guess)
+    guess = where((x >= take(on_device, UFUNCS["minimum"](guess + 1, count))) & (guess != count - 1), guess + 1, guess)
     return where(keep, guess, count)
 
 
 def _searched_bins(a, edges):
     """Each element's bin among edges that need not be uniform (the last
     bin includes its right edge), or len(edges) - 1 outside them or NaN."""
-    where = function("where")
+    where = _core.where
     count = len(edges) - 1
     if count < 1:
-        return function("full")(a.shape, 0, np.int64)
+        return full(a.shape, 0, np.int64)
     on_device = _as_gpu(edges)
-    bin_ = function("searchsorted")(on_device, a, side="right") - 1
+    bin_ = searchsorted(on_device, a, side="right") - 1
     bin_ = where(a == edges[-1], count - 1, bin_)
     return where((bin_ < 0) | (bin_ >= count), count, bin_)
 
@@ -128,15 +135,15 @@ def _bin_totals(bins, count, weights, dtype):
     """The number (or the weights' sum) of elements in each of `count`
     bins; elements in bin `count` are left out."""
     if bins.size == 0:
-        return function("zeros")(count, dtype)
+        return zeros(count, dtype)
     if count <= COMPARE_BINS:
-        hit = bins[None, :] == function("arange")(count, dtype=np.int64)[:, None]
+        hit = bins[None, :] == arange(count, dtype=np.int64)[:, None]
         if weights is None:
-            return function("sum")(hit, axis=1, dtype=dtype)
+            return _sum(hit, axis=1, dtype=dtype)
         # Summed in float64 and cast, as NumPy's bincount of weights.
-        spread = function("where")(hit, weights.astype(np.float64)[None, :], 0.0)
-        return function("sum")(spread, axis=1).astype(dtype)
-    return function("bincount")(bins, weights=weights, minlength=count + 1)[:count].astype(dtype)
+        spread = _core.where(hit, weights.astype(np.float64)[None, :], 0.0)
+        return _sum(spread, axis=1).astype(dtype)
+    return bincount(bins, weights=weights, minlength=count + 1)[:count].astype(dtype)
 
 
 @implements(np.histogram)
@@ -188,8 +195,8 @@ def digitize(x, bins, right=False):
         raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
     if monotonic == -1:
-        return len(edges) - function("searchsorted")(_as_gpu(edges[::-1]), g, side=side)
-    return function("searchsorted")(_as_gpu(edges), g, side=side)
+        return len(edges) - searchsorted(_as_gpu(edges[::-1]), g, side=side)
+    return searchsorted(_as_gpu(edges), g, side=side)
 
 
 @implements(np.interp)
@@ -207,7 +214,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("array of sample points is empty")
     if data_dependent_shapes_on_host():
         return run_on_host("interp", np.interp, (g, points, values), dict(left=left, right=right))
-    where, take, isnan = function("where"), function("take"), function("isnan")
+    where, isnan = _core.where, UFUNCS["isnan"]
     x = g.astype(np.float64, copy=False).reshape(-1)
     xp_, fp_ = points.astype(np.float64, copy=False), values.astype(np.float64, copy=False)
     n = xp_.shape[0]
@@ -216,8 +223,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if n == 1:
         # NumPy compares with the one point only (a NaN x gives fp[0]).
         return _shaped(where(x < xp_[0], low, where(x > xp_[0], high, fp_[0])), g)
-    j = function("searchsorted")(xp_, x, side="right") - 1  # the last point <= x
-    at = function("clip")(j, 0, n - 2)
+    j = searchsorted(xp_, x, side="right") - 1  # the last point <= x
+    at = clip(j, 0, n - 2)
     x0, x1, y0, y1 = take(xp_, at), take(xp_, at + 1), take(fp_, at), take(fp_, at + 1)
     # NumPy's interp is C code that warns of nothing; the slopes here meet
     # 0/0 and inf*0 where it does too (and then retries, below).
@@ -245,11 +252,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
                           reason="an argument is not an array of real numbers, or kind='table' was given")
     if data_dependent_shapes_on_host():
         return run_on_host("isin", np.isin, (g, tests), dict(assume_unique=assume_unique, invert=invert))
-    ordered = function("sort")(tests.reshape(-1))
+    ordered = sort(tests.reshape(-1))
     if ordered.size == 0:
-        found = function("zeros")(g.shape, bool)
+        found = zeros(g.shape, bool)
     else:
         flat = g.reshape(-1)  # (searchsorted gives a 0-d element a NumPy scalar)
-        at = function("minimum")(function("searchsorted")(ordered, flat, side="left"), ordered.size - 1)
-        found = (function("take")(ordered, at) == flat).reshape(g.shape)
+        at = UFUNCS["minimum"](searchsorted(ordered, flat, side="left"), ordered.size - 1)
+        found = (take(ordered, at) == flat).reshape(g.shape)
     return ~found if invert else found

@@ -11,7 +11,6 @@ from ._array_api import check_device
 from ._convert import array, asarray, ascontiguousarray, asfortranarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy, from_numpy
-from ._registry import function
 
 gpufloat32 = np.float32  # the thesis's name for the device's float type
 
@@ -213,18 +212,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             y = _core.ufunc("floor", y)
         y = y.astype(dtype)
     return (y, step) if retstep else y
-
-
-def indices(dimensions, dtype=int, sparse=False):
-    dimensions = tuple(dimensions)
-    if sparse:
-        result = []
-        for axis, n in enumerate(dimensions):
-            shape = [1] * len(dimensions)
-            shape[axis] = n
-            result.append(_index(tuple(shape), axis, dtype))
-        return tuple(result)
-    return function("stack")([_index(dimensions, axis, dtype) for axis in range(len(dimensions))])
 
 
 def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):

@@ -29,35 +29,42 @@ import sys
 import numpy as np
 
 from . import _core
+from ._convert import asarray
 from ._core import GpuArray
+from ._creation import empty, full
 from ._import_hooks import after_import
-from ._registry import function
+from ._indexing_reads import take
+from ._linalg import einsum, tensordot
+from ._reductions import sum as _sum
+from ._shape import concatenate
+from ._sorting import percentile
+from ._ufuncs import UFUNCS
 
 BACKEND = "gpupy"
 
 
 def _concatenate(arrays, axis=0):
-    return function("concatenate")(arrays, axis=axis)
+    return concatenate(arrays, axis=axis)
 
 
 def _take(a, indices, axis=None):
-    return function("take")(a, indices, axis=axis)
+    return take(a, indices, axis=axis)
 
 
 def _tensordot(a, b, axes=2):
-    return function("tensordot")(a, b, axes=axes)
+    return tensordot(a, b, axes=axes)
 
 
 def _einsum(*operands, **kwargs):
-    return function("einsum")(*operands, **kwargs)
+    return einsum(*operands, **kwargs)
 
 
 def _empty(shape, dtype=float, **kwargs):
-    return function("empty")(shape, dtype=dtype)
+    return empty(shape, dtype=dtype)
 
 
 def _divide(x1, x2, out=None, dtype=None):
-    return function("divide")(x1, x2, out=out, dtype=dtype)
+    return UFUNCS["divide"](x1, x2, out=out, dtype=dtype)
 
 
 def _percentile(a, q, method="linear"):
@@ -67,7 +74,7 @@ def _percentile(a, q, method="linear"):
         return None, n
     if not np.issubdtype(a.dtype, np.number):
         method = "nearest"
-    return function("percentile")(a, list(q), method=method), n
+    return percentile(a, list(q), method=method), n
 
 
 def _numel(x, axis=None, keepdims=False, dtype=np.float64, **kwargs):
@@ -82,11 +89,11 @@ def _numel(x, axis=None, keepdims=False, dtype=np.float64, **kwargs):
     if axis is None and not keepdims:
         return np.prod(shape, dtype=dtype)  # a NumPy scalar, as Dask's own count of an ndarray chunk
     out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape) if keepdims or d not in axes)
-    return function("full")(out_shape, count, dtype=dtype)
+    return full(out_shape, count, dtype=dtype)
 
 
 def _nannumel(x, **kwargs):
-    return function("sum")(~function("isnan")(x), **kwargs)
+    return _sum(~UFUNCS["isnan"](x), **kwargs)
 
 
 # A task's lazy result is evaluated when it keeps alive more than this many
@@ -131,7 +138,7 @@ def _to_numpy(data, **kwargs):
 
 
 def _to_gpupy(data, **kwargs):
-    return function("asarray")(data, **kwargs)
+    return asarray(data, **kwargs)
 
 
 _backend = None
@@ -141,7 +148,7 @@ def _meta():
     """The array Dask's creation functions are given as `meta=`: empty and
     1-d, so that Dask's meta of any dimension is a slice of it (a 0-d one
     would be indexed with `[()]`, which gives a NumPy scalar)."""
-    return function("empty")((0,))
+    return empty((0,))
 
 
 def backend_entrypoint():

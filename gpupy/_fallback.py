@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from . import _environment
 from ._array_api import check_device
 
 
@@ -49,15 +50,7 @@ class FallbackError(RuntimeError):
 _MODES = ("silent", "warn", "raise")
 
 
-def mode_from_environment(variable, modes):
-    """The setting `variable` names, one of `modes` (the first if unset)."""
-    mode = os.environ.get(variable, modes[0]).strip().lower() or modes[0]
-    if mode not in modes:
-        raise ValueError(f"{variable} must be one of {modes}, got {mode!r}")
-    return mode
-
-
-_mode = mode_from_environment("GPUPY_FALLBACK", _MODES)
+_mode = _environment.choice("GPUPY_FALLBACK", _MODES)
 _counts = collections.Counter()
 
 

@@ -4,10 +4,11 @@ see _fallback.call_numpy)."""
 
 import numpy as np
 
+from . import _core
 from ._convert import asarray
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._registry import function, implements
+from ._registry import implements
 
 
 def _stand_in(x):
@@ -47,7 +48,7 @@ def copyto(dst, src, casting="same_kind", where=True):
     if isinstance(where, (bool, np.bool_)) and where:
         dst[...] = src
         return None
-    dst[...] = function("where")(where, src.reshape(kept), dst)
+    dst[...] = _core.where(where, src.reshape(kept), dst)
     return None
 
 

@@ -14,11 +14,14 @@ import warnings
 
 import numpy as np
 
+from . import _core
 from ._convert import asarray
 from ._core import GpuArray
+from ._creation import zeros
 from ._fallback import call_numpy
-from ._registry import function as _gp
+from ._reductions import all as _all
 from ._registry import implements
+from ._ufuncs import UFUNCS
 
 
 def _operand(x):
@@ -42,7 +45,7 @@ def _any_gpu(*values):
 def _all_true(x):
     """bool(numpy.all(x)) for a GpuArray or a Python/NumPy scalar."""
     if isinstance(x, GpuArray):
-        return builtins.bool(x) if x.ndim == 0 else builtins.bool(_gp("all")(x))
+        return builtins.bool(x) if x.ndim == 0 else builtins.bool(_all(x))
     return builtins.bool(np.all(x))
 
 
@@ -57,7 +60,7 @@ def isclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
         y = y.astype(np.result_type(y.dtype, 1.0), copy=False)
     elif isinstance(y, int):
         y = float(y)
-    isfinite = _gp("isfinite")
+    isfinite = UFUNCS["isfinite"]
     if not (_all_true(isfinite(atol)) and _all_true(isfinite(rtol))):
         invalid = np.geterr()["invalid"]
         message = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
@@ -67,14 +70,14 @@ def isclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False):
             raise FloatingPointError(message)
         elif invalid == "print":
             print(message)
-    absolute = _gp("absolute")
+    absolute = UFUNCS["absolute"]
     # inf - inf is NaN where both are infinite; NumPy's isclose ignores
     # that invalid value, and so does this one (errors are looked for
     # under the error state each op is built in).
     with np.errstate(invalid="ignore"):
-        result = (_gp("less_equal")(absolute(x - y), atol + rtol * absolute(y)) & isfinite(y)) | _gp("equal")(x, y)
+        result = (UFUNCS["less_equal"](absolute(x - y), atol + rtol * absolute(y)) & isfinite(y)) | UFUNCS["equal"](x, y)
     if equal_nan:
-        isnan = _gp("isnan")
+        isnan = UFUNCS["isnan"]
         result = result | (isnan(x) & isnan(y))
     return result[()]
 
@@ -115,7 +118,7 @@ def array_equal(a1, a2, equal_nan=False):
         return True
     if x.dtype.kind in "biu" and y.dtype.kind in "biu":
         return _all_true(x == y)
-    isnan = _gp("isnan")
+    isnan = UFUNCS["isnan"]
     xnan, ynan = isnan(x), isnan(y)
     if not _all_true(xnan == ynan):
         return False
@@ -142,14 +145,14 @@ def array_equiv(a1, a2):
 def isposinf(x, out=None):
     if not isinstance(x, GpuArray):
         return call_numpy("isposinf", (x,), {"out": out})
-    return _gp("logical_and")(_gp("isinf")(x), ~_gp("signbit")(x), out=out)
+    return UFUNCS["logical_and"](UFUNCS["isinf"](x), ~UFUNCS["signbit"](x), out=out)
 
 
 @implements(np.isneginf)
 def isneginf(x, out=None):
     if not isinstance(x, GpuArray):
         return call_numpy("isneginf", (x,), {"out": out})
-    return _gp("logical_and")(_gp("isinf")(x), _gp("signbit")(x), out=out)
+    return UFUNCS["logical_and"](UFUNCS["isinf"](x), UFUNCS["signbit"](x), out=out)
 
 
 @implements(np.nan_to_num)
@@ -164,8 +167,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         info = np.finfo(x.dtype)
         big = x.dtype.type(info.max if posinf is None else posinf)
         small = x.dtype.type(info.min if neginf is None else neginf)
-        where = _gp("where")
-        target[...] = where(_gp("isnan")(x), x.dtype.type(nan), where(isposinf(x), big, where(isneginf(x), small, x)))
+        where = _core.where
+        target[...] = where(UFUNCS["isnan"](x), x.dtype.type(nan), where(isposinf(x), big, where(isneginf(x), small, x)))
     return target  # integers and booleans have nothing to replace
 
 
@@ -180,7 +183,7 @@ def isreal(x):
 def iscomplex(x):
     if not isinstance(x, GpuArray):
         return call_numpy("iscomplex", (x,), {})
-    return _gp("zeros")(x.shape, bool)[()]
+    return zeros(x.shape, bool)[()]
 
 
 @implements(np.real_if_close)

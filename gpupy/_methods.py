@@ -2,10 +2,10 @@
 
 The operators, indexing and the basic attributes live in C++
 (src/bindings/py_array.cpp); everything else a NumPy array has is defined
-here, in the body of `ArrayMethods`, and copied onto the C++ class by
-`install()` -- one step, at import. Methods that are gpupy functions of the
-same name (`a.sum()` is `gpupy.sum(a)`) call them through the registry;
-ndarray methods gpupy does not implement run NumPy's through
+here, in the body of `ArrayMethods`, and copied onto the C++ class when
+gpupy/_gpuarray.py assembles it. Methods that are gpupy functions of the
+same name (`a.sum()` is `gpupy.sum(a)`) call those functions as gpupy's
+namespace holds them (with the hand-over to other libraries); ndarray methods gpupy does not implement run NumPy's through
 `_fallback.call_numpy` (counted as "ndarray.<name>", in-place ones written
 back).
 """
@@ -18,15 +18,45 @@ import types
 
 import numpy as np
 
-from . import _array_api, _core
+from . import _array_api, _core, _indexing_reads, _indexing_writes, _linalg, _reductions, _shape, _sorting
 from ._axes import normalize_axis
+from ._casting import check_output_cast
 from ._convert import asarray, from_pickle, is_supported
 from ._core import GpuArray
-from ._deferral import hand_over_ufunc, overrides_ufuncs
+from ._deferral import deferring, hand_over_ufunc, overrides_ufuncs
 from ._fallback import call_numpy, from_numpy, note_fallback, to_numpy
-from ._registry import DEVICE_UFUNCS, FUNCTIONS, REDUCE_CHUNK, UFUNC_IMPL, WRAPPERS, function, hooks
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, WRAPPERS, function
+from ._ufuncs import ufunc_for
 
 _NOVALUE = np._NoValue
+
+
+def _handing_over(numpy_function, implementation):
+    """gpupy's function as gpupy's namespace holds it: `implementation`,
+    stepping aside for arguments of a library NumPy would hand the call to
+    (`a @ dask_array` is Dask's answer, as numpy.matmul(a, dask_array) is)."""
+    return deferring(numpy_function.__name__, implementation, numpy_function)
+
+
+# The gpupy functions the methods and operators below call, each as gpupy.<name> is.
+_sum = _handing_over(np.sum, _reductions.sum)
+_prod = _handing_over(np.prod, _reductions.prod)
+_max = _handing_over(np.max, _reductions.max)
+_min = _handing_over(np.min, _reductions.min)
+_mean = _handing_over(np.mean, _reductions.mean)
+_any = _handing_over(np.any, _reductions.any)
+_all = _handing_over(np.all, _reductions.all)
+_argmax = _handing_over(np.argmax, _reductions.argmax)
+_argmin = _handing_over(np.argmin, _reductions.argmin)
+_var = _handing_over(np.var, _reductions.var)
+_std = _handing_over(np.std, _reductions.std)
+_cumsum = _handing_over(np.cumsum, _reductions.cumsum)
+_cumprod = _handing_over(np.cumprod, _reductions.cumprod)
+_round = _handing_over(np.round, _shape.round)
+_compress = _handing_over(np.compress, _indexing_reads.compress)
+_matmul = _handing_over(np.matmul, _linalg.matmul)
+_dot = _handing_over(np.dot, _linalg.dot)
+_divmod = ufunc_for(np.divmod)
 
 # The C++ class's own copy and astype, which the methods below wrap.
 _core_copy = GpuArray.copy
@@ -189,6 +219,9 @@ _READ_METHODS = ("tobytes", "tofile", "dump", "dumps")
 
 
 def _namespace_method(name):
+    # Looked up by name when called: a.take(...) is gpupy.take(a, ...) as the
+    # namespace made it, and some of these only the namespace makes (choose:
+    # NumPy's function as a counted fallback), after this module is imported.
     def method(self, *args, **kwargs):
         return function(name)(self, *args, **kwargs)
 
@@ -235,7 +268,7 @@ class ArrayMethods:
         if self.ndim == 0:
             value = self[()]
             return round(value) if ndigits is None else round(value, ndigits)
-        return function("round")(self, 0 if ndigits is None else ndigits)
+        return _round(self, 0 if ndigits is None else ndigits)
 
     def _scalar_conversion(self, convert):
         """float()/int()/complex() as NumPy converts an ndarray of this shape:
@@ -268,7 +301,7 @@ class ArrayMethods:
         equal = self == value  # NumPy: (a == value).any()
         if not isinstance(equal, GpuArray) or equal.ndim == 0:
             return bool(equal)  # Python's answer where == is not elementwise
-        return bool(function("any")(equal))
+        return bool(_any(equal))
 
     def tolist(self):
         return self.__array__().tolist()
@@ -502,80 +535,78 @@ class ArrayMethods:
 
     # --- operators built on gpupy functions
     def __matmul__(self, other):
-        return function("matmul")(self, other)
+        return _matmul(self, other)
 
     def __rmatmul__(self, other):
-        return function("matmul")(other, self)
+        return _matmul(other, self)
 
     def __imatmul__(self, other):
-        result = function("matmul")(self, other)
+        result = _matmul(self, other)
         if result.shape != self.shape:
             raise ValueError(f"matmul: output shape {self.shape} does not match the result's {result.shape}")
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise TypeError(f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {self.dtype!r} with "
-                            "casting rule 'same_kind'")
+        check_output_cast("matmul", result.dtype, self.dtype)
         self[...] = result
         return self
 
     def __divmod__(self, other):
-        return function("divmod")(self, other)
+        return _divmod(self, other)
 
     def __rdivmod__(self, other):
-        return function("divmod")(other, self)
+        return _divmod(other, self)
 
     # --- methods that are gpupy functions
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
-        return function("sum")(self, axis, dtype, out, keepdims, initial, where)
+        return _sum(self, axis, dtype, out, keepdims, initial, where)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
-        return function("prod")(self, axis, dtype, out, keepdims, initial, where)
+        return _prod(self, axis, dtype, out, keepdims, initial, where)
 
     def max(self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
-        return function("max")(self, axis, out, keepdims, initial, where)
+        return _max(self, axis, out, keepdims, initial, where)
 
     def min(self, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
-        return function("min")(self, axis, out, keepdims, initial, where)
+        return _min(self, axis, out, keepdims, initial, where)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-        return function("mean")(self, axis, dtype, out, keepdims, where=where)
+        return _mean(self, axis, dtype, out, keepdims, where=where)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=True):
-        return function("any")(self, axis, out, keepdims, where=where)
+        return _any(self, axis, out, keepdims, where=where)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=True):
-        return function("all")(self, axis, out, keepdims, where=where)
+        return _all(self, axis, out, keepdims, where=where)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        return function("argmax")(self, axis, out, keepdims=keepdims)
+        return _argmax(self, axis, out, keepdims=keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        return function("argmin")(self, axis, out, keepdims=keepdims)
+        return _argmin(self, axis, out, keepdims=keepdims)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return function("var")(self, axis, dtype, out, ddof, keepdims, **kwargs)
+        return _var(self, axis, dtype, out, ddof, keepdims, **kwargs)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        return function("std")(self, axis, dtype, out, ddof, keepdims, **kwargs)
+        return _std(self, axis, dtype, out, ddof, keepdims, **kwargs)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return function("cumsum")(self, axis, dtype, out)
+        return _cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        return function("cumprod")(self, axis, dtype, out)
+        return _cumprod(self, axis, dtype, out)
 
     def dot(self, b, out=None):
-        return function("dot")(self, b, out)
+        return _dot(self, b, out)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """In place, as ndarray.sort: the sorted copy (gpupy/_sorting.py) written back."""
-        hooks["sort_in_place"](self, axis=axis, kind=kind, order=order, stable=stable)
+        _sorting.sort_in_place(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         """In place, as ndarray.partition: a partitioned copy (gpupy/_sorting.py) written back."""
-        hooks["partition_in_place"](self, kth, axis=axis, kind=kind, order=order)
+        _sorting.partition_in_place(self, kth, axis=axis, kind=kind, order=order)
 
     def compress(self, condition, axis=None, out=None):
-        return function("compress")(condition, self, axis, out)
+        return _compress(condition, self, axis, out)
 
     for _name in _NAMESPACE_METHODS:
         locals()[_name] = _namespace_method(_name)
@@ -586,8 +617,8 @@ class ArrayMethods:
 
 # --- indexing NumPy's way (installed as the core's handlers) -----------------------------------
 
-def _advanced_getitem(self, key):
-    gathered = hooks["gather"](self, key)  # integer-array keys: on the device
+def advanced_getitem(self, key):
+    gathered = _indexing_reads.gather(self, key)  # integer-array keys and masks: on the device
     if gathered is not None:
         return gathered
     host, host_key = self.__array__(), to_numpy(key)
@@ -595,8 +626,8 @@ def _advanced_getitem(self, key):
     return from_numpy(host[host_key])
 
 
-def _advanced_setitem(self, key, value):
-    if hooks["scatter"](self, key, value):  # a boolean mask: a select on the device
+def advanced_setitem(self, key, value):
+    if _indexing_writes.scatter(self, key, value):  # masks and integer-array keys: a select on the device
         return
     host_key, host_value = to_numpy(key), to_numpy(value)
 
@@ -629,17 +660,7 @@ numbers.Integral.register(IntegerScalar)
 numbers.Real.register(RealScalar)
 
 
-def install():
-    """Copies ArrayMethods onto the C++ GpuArray class; installs the
-    advanced-indexing handlers."""
-    for name, value in vars(ArrayMethods).items():
-        if name not in _NOT_METHODS:
-            setattr(GpuArray, name, value)
-    _core._set_advanced_indexing(_advanced_getitem, _advanced_setitem)
-    _core._set_scalar_classes(IntegerScalar, RealScalar)
-    # Last: the C slots for indexing and operators replace the generic
-    # wrappers that setting dunder attributes derived (see py_array.cpp),
-    # and `x.sum()`-like calls without arguments get C methods that keep
-    # the ones above for every other call (py_reduce_methods.cpp).
-    _core._install_slots()
-    _core._install_reduce_methods(REDUCE_CHUNK)
+def python_methods():
+    """ArrayMethods' methods and attributes by name, as the C++ class takes
+    them (gpupy/_gpuarray.py copies them onto it)."""
+    return {name: value for name, value in vars(ArrayMethods).items() if name not in _NOT_METHODS}

@@ -24,9 +24,10 @@ per kind of object:
 `populate` also records in the registry which gpupy callable answers for
 each NumPy function, so that `numpy.f(gpu_array)` (__array_function__) and
 `numpy.ufunc(gpu_array)` (__array_ufunc__) reach the same code as `gpupy.f`,
-and fills `_registry.namespace`, through which sections call each other.
-It imports only the base layer: the sections register what they provide
-before gpupy's __init__ calls it.
+and fills `_registry.namespace` (where a GpuArray method that is a gpupy
+function of its name finds it: `a.choose(...)` is `gpupy.choose(a, ...)`).
+It is part of the assembly: the sections have registered what they
+provide when gpupy's __init__ calls it.
 """
 
 import types
@@ -37,7 +38,8 @@ from . import _core, _registry
 from ._core import GpuArray
 from ._deferral import deferring
 from ._fallback import call_numpy, fallback_function
-from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL, hooks
+from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL
+from ._ufuncs import UFUNCS, ufunc, ufunc_for
 
 
 def is_fallback(obj):
@@ -175,9 +177,8 @@ def public_names(module):
 def populate(ns):
     """Fills `ns` (gpupy's globals) with every public NumPy name."""
     _registry.namespace = ns
-    make_ufunc, device_ufuncs = hooks["make_ufunc"], hooks["device_ufuncs"]
-    DEVICE_UFUNCS.update({getattr(np, name): name for name in device_ufuncs})
-    classes = dict(_CLASSES, ufunc=hooks["ufunc_class"])
+    DEVICE_UFUNCS.update({getattr(np, name): name for name in UFUNCS})
+    classes = dict(_CLASSES, ufunc=ufunc)
     own = {n for n, v in ns.items() if not n.startswith("_")}
     for name in public_names(np):
         value = getattr(np, name)
@@ -187,7 +188,7 @@ def populate(ns):
             gp_value = ns[name]
         elif isinstance(value, np.ufunc):
             impl = FUNCTIONS.get(value)
-            gp_value = impl if impl is not None else make_ufunc(value)
+            gp_value = impl if impl is not None else ufunc_for(value)
         elif isinstance(value, type):
             gp_value = classes.get(name, value)
         elif name in _INDEX_HELPERS:
@@ -209,6 +210,6 @@ def populate(ns):
             if name not in _METADATA and callable(gp_value) and not isinstance(gp_value, (type, _IndexHelper)):
                 gp_value = deferring(name, gp_value, value)
         ns[name] = gp_value
-    for name, value in device_ufuncs.items():
+    for name, value in UFUNCS.items():
         ns.setdefault(name, value)
         UFUNC_IMPL.setdefault(getattr(np, name), value)

@@ -23,12 +23,12 @@ import collections
 
 import numpy as np
 
-from . import _core
+from . import _core, _environment
 from ._core import GpuArray
-from ._fallback import _Call, _written, from_numpy, mode_from_environment
+from ._fallback import _Call, _written, from_numpy
 
 _MODES = ("auto", "host", "device")
-_mode = mode_from_environment("GPUPY_PLACEMENT", _MODES)
+_mode = _environment.choice("GPUPY_PLACEMENT", _MODES)
 _counts = collections.Counter()
 _core.set_placement_mode(_mode)
 
@@ -70,7 +70,7 @@ def linear_algebra_on_host():
 def data_dependent_shapes_on_host():
     """Whether boolean masks, nonzero and searchsorted run in NumPy. On the
     device they are a prefix sum and a binary search per result element
-    (log2 n gathers each, gpupy/_indexing.py): a GPU's parallel work, which
+    (log2 n gathers each, gpupy/_indexing_reads.py): a GPU's parallel work, which
     a CPU renderer does many times slower than NumPy's one pass. They follow
     the placement setting, and in "auto" the products' judgement of the
     device (a CPU renderer: NumPy, counted as a host placement)."""

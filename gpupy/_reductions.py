@@ -21,7 +21,7 @@ from ._core import GpuArray
 from ._fallback import call_numpy
 from ._placement import linear_algebra_on_host, run_on_host
 from ._registry import REDUCE_CHUNK as CHUNK
-from ._registry import hooks, implements
+from ._registry import implements
 
 _NOVALUE = np._NoValue
 
@@ -432,10 +432,6 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
     result = _core.scan(a, name, ax, acc, CHUNK)
     return result if out is None else _into(out, result)
-
-
-hooks["ufunc_reduce"] = ufunc_reduce
-hooks["ufunc_accumulate"] = ufunc_accumulate
 
 
 # Names gpupy exports from this module (as NumPy functions of the same name).

@@ -1,10 +1,8 @@
 """The package's registries: what implements which NumPy function.
 
-Base layer: imports nothing of gpupy but `_core`. The sections
-(_creation, _shape, _reductions, _linalg, _logic, _inplace, _ufuncs,
-_methods, ...) register here and never import each other: a section that
-needs another section's function looks it up by name when it runs
-(`function("sum")`), after gpupy's namespace is filled.
+Base layer: imports nothing of gpupy. The sections register their
+implementations here (`implements`), for the namespace and NumPy's
+protocols to find; a section that uses another's function imports it.
 """
 
 # numpy function -> gpupy implementation (registered with `implements`).
@@ -21,14 +19,6 @@ DEVICE_UFUNCS = {}
 
 # gpupy's globals, once populated: what `function` looks names up in.
 namespace = {}
-
-# What one section provides to another that is not a gpupy function:
-# "ufunc_reduce" and "ufunc_accumulate" (from _reductions, for gpupy's
-# ufunc objects), "make_ufunc" and "ufunc_class" (from _ufuncs, for the
-# namespace), "gather", "scatter" and "read_at" (from _indexing, for advanced indexing
-# in _methods and the sorting network in _sorting), "sort_in_place" (from
-# _sorting, for ndarray.sort).
-hooks = {}
 
 # How many elements one output of a device reduction folds per pass (the
 # reductions and the matrix products built on them share it).
@@ -51,8 +41,10 @@ def register_wrapper(numpy_function, gpupy_function):
 
 
 def function(name):
-    """gpupy.<name>, looked up when called: how a section uses another's
-    functions without importing it."""
+    """gpupy.<name> as the namespace holds it, looked up when called: for
+    what only the namespace makes (NumPy's functions as counted fallbacks,
+    the hand-over to other libraries), which nothing below the assembly
+    can import."""
     try:
         return namespace[name]
     except KeyError:

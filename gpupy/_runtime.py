@@ -4,7 +4,7 @@ import collections
 import os
 import sys
 
-from . import _calibration, _core
+from . import _calibration, _core, _environment
 from ._calibration import calibrate as _calibrate
 from ._core import DriverError
 from ._fallback import fallback_counts, get_fallback, reset_fallback_counts
@@ -26,7 +26,7 @@ def select_driver():
     default falls back to the software driver with one line on stderr.
     """
     global fallback_reason
-    requested = os.environ.get("GPUPY_DRIVER", "").strip().lower()
+    requested = _environment.word("GPUPY_DRIVER")
     if requested:
         _core.use_driver(requested)
     else:

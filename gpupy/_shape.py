@@ -10,12 +10,14 @@ import numpy as np
 from numpy._core import umath as _umath
 
 from . import _core
+from ._axes import normalize_axis
 from ._convert import asarray as _as_gpu
 from ._convert import is_supported, stored_as
-from ._axes import normalize_axis
 from ._core import GpuArray
+from ._creation import arange, zeros
 from ._fallback import call_numpy
-from ._registry import function, implements
+from ._reductions import sum as _sum
+from ._registry import implements
 
 
 def _all_gpu(arrays):
@@ -339,13 +341,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if a.size:
         out = remapped("edge")
     else:
-        out = function("zeros")(shape[::-1], a.dtype).T if fortran else function("zeros")(shape, a.dtype)
+        out = zeros(shape[::-1], a.dtype).T if fortran else zeros(shape, a.dtype)
     for axis, (n, b, e) in enumerate(zip(a.shape, before, after)):
         if b == 0 and e == 0:
             continue
-        position = function("arange")(shape[axis]).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
+        position = arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
         low, high = (stored_as(v, a.dtype) for v in values[axis])
-        out = where(position < b, low, where(position >= b + n, high, out))
+        out = _core.where(position < b, low, _core.where(position >= b + n, high, out))
     return out
 
 
@@ -473,6 +475,20 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
+def indices(dimensions, dtype=int, sparse=False):
+    """numpy.indices: one index expression per axis (computed on the
+    device), stacked unless sparse."""
+    dimensions = tuple(dimensions)
+    if sparse:
+        result = []
+        for axis, n in enumerate(dimensions):
+            shape = [1] * len(dimensions)
+            shape[axis] = n
+            result.append(_core.index_array(tuple(shape), axis, dtype))
+        return tuple(result)
+    return stack([_core.index_array(dimensions, axis, dtype) for axis in range(len(dimensions))])
+
+
 @implements(np.diff)
 @_numpy_for_host_dtypes(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
@@ -517,7 +533,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 @implements(np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    return function("sum")(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 def _triangle(m, k, lower):
@@ -538,8 +554,8 @@ def _triangle(m, k, lower):
     shift = k if lower else k - 1
     row_numbers = _as_gpu(np.arange(rows)[:, None])
     inside = row_numbers >= _as_gpu(np.arange(-shift, cols - shift))  # tri(rows, cols, shift)
-    zero = function("zeros")(1, m.dtype)
-    return function("where")(inside, m, zero) if lower else function("where")(inside, zero, m)
+    zero = zeros(1, m.dtype)
+    return _core.where(inside, m, zero) if lower else _core.where(inside, zero, m)
 
 
 @implements(np.tril)
@@ -594,15 +610,6 @@ def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, False)
 
 
-@implements(np.where)
-def where(condition, x=None, y=None):
-    if x is None and y is None:
-        return function("nonzero")(condition)  # NumPy's definition of one-argument where
-    if x is None or y is None:
-        raise ValueError("either both or neither of x and y should be given")
-    return _core.where(condition, x, y)
-
-
 @implements(np.shape)
 def shape(a):
     return tuple(a.shape) if isinstance(a, GpuArray) else np.shape(a)
@@ -652,12 +659,12 @@ PUBLIC = (
     "round",
     "around",
     "meshgrid",
+    "indices",
     "diff",
     "diagonal",
     "trace",
     "split",
     "array_split",
-    "where",
     "shape",
     "ndim",
     "size",

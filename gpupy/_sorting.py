@@ -25,13 +25,18 @@ forced. Structured dtypes (`order=`) go to NumPy."""
 
 import numpy as np
 
+from . import _core
 from ._axes import normalize_axis
-from ._primitives import nan_last_less, read_at
 from ._convert import asarray as _as_gpu
 from ._core import GpuArray
+from ._creation import arange, full, ones, zeros
 from ._fallback import call_numpy
+from ._indexing_reads import flatnonzero
 from ._placement import data_dependent_shapes_on_host, run_on_host
-from ._registry import function, hooks, implements
+from ._primitives import nan_last_less, read_at
+from ._reductions import cumsum
+from ._registry import implements
+from ._shape import concatenate, flip, moveaxis, stack
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -61,7 +66,7 @@ def _bitonic(rows, carry_positions):
     (without them, equal values keep no particular order)."""
     count, width = rows.shape
     values = rows.reshape(-1)
-    flat = function("arange")(count * width, dtype=np.int64)
+    flat = arange(count * width, dtype=np.int64)
     local = flat & (width - 1)  # rows start at multiples of the width: partners stay in the row
     positions = local
     k = 2
@@ -78,9 +83,9 @@ def _bitonic(rows, carry_positions):
             lower = (local & j) == 0
             ascending = (local & k) == 0
             keep = (lower == ascending) == mine_first
-            values = function("where")(keep, values, theirs)
+            values = _core.where(keep, values, theirs)
             if carry_positions:
-                positions = function("where")(keep, positions, their_position)
+                positions = _core.where(keep, positions, their_position)
             j //= 2
         k *= 2
     return values.reshape(count, width), positions.reshape(count, width) if carry_positions else None
@@ -89,20 +94,20 @@ def _bitonic(rows, carry_positions):
 def _sorted_along(a, axis, want_values, want_positions):
     """(values, positions) of `a` sorted along `axis` on the device."""
     a = _as_gpu(a)
-    moved = function("moveaxis")(a, axis, -1)
+    moved = moveaxis(a, axis, -1)
     shape = moved.shape
     n = shape[-1]
     rows = moved.reshape(-1, n) if moved.ndim else moved.reshape(1, 1)
     width = 1 << max(n - 1, 0).bit_length()
     if width != n:
-        pad = function("full")((rows.shape[0], width - n), _after_everything(a.dtype), a.dtype)
-        rows = function("concatenate")([rows, pad], axis=1)
+        pad = full((rows.shape[0], width - n), _after_everything(a.dtype), a.dtype)
+        rows = concatenate([rows, pad], axis=1)
     # Positions break ties: wanted, or for floats (the order of equal zeros
     # of both signs is a stable sort's).
     values, positions = _bitonic(rows, want_positions or a.dtype.kind == "f")
     out = []
     for x, wanted in ((values, want_values), (positions, want_positions)):
-        out.append(function("moveaxis")(x[:, :n].reshape(shape), -1, axis) if wanted else None)
+        out.append(moveaxis(x[:, :n].reshape(shape), -1, axis) if wanted else None)
     return out
 
 
@@ -119,7 +124,7 @@ def _sort_call(name, a, axis, kind, order, stable, values):
         g, axis = g.reshape(-1), 0
     axis = normalize_axis(axis, g.ndim)
     if g.size == 0:
-        return g.copy() if values else function("zeros")(g.shape, np.int64)
+        return g.copy() if values else zeros(g.shape, np.int64)
     return _sorted_along(g, axis, values, not values)[0 if values else 1]
 
 
@@ -128,7 +133,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """numpy.sort; `descending` is the Array API standard's (NumPy has none)."""
     result = _sort_call("sort", a, axis, kind, order, stable, values=True)
     if descending:  # equal values are indistinguishable: the ascending order reversed
-        return function("flip")(result, -1 if axis is None else axis)
+        return flip(result, -1 if axis is None else axis)
     return result
 
 
@@ -141,7 +146,6 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
         g = _as_gpu(a)
         if axis is None:
             g, axis = g.reshape(-1), 0
-        flip = function("flip")
         n = g.shape[axis] if g.ndim else 1
         return (n - 1) - flip(_sort_call("argsort", flip(g, axis), axis, kind, order, True, values=False), axis)
     return _sort_call("argsort", a, axis, kind, order, stable, values=False)
@@ -161,13 +165,13 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return run_on_host("median", np.median, (g,), dict(axis=axis, keepdims=keepdims))
     x, ax = (g.reshape(-1), 0) if axis is None else (g, normalize_axis(axis, g.ndim))
     n = x.shape[ax]
-    ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
+    ordered = moveaxis(_sorted_along(x, ax, True, False)[0], ax, -1)
     low, high = ordered[..., (n - 1) // 2], ordered[..., n // 2]
     if g.dtype.kind != "f":  # NumPy's mean of integers and booleans is float64
         low, high = low.astype(np.float64), high.astype(np.float64)
     middle = low if n % 2 else (low + high) / 2
     if g.dtype.kind == "f":
-        middle = function("where")(function("isnan")(ordered[..., -1]), ordered[..., -1], middle)
+        middle = _core.where(_core.ufunc("isnan", ordered[..., -1]), ordered[..., -1], middle)
     if keepdims:
         middle = middle.reshape((1,) * g.ndim if axis is None else
                                 tuple(1 if d == ax % g.ndim else s for d, s in enumerate(g.shape)))
@@ -192,18 +196,18 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     values, positions = _sorted_along(flat, 0, True, True)
     differs = values[1:] != values[:-1]
     if equal_nan and values.dtype.kind == "f":
-        differs = differs & ~(function("isnan")(values[1:]) & function("isnan")(values[:-1]))
-    starts_run = function("concatenate")([function("ones")(1, bool), differs])
-    starts = function("flatnonzero")(starts_run)
+        differs = differs & ~(_core.ufunc("isnan", values[1:]) & _core.ufunc("isnan", values[:-1]))
+    starts_run = concatenate([ones(1, bool), differs])
+    starts = flatnonzero(starts_run)
     out = [read_at(values, starts)]
     if return_index:
         out.append(read_at(positions, starts))
     if return_inverse:
-        run_of_sorted = function("cumsum")(starts_run, dtype=np.int64) - 1
+        run_of_sorted = cumsum(starts_run, dtype=np.int64) - 1
         inverse = read_at(run_of_sorted, argsort(positions, kind="stable"))
         out.append(inverse.reshape(g.shape) if _inverse_keeps_the_shape() else inverse)
     if return_counts:
-        ends = function("concatenate")([starts[1:], function("full")(1, flat.size, np.int64)])
+        ends = concatenate([starts[1:], full(1, flat.size, np.int64)])
         out.append(ends - starts)
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -304,7 +308,7 @@ def _lerp(a, b, t):
     """NumPy's interpolation between a and b by t: from a below one half,
     from b above (the same operations, in the same dtypes)."""
     diff = b - a
-    return function("where")(t >= 0.5, b - diff * (1 - t), a + diff * t)
+    return _core.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
 
 def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, weights, scale):
@@ -332,7 +336,7 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         return run_on_host(name, getattr(np, name), (g, q), dict(axis=axis, method=method, keepdims=keepdims))
     x, ax = (g.reshape(-1), 0) if axis is None else (g, normalize_axis(axis, g.ndim))
     n = x.shape[ax]
-    ordered = function("moveaxis")(_sorted_along(x, ax, True, False)[0], ax, -1)
+    ordered = moveaxis(_sorted_along(x, ax, True, False)[0], ax, -1)
     results = []
     for previous, following, gamma in _quantile_positions(n, fractions, method):
         low = ordered[..., previous]
@@ -340,14 +344,14 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
             results.append(low)
         else:
             results.append(_lerp(low, ordered[..., following], float(gamma) if weak else np.float64(gamma)))
-    result = function("stack")(results).reshape(fractions.shape + results[0].shape) if fractions.ndim else results[0]
+    result = stack(results).reshape(fractions.shape + results[0].shape) if fractions.ndim else results[0]
     if g.dtype.kind == "f":
-        has_nan = function("isnan")(ordered[..., -1])
+        has_nan = _core.ufunc("isnan", ordered[..., -1])
         if result.ndim == 0:
             if bool(has_nan):
                 result = ordered[..., -1]  # (NumPy returns the slice's NaN itself, in its dtype)
         else:
-            result = function("where")(has_nan, ordered[..., -1], result)
+            result = _core.where(has_nan, ordered[..., -1], result)
     if keepdims:
         kept = (1,) * g.ndim if axis is None else tuple(1 if d == ax % g.ndim else s for d, s in enumerate(g.shape))
         result = result.reshape(fractions.shape + kept)
@@ -364,5 +368,3 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile_call("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights, 100)
 
 
-hooks["sort_in_place"] = sort_in_place
-hooks["partition_in_place"] = partition_in_place

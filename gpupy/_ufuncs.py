@@ -5,8 +5,8 @@ argument or method gpupy does not handle (several outputs, reduce on an
 op without a device reduction, ...) runs NumPy's ufunc instead, as a counted
 fallback. NumPy's other ufuncs become `HostUfunc` objects (NumPy's, every
 call a counted fallback), or are composed on the device (degrees, radians,
-conjugate, divmod). `make_ufunc` gives the object for any NumPy ufunc; the
-namespace uses it through the registry.
+conjugate, divmod). `ufunc_for` gives the object for any NumPy ufunc; the
+namespace takes them from there.
 """
 
 import builtins
@@ -18,7 +18,10 @@ from . import _core
 from ._convert import asarray, is_supported
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._registry import UFUNC_IMPL, function, hooks
+from ._indexing_writes import ufunc_at
+from ._inplace import copyto
+from ._reductions import ufunc_accumulate, ufunc_reduce
+from ._registry import UFUNC_IMPL
 
 # Keyword arguments that leave the computation as gpupy builds it.
 _NEUTRAL = {"casting": "same_kind", "order": "K", "subok": True, "where": True, "dtype": None, "signature": None}
@@ -157,7 +160,7 @@ class ufunc(_core.ufunc_base):
         if builtins.all(loop.endswith("?") for loop in self._np.types if not loop.endswith("O")):
             return args  # comparisons and tests: no floating-point errors
         safe = 0 if self.__name__ == "arctanh" else 1  # arctanh(1) is a division by zero
-        where = function("where")
+        where = _core.where
         if not builtins.any(isinstance(a, GpuArray) for a in args):
             # Numbers only: computed once, they would warn whatever the mask
             # (and the output may be empty); as arrays over the mask, only
@@ -209,18 +212,18 @@ class ufunc(_core.ufunc_base):
             kwargs.update(where=where, out=out)
             return call_numpy(self.__name__, args, kwargs, func=self._np, reason="gpupy cannot apply this mask on the device")
         if out is not None:
-            function("copyto")(out, result, casting="unsafe", where=mask)
+            copyto(out, result, casting="unsafe", where=mask)
             return out
         if not out_given:
             warnings.warn("'where' used without 'out', expect unitialized memory in output. If this is "
                           "intentional, use out=None.", UserWarning, stacklevel=3)
-        return function("where")(mask, result, result.dtype.type(0))
+        return _core.where(mask, result, result.dtype.type(0))
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
-        return hooks["ufunc_reduce"](self, array, axis, dtype, out, keepdims, initial, where)
+        return ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        return hooks["ufunc_accumulate"](self, array, axis, dtype, out)
+        return ufunc_accumulate(self, array, axis, dtype, out)
 
     def outer(self, a, b, **kwargs):
         if kwargs or not (np.ndim(a) >= 0 and np.ndim(b) >= 0):
@@ -237,7 +240,7 @@ class ufunc(_core.ufunc_base):
 
     def at(self, *args, **kwargs):
         if not kwargs and len(args) == 3 and self._nin == 2:
-            if hooks["ufunc_at"](self, *args):  # on the device (gpupy/_indexing.py)
+            if ufunc_at(self, *args):  # on the device (gpupy/_indexing_writes.py)
                 return None
         return call_numpy(self.__name__ + ".at", args, kwargs, func=self._np.at)
 
@@ -375,7 +378,7 @@ class _ModfUfunc(HostUfunc):
 _ALIAS_OF = {"degrees": "rad2deg", "radians": "deg2rad"}
 
 
-def _make_ufunc(np_ufunc):
+def _made_for(np_ufunc):
     name = np_ufunc.__name__
     if name in UFUNCS:
         return UFUNCS[name]
@@ -390,6 +393,13 @@ def _make_ufunc(np_ufunc):
     return HostUfunc(np_ufunc)
 
 
-hooks["make_ufunc"] = _make_ufunc
-hooks["ufunc_class"] = ufunc
-hooks["device_ufuncs"] = UFUNCS
+_MADE = {}
+
+
+def ufunc_for(np_ufunc):
+    """gpupy's object for a NumPy ufunc, made once: the namespace's and the
+    one the package's own code calls are the same object."""
+    made = _MADE.get(np_ufunc)
+    if made is None:
+        made = _MADE[np_ufunc] = _made_for(np_ufunc)
+    return made

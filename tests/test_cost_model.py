@@ -20,7 +20,7 @@ import pytest
 
 import gpupy as gp
 from fresh_python import run_python
-from gpupy import _calibration, _core, _placement
+from gpupy import _calibration, _core, _measurement, _placement
 
 CHEAP_HOST = {"host_dispatch_ns": 1.0, "host_ns_per_op": 0.0, "host_ns_per_element_op": 0.001, "host_ns_per_element_op_deep": 0.001,
               "host_ns_per_element_math": 0.01,
@@ -153,17 +153,17 @@ BASE = {"lazy_node_ns": 1000.0, "host_dispatch_ns": 8000.0, "device_dispatch_ns"
 def test_the_eager_threshold_is_the_crossover():
     # Lazy: 1000 + 8000/4 = 3000 ns fixed, 0.1 ns an element; NumPy: 600 ns
     # and 0.2 ns: equal at (3000 - 600) / (0.2 - 0.1) = 24,000 elements.
-    assert _calibration.eager_crossover(BASE) == 24000
+    assert _measurement.eager_crossover(BASE) == 24000
     # Planning the op (the cheaper place's, 600 ns) is part of its fixed cost:
     # (3600 - 600) / 0.1 = 30,000.
-    assert _calibration.eager_crossover(dict(BASE, host_ns_per_op=600.0, device_ns_per_op=900.0)) == 30000
+    assert _measurement.eager_crossover(dict(BASE, host_ns_per_op=600.0, device_ns_per_op=900.0)) == 30000
 
 
 def test_the_eager_threshold_stays_within_the_measured_sizes():
     cheap_numpy = dict(BASE, numpy_ns_per_element=0.05)  # NumPy never slower per element
-    assert _calibration.eager_crossover(cheap_numpy) == _calibration.EAGER_LIMITS[1]
+    assert _measurement.eager_crossover(cheap_numpy) == _measurement.EAGER_LIMITS[1]
     cheap_lazy = dict(BASE, numpy_dispatch_ns=1e6)  # a lazy node always cheaper
-    assert _calibration.eager_crossover(cheap_lazy) == 0
+    assert _measurement.eager_crossover(cheap_lazy) == 0
 
 
 # --- the calibration file -------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
     assert set(_core.cost_model_parameters()) <= set(saved["parameters"])
     assert all(v >= 0 for v in saved["parameters"].values())
     assert eager == saved["eager_threshold"]
-    assert _calibration.EAGER_LIMITS[0] <= eager <= _calibration.EAGER_LIMITS[1]
+    assert _measurement.EAGER_LIMITS[0] <= eager <= _measurement.EAGER_LIMITS[1]
 
     second, eager2, _ = run_code(REPORT, tmp_path)
     assert second["source"] == "loaded" and second["parameters"] == first["parameters"] and eager2 == eager

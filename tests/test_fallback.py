@@ -73,11 +73,11 @@ def _paths():
 
     def getitem():
         a = vec()
-        return a[a > 0, ...]  # (a mask alone is gathered: gpupy/_indexing.py)
+        return a[a > 0, ...]  # (a mask alone is gathered: gpupy/_indexing_reads.py)
 
     def setitem():
         a = vec()
-        a[None, [0, 2]] = 0  # (masks and integer arrays alone are selects: gpupy/_indexing.py)
+        a[None, [0, 2]] = 0  # (masks and integer arrays alone are selects: gpupy/_indexing_writes.py)
         return a
 
     def mutating():

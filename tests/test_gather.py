@@ -1,4 +1,4 @@
-"""Gather on the device (gpupy/_indexing.py, the GATHER op): integer-array
+"""Gather on the device (gpupy/_indexing_reads.py, the GATHER op): integer-array
 indexing in NumPy's forms, numpy.take and take_along_axis read the array's
 storage at positions computed from the index arrays, fused with the index
 expression and with what uses the result; boolean masks, nonzero and its

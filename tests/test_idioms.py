@@ -196,7 +196,7 @@ class TestMasks:
             g[g > 3] = g[g > 3] * 10
             a[a > 3] = a[a > 3] * 10
         same(g, a)
-        assert "__setitem__" not in fallbacks()  # a select on the device (gpupy/_indexing.py)
+        assert "__setitem__" not in fallbacks()  # a select on the device (gpupy/_indexing_writes.py)
 
     def test_mask_write_into_a_view(self, gpu):
         a = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -1,9 +1,12 @@
 """The Python package's import graph (docs/architecture.md, "The Python
-package"): no cycles, and sections import only the base layer.
+package"): its modules in layers -- base, primitives, sections, assembly --
+and, within each, in an order; a module imports only modules before it.
+So the graph has no cycle, and an upward import (a base module importing a
+section, a section importing one after it) fails here.
 
 Every `import` of a gpupy module counts, at module level or inside a
-function: a function-local import of another section is a cycle waiting to
-happen, and the sections reach each other through the registry instead.
+function: a function-local import of a later module is a cycle waiting to
+happen.
 """
 
 import ast
@@ -17,11 +20,20 @@ PACKAGE = Path(gpupy.__file__).resolve().parent
 if not (PACKAGE / "_registry.py").exists():  # an installed package without sources is not checked here
     PACKAGE = Path(__file__).resolve().parents[1] / "gpupy"
 
-# Modules every other may import; they import only each other (and _core,
-# the compiled module, and _version).
-BASE = {"_core", "_axes", "_primitives", "_version", "_registry", "_convert", "_fallback", "_placement", "_calibration", "_deferral", "_array_api", "_import_hooks"}
-# Where the sections are put together.
-ASSEMBLY = {"__init__", "__main__"}
+# The layers, lowest first, each module in an order it may import from:
+# every module of the package is in one, and imports only those listed
+# before it (_core is the compiled module).
+LAYERS = (
+    ("base", ("_core", "_version", "_environment", "_casting", "_registry", "_axes", "_array_api", "_import_hooks",
+              "_deferral", "_convert", "_fallback", "_placement", "_measurement", "_calibration")),
+    ("primitives", ("_primitives",)),
+    ("sections", ("_reductions", "_linalg", "_creation", "_shape", "_inplace", "_indexing_reads", "_sorting",
+                  "_indexing_writes", "_ufuncs", "_logic", "_binning", "_methods", "_pandas", "_dask", "_submodules",
+                  "_runtime")),
+    ("assembly", ("_namespace", "_gpuarray", "__init__", "__main__")),
+)
+ORDER = [module for _, modules in LAYERS for module in modules]
+LAYER_OF = {module: layer for layer, modules in LAYERS for module in modules}
 
 
 def gpupy_imports(source, module):
@@ -79,14 +91,21 @@ def find_cycle(graph):
     return None
 
 
-def layer_violations(graph):
+def layer_violations(graph, order=ORDER, layer_of=LAYER_OF):
+    """Every import of a module not listed before the importer (and every
+    module not listed at all), as sentences."""
     found = []
+    place = {module: n for n, module in enumerate(order)}
     for module, imports in sorted(graph.items()):
-        if module in ASSEMBLY:
+        if module not in place:
+            found.append(f"{module} is in no layer")
             continue
-        for imported in sorted(imports - BASE):
-            kind = "base module" if module in BASE else "section"
-            found.append(f"{module} ({kind}) imports {imported}")
+        for imported in sorted(imports):
+            if imported not in place:
+                found.append(f"{module} imports {imported}, which is in no layer")
+            elif place[imported] >= place[module]:
+                found.append(f"{module} ({layer_of[module]}) imports {imported} ({layer_of[imported]}), "
+                             "which is not below it")
     return found
 
 
@@ -97,18 +116,31 @@ def test_the_package_has_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def test_sections_import_only_the_base_layer():
+def test_every_module_imports_only_modules_below_it():
     assert layer_violations(package_graph()) == []
+
+
+def test_the_layers_name_every_module_once():
+    assert len(ORDER) == len(set(ORDER))
+    assert set(package_graph()) | {"_core"} == set(ORDER)
 
 
 def test_the_checks_find_what_they_look_for(tmp_path):
     (tmp_path / "_registry.py").write_text("from . import _core\n")
     (tmp_path / "_shape.py").write_text("from ._registry import implements\n\ndef f():\n    from ._creation import asarray\n")
     (tmp_path / "_creation.py").write_text("import gpupy._shape\n")
+    (tmp_path / "_axes.py").write_text("from . import _shape\n")
+    (tmp_path / "_stray.py").write_text("")
     graph = package_graph(tmp_path)
     assert graph["_shape"] == {"_registry", "_creation"}
     assert find_cycle(graph) in (["_creation", "_shape", "_creation"], ["_shape", "_creation", "_shape"])
-    assert layer_violations(graph) == ["_creation (section) imports _shape", "_shape (section) imports _creation"]
+    order = ["_core", "_registry", "_axes", "_creation", "_shape"]
+    layer_of = {"_core": "base", "_registry": "base", "_axes": "base", "_creation": "sections", "_shape": "sections"}
+    assert layer_violations(graph, order, layer_of) == [
+        "_axes (base) imports _shape (sections), which is not below it",
+        "_creation (sections) imports _shape (sections), which is not below it",
+        "_stray is in no layer",
+    ]
 
 
 @pytest.mark.parametrize("source,expected", [

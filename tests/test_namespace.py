@@ -431,6 +431,20 @@ class TestMixing:
         assert m is before
         np.testing.assert_array_equal(np.asarray(m), np.full((2, 2), 2))
 
+    def test_matmul_in_place_refuses_a_cast_in_numpys_and_the_bindings_words(self, gpu):
+        """`a @= b` checks its cast in Python (gpupy/_casting.py), a ufunc's
+        out= in the bindings: one wording, NumPy's."""
+        m = gp.zeros((2, 2), np.int64)
+        with pytest.raises(TypeError) as ours:
+            m @= gp.ones((2, 2))
+        with pytest.raises(TypeError) as bindings:
+            gp.multiply(gp.ones((2, 2)), 1.0, out=gp.zeros((2, 2), np.int64))
+        n = np.zeros((2, 2), np.int64)
+        with pytest.raises(TypeError) as numpys:
+            n @= np.ones((2, 2))
+        assert str(ours.value) == str(numpys.value)
+        assert str(ours.value) == str(bindings.value).replace("'multiply'", "'matmul'")
+
     def test_divmod_on_the_device(self, gpu):
         g = gp.asarray(f32([7, -7, 5.5]))
         q, r = divmod(g, 2)

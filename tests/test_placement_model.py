@@ -30,7 +30,7 @@ import pytest
 
 import gpupy as gp
 from fresh_python import PACKAGE_PARENT, run_python
-from gpupy import _calibration, _core
+from gpupy import _calibration, _core, _measurement
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -68,7 +68,7 @@ def test_a_measurement_sees_the_default_configuration_and_puts_the_process_back(
         seen.update(block=_core.block_size(), budget=_core.cache_budget(), describe=_core.driver_describe())
         return dict(json.loads((FIXTURES / "gpu_cost_model.json").read_text())["parameters"])
 
-    monkeypatch.setattr(_calibration, "_measure_figures", figures)
+    monkeypatch.setattr(_measurement, "figures", figures)
     gp.set_block_size(64)
     gp.set_cache_bytes(4096)
     gpu.option("max_ops", 3)
@@ -92,7 +92,7 @@ def test_a_run_with_tiny_blocks_saves_the_default_model(tmp_path):
     assert tiny["key"]["cache_bytes"] == _core.DEFAULT_CACHE_BYTES
     default = run_code(REPORT, tmp_path)
     assert default["source"] == "loaded" and default["path"] == tiny["path"]
-    assert not _calibration.implausible(default["parameters"], _calibration.device_kind())
+    assert not _measurement.implausible(default["parameters"], _calibration.device_kind())
 
 
 def test_a_saved_model_out_of_the_plausible_range_is_measured_again(tmp_path):
@@ -118,20 +118,20 @@ def test_settings_a_driver_read_as_it_loaded_keep_the_model_out_of_the_file(tmp_
 
 def test_figures_whose_rounds_disagree_are_not_kept(gpu, monkeypatch):
     rounds = iter([1000.0, 2000.0, 4000.0, 8000.0] * 1000)
-    monkeypatch.setattr(_calibration, "_round_ns", lambda run, repetitions: next(rounds))
+    monkeypatch.setattr(_measurement, "round_ns", lambda run, repetitions: next(rounds))
     notes = []
-    assert _calibration._agreed_ns(lambda: None, 3, "a figure", notes) == 1000.0
+    assert _measurement._agreed_ns(lambda: None, 3, "a figure", notes) == 1000.0
     assert notes and "no two of 4 rounds agreed" in notes[0]
     # Two rounds that agree end it: the lesser is the figure.
     rounds = iter([1000.0, 1200.0])
-    assert _calibration._agreed_ns(lambda: None, 3, "a figure", notes) == 1000.0
+    assert _measurement._agreed_ns(lambda: None, 3, "a figure", notes) == 1000.0
 
 
 def test_figures_out_of_the_plausible_range_are_named():
     fixture = json.loads((FIXTURES / "gpu_cost_model.json").read_text())["parameters"]
-    assert _calibration.implausible(fixture, "gpu") == []
+    assert _measurement.implausible(fixture, "gpu") == []
     poisoned = dict(fixture, device_ns_per_element=920.0)  # measured under 64-element blocks
-    notes = _calibration.implausible(poisoned, "cpu renderer")
+    notes = _measurement.implausible(poisoned, "cpu renderer")
     assert any(n.startswith("device_ns_per_element = 920.0 is outside") for n in notes)
 
 
@@ -363,7 +363,7 @@ def _host_costs_times_100(params, kind):
     range a saved model must be in to be loaded (else it is measured again)."""
     out = dict(params)
     for k in HOST_PARAMETERS:
-        limits = _calibration.PLAUSIBLE[k]
+        limits = _measurement.PLAUSIBLE[k]
         lo, hi = limits[kind] if isinstance(limits, dict) else limits
         out[k] = min(params[k] * 100, hi * 0.9)
     return out
