@@ -318,10 +318,10 @@ def gpupy_product_forms(gp):
     driver, the other tiled form."""
     forms = [("gpupy", "default")]
     if gp.driver() == "opengl":
-        described = gp._core.driver_describe()
-        cpu = "cpu_renderer: yes" in described
-        gpu_like = "gpu_like_floats: no" not in described and "gpu_like_floats:" in described
-        picked_shared = not cpu or gpu_like
+        # The form in use ("tiled_products: shared (measured)"): the one the
+        # calibration measured faster here, else the driver's rule.
+        line = next((l for l in gp._core.driver_describe().splitlines() if l.startswith("tiled_products:")), "")
+        picked_shared = line.split(":", 1)[-1].split()[:1] == ["shared"]
         forms.append(("gpupy, register form" if picked_shared else "gpupy, shared-memory form",
                       "registers" if picked_shared else "shared"))
     return forms

@@ -64,7 +64,7 @@ import numpy
 from . import _core, _environment, _measurement
 from ._version import __version__
 
-FORMAT = 6
+FORMAT = 7
 _MODES = ("auto", "refresh", "off")
 
 # How long a process waits for another's calibration before it starts with
@@ -309,6 +309,10 @@ def _use(model, remember=True):
     if remember:
         _by_driver[_core.driver_name()] = dict(model)
     hand_to_core()
+    if _core.driver_name() == "opengl":
+        # The product form this device ran faster (an explicit
+        # tiled_products setting still wins, in the driver).
+        _core.set_driver_option("measured_tiles", _measurement.faster_tiled_form(model["parameters"]))
     if model["parameters"] is not None and not _eager_set_by_user:
         _core.set_eager_threshold(model["eager_threshold"])
 

@@ -146,6 +146,14 @@ MATH_OPS = 8
 PRODUCT_N = 64
 
 
+# The tiled product's two forms (the OpenGL driver's option tiled_products)
+# are timed against each other at the first size, doubling from
+# PRODUCT_N, where one product takes this long -- on a GPU the fixed costs
+# of a small product hide its kernel -- but at most TILED_MAX_N.
+TILED_TUNING_NS = 2e6
+TILED_MAX_N = 2048
+
+
 def _device_product(a):
     # a @ a.T as the device computes it (gpupy/_linalg.py): broadcast views
     # multiplied and folded over the shared axis, nothing stored between.
@@ -244,6 +252,7 @@ def figures(notes):
     flops = 2.0 * PRODUCT_N ** 3
     blas = figure("BLAS product", lambda: numpy.matmul(h, h.T)) / flops
     device_product = figure("device product", lambda: numpy.asarray(_device_product(g)), 2) / flops
+    tiled = _tiled_forms(figure)
     # NumPy's own cost per op: single-threaded work, so its wall time over
     # this thread's CPU time is a busy check inside the calibration (the
     # ones before and after miss a neighbour that came and went).
@@ -260,7 +269,44 @@ def figures(notes):
             "upload_ns_per_byte": upload, "download_ns_per_byte": download,
             "numpy_dispatch_ns": np_dispatch, "numpy_ns_per_element": np_elem,
             "blas_ns_per_flop": blas, "device_product_ns_per_flop": device_product,
-            "lazy_node_ns": build}
+            "lazy_node_ns": build, **tiled}
+
+
+def _tiled_forms(figure):
+    """The OpenGL driver's product in each tiled form, in ns per flop
+    ({"device_shared_tiles_ns_per_flop": ..., "device_registers_tiles_ns_per_flop":
+    ...}; empty on other drivers): which form a device suits is measured,
+    not assumed (a CPU renderer loads shared memory a lane at a time; on a
+    GPU either may win)."""
+    if _core.driver_name() != "opengl":
+        return {}
+    rng = numpy.random.default_rng(1)
+    n = PRODUCT_N
+    while True:
+        g = _core.array_from_numpy(rng.random((n, n), dtype=numpy.float32))
+        t = figure(f"device product at {n}", lambda: numpy.asarray(_device_product(g)), 2)
+        if t >= TILED_TUNING_NS or n >= TILED_MAX_N:
+            break
+        n *= 2
+    found = {}
+    try:
+        for form in ("shared", "registers"):
+            _core.set_driver_option("tiled_products", form)
+            t = figure(f"device product at {n}, {form} tiles", lambda: numpy.asarray(_device_product(g)), 2)
+            found[f"device_{form}_tiles_ns_per_flop"] = t / (2.0 * n ** 3)
+    finally:
+        _core.set_driver_option("tiled_products", "default")
+    return found
+
+
+def faster_tiled_form(params):
+    """"shared" or "registers", whichever product form `params` measured
+    faster; "default" (the driver's rule) where they hold no such figures."""
+    shared = (params or {}).get("device_shared_tiles_ns_per_flop")
+    registers = (params or {}).get("device_registers_tiles_ns_per_flop")
+    if not shared or not registers:
+        return "default"
+    return "shared" if shared < registers else "registers"
 
 
 def implausible(params, kind):

@@ -463,3 +463,51 @@ def test_calibrate_on_the_command_line_says_where_work_goes(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "cost model of the" in out.stdout and "where work goes:" in out.stdout
     assert "a 2048x2048 image" in out.stdout
+
+
+# --- the product form a device suits, measured -------------------------------------------------
+
+def tiled_line():
+    return next(line for line in _core.driver_describe().splitlines() if line.startswith("tiled_products:"))
+
+
+def test_a_measured_model_holds_both_product_forms_and_the_driver_uses_the_faster(tmp_path):
+    code = ("m = gp.cost_model(); p = m['parameters']\n"
+            "line = [l for l in gp._core.driver_describe().splitlines() if l.startswith('tiled_products:')][0]\n"
+            "print(json.dumps({'source': m['source'], 'driver': gp.driver(), 'line': line,\n"
+            "  'shared': p.get('device_shared_tiles_ns_per_flop'), 'registers': p.get('device_registers_tiles_ns_per_flop')}))")
+    got = run_code(code, tmp_path, GPUPY_DRIVER="opengl")
+    if got["driver"] != "opengl":
+        pytest.skip("opengl driver unavailable")
+    assert got["source"] == "measured"
+    assert got["shared"] > 0 and got["registers"] > 0
+    faster = "shared" if got["shared"] < got["registers"] else "registers"
+    assert got["line"] == f"tiled_products: {faster} (measured)"
+    # A process that loads the model uses the same form.
+    again = run_code(code, tmp_path, GPUPY_DRIVER="opengl")
+    assert again["source"] == "loaded" and again["line"] == got["line"]
+
+
+@pytest.mark.parametrize("faster", ["shared", "registers"])
+def test_the_measured_product_form_gives_way_to_an_explicit_one(opengl, faster):
+    slower = "registers" if faster == "shared" else "shared"
+    params = {f"device_{faster}_tiles_ns_per_flop": 1.0, f"device_{slower}_tiles_ns_per_flop": 2.0}
+    assert _measurement.faster_tiled_form(params) == faster
+    assert _measurement.faster_tiled_form({"device_product_ns_per_flop": 1.0}) == "default"
+    before = tiled_line()
+    try:
+        _core.set_driver_option("measured_tiles", faster)
+        assert tiled_line() == f"tiled_products: {faster} (measured)"
+        opengl.option("tiled_products", slower)
+        assert tiled_line() == f"tiled_products: {slower} (set)"
+        opengl.option("tiled_products", "default")
+        assert tiled_line() == f"tiled_products: {faster} (measured)"
+        # Products are right in the form measured.
+        a = np.random.default_rng(3).random((70, 90), dtype=np.float32)
+        b = np.random.default_rng(4).random((90, 50), dtype=np.float32)
+        np.testing.assert_allclose(np.asarray(gp.asarray(a) @ gp.asarray(b)), a @ b, rtol=2e-5)
+        with pytest.raises(Exception, match="expected shared, registers"):
+            _core.set_driver_option("measured_tiles", "sideways")
+    finally:
+        _core.set_driver_option("measured_tiles", _measurement.faster_tiled_form(_calibration.cost_model()["parameters"]))
+    assert tiled_line() == before

@@ -86,7 +86,13 @@ struct Driver {
     // The tiled product's form the device suits: registers on a CPU renderer
     // (it loads shared memory a lane at a time), shared memory on a GPU --
     // and in a GPU-like build, which runs a GPU's form anywhere.
-    bool default_shared_tiles() const { return !cpu_renderer || gpu_like.any(); }
+    // A tuning run's finding (set_option "measured_tiles", from the cost
+    // model's calibration) wins over the rule.
+    int measured_shared_tiles = -1;  // -1: none, 0: registers, 1: shared
+    bool tiles_chosen = false;       // set_option "tiled_products" named a form
+    bool default_shared_tiles() const {
+        return measured_shared_tiles >= 0 ? measured_shared_tiles == 1 : !cpu_renderer || gpu_like.any();
+    }
     CodegenOptions codegen_options() const {
         CodegenOptions o;
         o.texture_width = blocks.width();
@@ -571,6 +577,11 @@ const char* drv_describe(void* ctx) {
       << "renderer: " << d->gl.renderer << "\n"
       << "cpu_renderer: " << (d->cpu_renderer ? "yes" : "no") << "\n"
       << "gpu_like_floats: " << gpu_like_words(d->gpu_like) << "\n"
+      << "tiled_products: "
+      << (!d->tiled_products ? "off"
+          : std::string(d->shared_tiles ? "shared" : "registers") +
+                (d->tiles_chosen ? " (set)" : d->measured_shared_tiles >= 0 ? " (measured)" : " (the device's rule)"))
+      << "\n"
       << "gl_version: " << d->gl.gl_version << "\n"
       << "glsl_version: " << d->gl.glsl_version << "\n"
       << "shader_stage: compute\n"
@@ -647,13 +658,24 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         else return fail("expected 0, 1 or 'default'");
         return GPUPY_OK;
     }
+    if (k == "measured_tiles") {
+        // The form a tuning run found faster on this device ("shared" or
+        // "registers"); "default": the rule above. Takes effect where the
+        // form is the default one.
+        if (is_default(value)) d->measured_shared_tiles = -1;
+        else if (v == "shared" || v == "registers") d->measured_shared_tiles = v == "shared";
+        else return fail("expected shared, registers or 'default'");
+        if (!d->tiles_chosen) d->shared_tiles = d->default_shared_tiles();
+        return GPUPY_OK;
+    }
     if (k == "tiled_products") {
         // 1 / default: the form the device suits (shared memory on a GPU,
         // registers on a CPU renderer); or one of them by name; 0: none.
         if (v == "0") d->tiled_products = false;
         else if (v == "1" || is_default(value))
-            d->tiled_products = true, d->shared_tiles = d->default_shared_tiles();
-        else if (v == "shared" || v == "registers") d->tiled_products = true, d->shared_tiles = v == "shared";
+            d->tiled_products = true, d->tiles_chosen = false, d->shared_tiles = d->default_shared_tiles();
+        else if (v == "shared" || v == "registers")
+            d->tiled_products = true, d->tiles_chosen = true, d->shared_tiles = v == "shared";
         else return fail("expected 0, 1, shared, registers or 'default'");
         return GPUPY_OK;
     }
@@ -691,7 +713,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         return GPUPY_OK;
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
-                "max_bytes, block_width, tiled_products, debug_glsl_append)");
+                "max_bytes, block_width, tiled_products, measured_tiles, roll_loops, debug_glsl_append)");
 }
 
 // The cost model behind prefers_host. Measured on llvmpipe (2 cores,
