@@ -51,10 +51,13 @@ class BuildClock:
 
 def one_run(grid, points):
     gp.reset_stats()
+    # (nodes_created counts from the start of the process: reset_stats
+    # leaves it, so the run's nodes are the difference)
+    nodes_before = gp.stats()["nodes_created"]
     clock = BuildClock()
     thesis_program(gp, grid, points, clock=clock)
     s = gp.stats()
-    return {"build_s": clock.built, "planning_s": s["planning_seconds"], "nodes": s["nodes_created"],
+    return {"build_s": clock.built, "planning_s": s["planning_seconds"], "nodes": s["nodes_created"] - nodes_before,
             "evaluations": s["evaluations"], "compiled": s["programs_compiled"],
             "cache_hits": s["program_cache_hits"]}
 

@@ -16,8 +16,10 @@ def test_host_work_reports_per_node_figures_from_the_counters():
     nodes = int(re.search(r"nodes created per run\s+(\d+)", out).group(1))
     m = re.search(r"evaluations per run\s+(\d+)\s+\(programs compiled (\d+), found in the cache (\d+)\)", out)
     evaluations, compiled, hits = (int(g) for g in m.groups())
-    # Twelve points: a dist_array and a minimum each, several nodes apiece.
-    assert nodes >= 12 * 4
+    # Twelve points: a dist_array and a minimum each, about ten nodes apiece
+    # -- those of the timed run alone (the counter runs from the process's
+    # start; the two warm-up runs made as many again each).
+    assert 12 * 4 <= nodes <= 12 * 16
     assert evaluations >= 1
     # The first two runs warm the OpenGL driver's program cache: the timed
     # one compiles nothing new (the software driver compiles no programs).
