@@ -577,6 +577,7 @@ const char* drv_describe(void* ctx) {
       << "renderer: " << d->gl.renderer << "\n"
       << "cpu_renderer: " << (d->cpu_renderer ? "yes" : "no") << "\n"
       << "gpu_like_floats: " << gpu_like_words(d->gpu_like) << "\n"
+      << "check_program_keys: " << (d->check_program_keys ? "yes" : "no") << "\n"
       << "tiled_products: "
       << (!d->tiled_products ? "off"
           : std::string(d->shared_tiles ? "shared" : "registers") +

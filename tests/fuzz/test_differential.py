@@ -80,6 +80,14 @@ def test_programs_agree_with_numpy(gpu, silent_fallback, siblings_default, setti
         except Mismatch as e:
             raise Mismatch(f"{e}\nprogram ({gpu.name}, {setting}):\n{program.report()}") from None
 
+    hits_before = gp.stats().get("program_cache_hits", 0)
     run()
+    if gpu.name == "opengl" and setting == "defaults":
+        # The suite checks program keys (GPUPY_GL_CHECK_PROGRAM_KEYS): every
+        # program the fuzzer's graphs found in the cache by key was written
+        # again from the graph and compared with the cached source, so
+        # graphs with equal keys produced identical shaders. Some must have.
+        assert gp._core.driver_describe().count("check_program_keys: yes") == 1
+        assert gp.stats().get("program_cache_hits", 0) > hits_before
     # For the campaign (pytest -s): how many programs agreed with NumPy.
     print(f"\nfuzz programs agreed: {ran[0]} ({gpu.name}, {setting})")
