@@ -26,15 +26,19 @@ Classes are NumPy's, except random.Generator and random.RandomState
 random.default_rng (which returns gpupy's Generator).
 """
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import sys
+import threading
 import types
 
 import numpy as np
 
 from ._fallback import _Call, _has_callable, call_numpy, fallback_function, note_fallback
+from ._placement import note_host_placement
 from ._registry import FUNCTIONS as _FUNCTIONS
 
 POLICIES = {
@@ -90,6 +94,9 @@ def _wrap_callable(path, name, value):
         special = _RANDOM_SPECIAL.get(name)
         if special is not None:
             return special
+        size_at = _size_position(value)
+        if size_at is not None:
+            return _one_value_draws(qualname, value, size_at, fallback_function(qualname, value, module=PREFIX + path))
     if mode == "wrap":
         wrapper = fallback_function(qualname, value, module=PREFIX + path)
     elif mode == "flush":
@@ -220,12 +227,73 @@ def submodule_names():
 
 # --- random --------------------------------------------------------------------------------------
 
+# Values a draw's arguments may be while it still asks for one number: with
+# no size, only an array argument (which broadcasts) makes an array.
+_SCALAR_ARGUMENTS = (type(None), bool, int, float, complex, str, np.generic, np.dtype, type)
+
+
+def _size_position(func):
+    """Where `size` stands among the positional parameters of NumPy's draw
+    `func` (None: it has none, or its signature cannot be read)."""
+    try:
+        names = [n for n in inspect.signature(func).parameters if n != "self"]
+    except (TypeError, ValueError):
+        return None
+    return names.index("size") if "size" in names else None
+
+
+def _asks_one_value(size_at, args, kwargs):
+    if kwargs.get("size") is not None or (len(args) > size_at and args[size_at] is not None):
+        return False
+    return all(isinstance(v, _SCALAR_ARGUMENTS) for v in args) and all(
+        isinstance(v, _SCALAR_ARGUMENTS) for v in kwargs.values())
+
+
+def _one_value_draws(qualname, func, size_at, otherwise):
+    """`func` (a draw of NumPy's, function or bound method) as gpupy offers
+    it: a draw of one number from plain arguments is NumPy's own call and
+    result, counted as a host placement -- the number lives on the host
+    whatever gpupy does, and a loop drawing one per step pays NumPy's cost
+    -- and any other call goes to `otherwise` (arrays made by NumPy and
+    handed over, counted as a fallback)."""
+
+    @functools.wraps(func)
+    def draw(*args, **kwargs):
+        if _asks_one_value(size_at, args, kwargs):
+            note_host_placement(qualname)
+            return func(*args, **kwargs)
+        return otherwise(*args, **kwargs)
+
+    return draw
+
+
+# Set while NumPy runs one of its generator's methods for gpupy.
+_drawing = threading.local()
+
+
+def _numpys_draw(bound, *args, **kwargs):
+    _drawing.active = True
+    try:
+        return bound(*args, **kwargs)
+    finally:
+        _drawing.active = False
+
+
 def _method(cls_name, name, unbound):
     qualname = f"random.{cls_name}.{name}"
+    size_at = _size_position(unbound)
 
     def method(self, *args, **kwargs):
         bound = unbound.__get__(self)
-        return call_numpy(qualname, args, kwargs, func=bound, reason="random numbers are generated on the CPU")
+        if getattr(_drawing, "active", False):
+            # NumPy's draw calling another method of this generator
+            # (choice calls integers): part of the call already counted.
+            return bound(*args, **kwargs)
+        numpys = functools.partial(_numpys_draw, bound)
+        if size_at is not None and _asks_one_value(size_at, args, kwargs):
+            note_host_placement(qualname)  # one number (see _one_value_draws)
+            return numpys(*args, **kwargs)
+        return call_numpy(qualname, args, kwargs, func=numpys, reason="random numbers are generated on the CPU")
 
     method.__name__ = name
     method.__qualname__ = f"{cls_name}.{name}"
@@ -246,8 +314,8 @@ def _wrap_methods(cls, base, skip):
 class Generator(np.random.Generator):
     """numpy.random.Generator whose methods return GpuArrays (the numbers
     are drawn on the CPU by NumPy: the same streams as NumPy's, counted as
-    fallbacks "random.Generator.<method>"); shuffle writes back into
-    GpuArrays."""
+    fallbacks "random.Generator.<method>", one number from plain arguments
+    as a host placement); shuffle writes back into GpuArrays."""
 
     def spawn(self, n_children):
         return [Generator(g.bit_generator) for g in super().spawn(n_children)]

@@ -292,6 +292,38 @@ class TestRandom:
             clone = pickle.loads(pickle.dumps(rs))
             np.testing.assert_array_equal(np.asarray(clone.rand(2)), np.asarray(rs.rand(2)))
 
+    def test_one_value_draws_are_numpys_own_calls_counted_as_placements(self, gpu):
+        # A loop drawing one number per step (a maze, a random walk) pays
+        # NumPy's cost: NumPy's own call and result, a host placement; an
+        # array of draws is still made by NumPy and handed over (a fallback).
+        gp.reset_stats()
+        with gp.fallback_mode("raise"):
+            draws = (lambda m: m.randint(0, 10), lambda m: m.randint(5), lambda m: m.random(),
+                     lambda m: m.normal(1.0, 2.0), lambda m: m.uniform(high=3), lambda m: m.choice(7),
+                     lambda m: m.randint(0, 10, dtype=np.int16), lambda m: m.randint(0, 10, None))
+            # (gpupy's legacy draws share NumPy's global state: one stream each, one after the other)
+            gp.random.seed(11)
+            got = [draw(gp.random) for draw in draws]
+            np.random.seed(11)
+            want = [draw(np.random) for draw in draws]
+            assert [type(g) for g in got] == [type(w) for w in want] and got == want
+            rng, ref = gp.random.default_rng(5), np.random.default_rng(5)
+            for draw in (lambda r: r.integers(0, 9), lambda r: r.random(), lambda r: r.standard_normal(),
+                         lambda r: r.choice(4)):
+                got, want = draw(rng), draw(ref)
+                assert type(got) is type(want) and got == want
+            with pytest.raises(gp.FallbackError):
+                gp.random.randint(0, 10, size=3)  # an array: made by NumPy, a fallback
+            with pytest.raises(gp.FallbackError):
+                rng.integers(0, 9, 2)
+            with pytest.raises(gp.FallbackError):
+                gp.random.normal(gp.zeros(3))  # a gpupy array argument broadcasts
+        s = gp.stats()
+        assert s["fallbacks"] == 0
+        placed = s["host_placements_by_function"]
+        assert placed["random.randint"] == 4 and placed["random.Generator.integers"] == 1
+        assert placed["random.Generator.random"] == 1 and placed["random.choice"] == 1
+
     def test_shuffles_write_back(self, gpu):
         with gp.fallback_mode("silent"):
             g = gp.arange(10)
