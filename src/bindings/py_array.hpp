@@ -179,10 +179,11 @@ py::object inplace(OpCode op, py::object self, py::handle value);
 // Coerces an operand to a GpuArray (ndarrays/scalars/lists copied).
 bool as_gpuarray(py::handle obj, GpuArray* out);
 // What NumPy's floating-point error state (np.errstate, np.seterr) asks
-// for. gpupy's device detects division by zero, overflow and invalid
-// values (execution/fp_errors.hpp), so their "warn" is honoured there;
-// "raise", "call", "print" and "log", and anything but "ignore" for
-// underflow (never detected), send the ufunc to NumPy, which does it all.
+// for (py_errstate.cpp). gpupy's device detects division by zero, overflow
+// and invalid values (execution/fp_errors.hpp), so their "warn" is
+// honoured there; "raise", "call", "print" and "log", and anything but
+// "ignore" for underflow (never detected), send the ufunc to NumPy, which
+// does it all.
 // The state lives in NumPy's context variable, a new object for each
 // errstate block or seterr call; NumPy's modes are asked once per object:
 // one context-variable read per ufunc otherwise.
