@@ -161,6 +161,9 @@ Dims shape_from_python(py::handle shape);
 // dimension), as NumPy reports it.
 int64_t index_value(py::handle obj);
 
+// --- buffer export (py_buffer_export.cpp) ----------------------------------------
+// The type's buffer protocol (Py_bf_getbuffer): the array's host bytes.
+int gpuarray_getbuffer(PyObject* self, Py_buffer* view, int flags);
 // Raises the error the last buffer export of `self` failed with, if any
 // (NumPy discards it, then asks __array_interface__ or __array__).
 void raise_export_error(py::handle self);
@@ -202,6 +205,7 @@ py::object call_numpy_counted(const char* name, const py::tuple& args, const py:
 py::handle numpy_ufunc(OpCode op);
 
 void register_array(py::module_& m);
+void register_array_functions(py::module_& m);  // py_array_functions.cpp
 void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
 void register_structural(py::module_& m);
