@@ -1,9 +1,11 @@
 // The settings a user may choose through the environment, read in one
-// place with one kind of error for a bad value. Python's setters
+// place (the core reads the environment nowhere else) with one kind of
+// error for a bad value. Python's setters
 // (gpupy.set_block_size, ...) change the live values afterwards.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gpupy {
 
@@ -30,7 +32,11 @@ constexpr int64_t kDefaultCacheBytes = int64_t{1} << 30;  // 1 GiB of device mem
 constexpr int64_t kDefaultEagerElements = 1024;
 
 // An integer environment variable: `fallback` when unset or empty,
-// ValueError when not an integer >= `minimum`.
+// ValueError when not an integer >= `minimum` (gpupy/setting_values.hpp).
 int64_t env_integer(const char* name, int64_t fallback, int64_t minimum);
+
+// GPUPY_DRIVER_DIR: where driver libraries are looked for; "" when unset
+// (beside the module).
+std::string driver_dir_from_environment();
 
 }  // namespace gpupy
