@@ -303,6 +303,15 @@ def test_a_wrong_opengl_setting_is_said_not_ignored(opengl, name, value, accepte
     assert f"{name} must be {accepted}" in proc.stderr and repr(value) in proc.stderr, proc.stderr
 
 
+def test_an_empty_eager_threshold_setting_is_unset():
+    """GPUPY_EAGER_ELEMENTS is read where the core reads its settings:
+    empty is unset for the calibration too, which may then set it."""
+    code = "from gpupy import _calibration; print(_calibration._eager_set_by_user)"
+    for value, chosen in (("", "False"), ("7", "True")):
+        proc = run_python(["-c", code], dict(os.environ, GPUPY_DRIVER="software", GPUPY_EAGER_ELEMENTS=value))
+        assert proc.returncode == 0 and proc.stdout.split() == [chosen], proc.stderr
+
+
 # --- the block cache ------------------------------------------------------------------------------
 
 class TestBlockCache:

@@ -31,7 +31,7 @@ Runtime::Runtime() : Runtime(Settings::from_environment()) {}
 
 Runtime::Runtime(const Settings& settings)
     : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements),
-      eager_elements_(settings.eager_elements) {
+      eager_elements_(settings.eager_elements), eager_elements_chosen_(settings.eager_elements_chosen) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
     node_hooks().on_snapshot = [](Node* from, Node* copy) {
         stats().device_copies_adopted += Runtime::get().cache().move_blocks(from, copy);

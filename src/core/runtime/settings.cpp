@@ -33,6 +33,7 @@ Settings Settings::from_environment() {
     s.cache_bytes = env_integer("GPUPY_CACHE_BYTES", kDefaultCacheBytes, 1);
     s.host_elements = env_integer("GPUPY_HOST_ELEMENTS", -1, 0);
     s.eager_elements = env_integer("GPUPY_EAGER_ELEMENTS", kDefaultEagerElements, 0);
+    s.eager_elements_chosen = !environment_text("GPUPY_EAGER_ELEMENTS").empty();
     return s;
 }
 

@@ -14,6 +14,9 @@ struct Settings {
     int64_t cache_bytes;    // GPUPY_CACHE_BYTES: device cache budget
     int64_t host_elements;  // GPUPY_HOST_ELEMENTS: -1 = the driver judges
     int64_t eager_elements; // GPUPY_EAGER_ELEMENTS: ops on host values up to this size run in NumPy at once
+    // Whether GPUPY_EAGER_ELEMENTS set eager_elements (then a calibrated
+    // cost model leaves it alone).
+    bool eager_elements_chosen;
 
     // Defaults overridden by the environment; ValueError naming the
     // variable for a value that is not an integer in range.
