@@ -289,6 +289,16 @@ class TestPartitioning:
 # empty is the default; any other value must be one the setting accepts,
 # else starting says so, naming the variable and what it accepts.
 
+@pytest.mark.parametrize("name, value", [("GPUPY_BLOCK_SIZE", "abc"), ("GPUPY_BLOCK_SIZE", "0"),
+                                         ("GPUPY_CACHE_BYTES", "1.5"), ("GPUPY_HOST_ELEMENTS", "-1"),
+                                         ("GPUPY_EAGER_ELEMENTS", "many")])
+def test_a_wrong_core_setting_is_said_not_ignored(name, value):
+    proc = run_python(["-c", "import gpupy as gp; print(gp.driver())"],
+                      dict(os.environ, GPUPY_DRIVER="software", **{name: value}))
+    assert proc.returncode != 0
+    assert f"{name} must be an integer >= " in proc.stderr and repr(value) in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("name, value, accepted", [
     ("GPUPY_EGL_DEVICE", "first", "an integer >= 0"),
     ("GPUPY_EGL_DEVICE", "-1", "an integer >= 0"),
