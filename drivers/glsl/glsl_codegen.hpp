@@ -66,8 +66,12 @@ struct GpuLikeFloats {
 // The lines after #version that build a shader as `g` says.
 std::string gpu_like_defines(const GpuLikeFloats& g);
 
+// Texels per row of a block's texture, unless the device allows fewer (the
+// OpenGL driver's block_width option sets another).
+constexpr int kDefaultTextureWidth = 4096;
+
 struct CodegenOptions {
-    int texture_width = 4096;
+    int texture_width = kDefaultTextureWidth;
     DeviceCaps caps;
     std::string debug_append;  // test hook: text appended to main()'s body
     // Test hook: the same, left out of the key on purpose -- a program key

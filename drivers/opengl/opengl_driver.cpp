@@ -43,7 +43,6 @@ using gpupy_driver::is_default;
 using gpupy_driver::kUnlimited;
 using gpupy_driver::parse_integer;
 
-constexpr int kDefaultBlockWidth = 4096;
 constexpr int64_t kDefaultMaxInstructions = 1000;  // see resources.hpp
 
 struct Driver {
@@ -197,7 +196,7 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
             d->shared_tiles = d->default_shared_tiles();
-            int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+            int width = std::min(kDefaultTextureWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         }
@@ -713,7 +712,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
     }
     if (k == "block_width") {
         int64_t n;
-        if (is_default(value)) n = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+        if (is_default(value)) n = std::min(kDefaultTextureWidth, d->gl.max_texture_size);
         else if (!parse_integer(value, &n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
         if (d->blocks.live_blocks() != 0) return fail("blocks are allocated; free them first");
         d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
@@ -733,13 +732,12 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
 // dispatch and transfer.
 constexpr int64_t kAlwaysHostElements = int64_t{1} << 12;
 constexpr int64_t kCpuRendererMinOps = 48;
-constexpr int64_t kGpuMinElements = int64_t{1} << 17;
 
 int drv_prefers_host(void* ctx, int64_t elements, int64_t ops) {
     Driver* d = D(ctx);
     if (elements <= kAlwaysHostElements) return 1;
     if (d->cpu_renderer) return ops < kCpuRendererMinOps ? 1 : 0;
-    return elements < kGpuMinElements ? 1 : 0;
+    return elements < GPUPY_SMALL_WORK_ELEMENTS ? 1 : 0;
 }
 
 void drv_get_counters(void* ctx, gpupy_driver_counters* out) {
