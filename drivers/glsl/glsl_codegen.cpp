@@ -7,6 +7,7 @@
 
 #include "glsl_contraction.hpp"
 #include "glsl_types.hpp"
+#include "glsl_writer.hpp"
 #include "ir_validation.hpp"
 #include "loop_rolling.hpp"
 #include "value_facts.hpp"
@@ -89,82 +90,7 @@ std::string validate(const gpupy_ir& ir, const DeviceCaps& caps, bool require_bl
     return "";
 }
 
-class Writer {
-public:
-    Writer(const gpupy_ir& ir, const ParamLayout& layout, bool wide, const CodegenOptions& opt)
-        : ir_(ir), layout_(layout), wide_(wide), opt_(opt), idx_(wide ? "int64_t" : "int") {}
-
-    std::string generate(GeneratedShader& out);
-
-private:
-    std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
-    // Instruction i's value: its register, or the name the rolled loop
-    // gives it (the carry).
-    std::string reg(int i) const {
-        return alias_[static_cast<size_t>(i)].empty() ? "t" + std::to_string(i) : alias_[static_cast<size_t>(i)];
-    }
-    // Operand `arg` of instruction `in` as its operation reads it. A
-    // GPU-like build (CodegenOptions::gpu_like) flushes the float32
-    // operands and result of every operation but a selection, as NVIDIA's
-    // arithmetic does; leaves and copies keep the bits.
-    bool flushes(const gpupy_ir_instr& in) const {
-        return opt_.gpu_like.flush_subnormals && in.op != GPUPY_OP_WHERE;
-    }
-    std::string operand(const gpupy_ir_instr& in, int arg) {
-        return flushes(in) && ir_.instr[arg].dtype == GPUPY_FLOAT32 ? flushed(reg(arg)) : reg(arg);
-    }
-    // A float32 expression flushed (glsl_math's gp__ftz).
-    std::string flushed(const std::string& e) {
-        fns_.use("gp__ftz");
-        return "gp__ftz(" + e + ")";
-    }
-    std::string map_index(int i);
-    std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
-    std::string load(int i, int& unit);
-    std::string gather(int i, int& unit);
-    std::string fetch(int i, int& unit, const std::string& block_elems);
-    std::string check(int i, int k, const std::string& flags);
-    std::string instruction(int i, const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
-    std::string rolled_loop(const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
-    // A float classification function of glsl_runtime/float_bits.glsl
-    // ("isnan", "isinf", "isfinite") applied to x, of dtype `dtype`.
-    std::string classify(const char* what, int dtype, const std::string& x) {
-        const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
-        fns_.use(fn);
-        return fn + "(" + x + ")";
-    }
-    // Check slot k's copy in the rolled loop (0: the body's own slot, whose
-    // array holds every copy's flags), or -1 outside the loop.
-    int rolled_check(int k) const {
-        if (!loop_.found() || loop_.check_stride <= 0) return -1;
-        if (!opt_.detailed_checks) {
-            // The quick form: the body's slot is a plain flag; the other
-            // copies' slots are not written.
-            const int i = ir_.check[k];
-            if (i < loop_.begin || i >= loop_.end()) return -1;
-            return i < loop_.begin + loop_.length ? -1 : 1;
-        }
-        const int i = ir_.check[k];
-        if (i < loop_.begin || i >= loop_.end()) return -1;
-        return (i - loop_.begin) / loop_.length;
-    }
-    bool fold_checked(int k) const { return ir_.reduce_op != GPUPY_OP_NONE && ((ir_.check_folds >> k) & 1u); }
-    std::string fold_check(int k, const std::string& acc, const std::string& suffix);
-
-    const gpupy_ir& ir_;
-    const ParamLayout& layout_;
-    bool wide_;
-    const CodegenOptions& opt_;
-    std::string idx_;  // GLSL type of index arithmetic
-    ShaderFunctions fns_;
-    std::ostringstream decl_;
-    std::vector<std::string> alias_;  // per instruction: a name other than t<i>, or ""
-    RolledLoop loop_;                 // the repetition written as a loop, if any
-    bool in_loop_ = false;            // writing the loop's body
-    int lane_ = -1;                   // the body's copy within an unrolled iteration, or -1
-    bool declare_arrays_ = false;     // the body's first writing declares its constants' arrays
-    std::vector<int> check_slot_;     // per instruction: its check slot, or -1
-};
+}  // namespace
 
 std::string Writer::map_index(int i) {
     const gpupy_ir_instr& in = ir_.instr[i];
@@ -252,110 +178,6 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
                texel_read(in.dtype, "u_t" + std::to_string(first_unit + b), coord) + " : " + pick + ")";
     }
     s << "    " << f.glsl_type << " " << reg(i) << " = " << pick << ";\n";
-    return s.str();
-}
-
-// The gpupy_fp_flag bits of instruction i's value at this point, ORed into
-// the invocation's flags of check k: NaN or infinity from operands without
-// them (telling a zero operand apart), or an integer division by zero.
-std::string Writer::check(int i, int k, const std::string& flags) {
-    const gpupy_ir_instr& in = ir_.instr[i];
-    const GlslType& f = glsl_type(in.dtype);
-    std::ostringstream s;
-    if (f.kind != DtypeKind::Float) {
-        if (f.kind == DtypeKind::Bool) return "";
-        const int divisor = in.arg[op_arity(in.op) >= 2 ? 1 : 0];
-        s << "    if (" << reg(divisor) << " == 0) " << flags << " |= " << GPUPY_FP_ZERO_DIVISOR << "u;\n";
-        if (f.kind == DtypeKind::Signed && in.op == GPUPY_OP_FLOOR_DIVIDE) {
-            // The dtype's minimum over -1 (int8 and int16 are held in int).
-            static const char* const kMinimum[] = {"-128", "-32768", "(-2147483647 - 1)", "(-9223372036854775807l - 1l)"};
-            const int which = in.dtype == GPUPY_INT8 ? 0 : in.dtype == GPUPY_INT16 ? 1 : in.dtype == GPUPY_INT32 ? 2 : 3;
-            s << "    if (" << reg(in.arg[0]) << " == " << kMinimum[which] << " && " << reg(divisor) << " == -1) " << flags
-              << " |= " << GPUPY_FP_INT_OVERFLOW << "u;\n";
-        }
-        return s.str();
-    }
-    // The float operands, each once (x * x: one test).
-    std::vector<int> floats;
-    for (int a = 0; a < op_arity(in.op); ++a) {
-        const int arg = in.arg[a];
-        if (glsl_type(ir_.instr[arg].dtype).kind == DtypeKind::Float &&
-            std::find(floats.begin(), floats.end(), arg) == floats.end())
-            floats.push_back(arg);
-    }
-    const std::string v = reg(i);
-    // Whether an operand is NaN, as far as the flags care: logaddexp's every
-    // NaN is flagged (gpupy_fp_flag), its operands' too.
-    std::string nan_in = "false";
-    for (int arg : floats) nan_in += " || " + classify("isnan", ir_.instr[arg].dtype, reg(arg));
-    const std::string nan_in_flagged = gpupy_fp_flags_every_nan(in.op) ? "false" : nan_in;
-    if (!opt_.detailed_checks) {
-        // The quick form: whether this value is an error the full form
-        // would name -- not finite where every float operand is finite, or
-        // a NaN where none is -- without a branch. v - v is 0.0 for a
-        // finite v and a NaN otherwise (precise: an optimiser may otherwise
-        // take it for 0.0). NaNs and infinities carried from the operands
-        // (missing values in the data) do not send the evaluation to the
-        // full form.
-        auto nonfinite = [&](int arg) {
-            const std::string x = reg(arg), z = "z" + std::to_string(k) + "_" + std::to_string(arg);
-            if (glsl_type(ir_.instr[arg].dtype).bits == 64) {
-                s << "    precise double " << z << " = " << x << " - " << x << ";\n";
-                return "(unpackDouble2x32(" + z + ") != uvec2(0u))";
-            }
-            s << "    precise float " << z << " = " << x << " - " << x << ";\n";
-            return "(floatBitsToUint(" + z + ") != 0u)";
-        };
-        std::string finite_in = "true";
-        for (int arg : floats) finite_in += " && !" + nonfinite(arg);
-        const std::string made = nonfinite(i);
-        s << "    " << flags << " |= uint(" << made << " && " << finite_in << ") | uint(" << classify("isnan", in.dtype, v)
-          << " && !(" << nan_in_flagged << "));\n";
-        return s.str();
-    }
-    std::string inf_in = "false", zero_in = "false";
-    for (int arg : floats) {
-        inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, reg(arg));
-        zero_in += " || " + operand(in, arg) + " == 0.0";  // as the operation read it
-    }
-    // One test on the common path (a finite value); the operands are
-    // looked at only where the value is not.
-    s << "    if (!" << classify("isfinite", in.dtype, v) << ") {\n";
-    s << "        if (" << classify("isnan", in.dtype, v) << ") {\n";
-    s << "            if (!(" << nan_in_flagged << ")) " << flags << " |= " << GPUPY_FP_NAN << "u;\n";
-    s << "        } else if (!(" << nan_in << " || " << inf_in << ")) {\n";
-    s << "            " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
-    s << "        }\n";
-    s << "    }\n";
-    return s.str();
-}
-
-// The flags of a checked fold (gpupy_ir.check_folds) for output k, whose
-// accumulator is `acc` after the loop, ORed into g_fold<k>. The quick form
-// only says whether the value is not finite (v - v is not 0.0), once per
-// output; the full form, run where the quick one found something, names
-// the error from what the loop saw of the body values (bnan<k>, binf<k>),
-// as gpupy_fold_flags does.
-std::string Writer::fold_check(int k, const std::string& acc, const std::string& suffix) {
-    const int t = ir_.instr[ir_.output[k]].dtype;
-    const std::string flags = "g_fold" + std::to_string(k);
-    std::ostringstream s;
-    if (!opt_.detailed_checks) {
-        if (glsl_type(t).bits == 64) {
-            s << "        precise double zf" << suffix << " = " << acc << " - " << acc << ";\n";
-            s << "        " << flags << " |= uint(unpackDouble2x32(zf" << suffix << ") != uvec2(0u));\n";
-        } else {
-            s << "        precise float zf" << suffix << " = " << acc << " - " << acc << ";\n";
-            s << "        " << flags << " |= uint(floatBitsToUint(zf" << suffix << ") != 0u);\n";
-        }
-        return s.str();
-    }
-    s << "        if (!bnan" << suffix << ") {\n";
-    s << "            if (" << classify("isnan", t, acc) << ") " << flags << " |= binf" << suffix << " ? "
-      << GPUPY_FP_NAN << "u : " << (GPUPY_FP_NAN | GPUPY_FP_INF) << "u;\n";
-    s << "            else if (" << classify("isinf", t, acc) << " && !binf" << suffix << ") " << flags
-      << " |= " << GPUPY_FP_INF << "u;\n";
-    s << "        }\n";
     return s.str();
 }
 
@@ -722,8 +544,6 @@ std::string Writer::generate(GeneratedShader& out) {
     out.source = src.str();
     return "";
 }
-
-}  // namespace
 
 bool needs_wide_index(const gpupy_ir& ir) {
     const double limit = 2147483647.0 - 65536.0 * kWorkGroupSize;
