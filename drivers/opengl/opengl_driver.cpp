@@ -149,7 +149,7 @@ int64_t default_memory_budget(const GlLimits& gl) {
 std::string apply_float_behaviour(Driver* d) {
     const std::string probe = gpupy_driver::env_text("GPUPY_GL_FLOAT_PROBE");
     if (!gpu_like_floats(probe.c_str(), &d->gpu_like).empty()) {
-        return "GPUPY_GL_FLOAT_PROBE must be a comma-separated list of (" + gpu_like_vocabulary() + "), got '" +
+        return "GPUPY_GL_FLOAT_PROBE must be a comma-separated list of " + gpu_like_vocabulary() + ", got '" +
                probe + "'";
     }
     d->float_probe_note = probe_float_behaviour(d->caps.fp64, d->gpu_like, &d->floats);

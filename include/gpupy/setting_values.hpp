@@ -36,8 +36,9 @@ inline std::string integer_setting(const char* name, const char* text, int64_t m
 }
 
 // `text` as one of the words `accepted` into *out; "" or the error naming
-// `name` (worded as the package's own settings word it: "GPUPY_FALLBACK
-// must be one of ('silent', 'warn', 'raise'), got 'x'").
+// `name`, worded as the package's own settings word it
+// (gpupy/_environment.py): "GPUPY_FALLBACK must be one of 'silent',
+// 'warn', 'raise', got 'x'".
 inline std::string choice_setting(const char* name, const char* text, std::initializer_list<const char*> accepted,
                                   std::string* out) {
     std::string words;
@@ -48,7 +49,7 @@ inline std::string choice_setting(const char* name, const char* text, std::initi
         }
         words += std::string(words.empty() ? "" : ", ") + "'" + word + "'";
     }
-    return std::string(name) + " must be one of (" + words + "), got '" + text + "'";
+    return std::string(name) + " must be one of " + words + ", got '" + text + "'";
 }
 
 }  // namespace gpupy
