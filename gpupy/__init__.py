@@ -12,9 +12,13 @@ try:
     from . import _core
 except ImportError as _error:  # pragma: no cover - exercised in a child process by the tests
     import os as _os
+    from importlib.machinery import EXTENSION_SUFFIXES as _suffixes
 
     _here = _os.path.dirname(_os.path.abspath(__file__))
-    if _os.path.exists(_os.path.join(_here, "..", "pyproject.toml")):
+    # A compiled core that refused to start (a wrong setting: "GPUPY_BLOCK_SIZE
+    # must be an integer >= 1, got 'abc'") says why itself.
+    _built = any(_os.path.exists(_os.path.join(_here, "_core" + suffix)) for suffix in _suffixes)
+    if _os.path.exists(_os.path.join(_here, "..", "pyproject.toml")) and not _built:
         raise ImportError(
             f"gpupy is being imported from its source tree ({_here}), which has no compiled core. "
             "Run Python from another directory to use the installed gpupy (pip install . installs it), "

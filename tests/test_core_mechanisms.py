@@ -284,6 +284,44 @@ class TestPartitioning:
             gp.set_driver_option("no_such_option", 1)
 
 
+# --- settings from the environment ----------------------------------------------------------------
+# Every setting is read by one rule (gpupy/setting_values.hpp): unset or
+# empty is the default; any other value must be one the setting accepts,
+# else starting says so, naming the variable and what it accepts.
+
+@pytest.mark.parametrize("name, value", [("GPUPY_BLOCK_SIZE", "abc"), ("GPUPY_BLOCK_SIZE", "0"),
+                                         ("GPUPY_CACHE_BYTES", "1.5"), ("GPUPY_HOST_ELEMENTS", "-1"),
+                                         ("GPUPY_EAGER_ELEMENTS", "many")])
+def test_a_wrong_core_setting_is_said_not_ignored(name, value):
+    proc = run_python(["-c", "import gpupy as gp; print(gp.driver())"],
+                      dict(os.environ, GPUPY_DRIVER="software", **{name: value}))
+    assert proc.returncode != 0
+    assert f"{name} must be an integer >= " in proc.stderr and repr(value) in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name, value, accepted", [
+    ("GPUPY_EGL_DEVICE", "first", "an integer >= 0"),
+    ("GPUPY_EGL_DEVICE", "-1", "an integer >= 0"),
+    ("GPUPY_GL_CHECK_PROGRAM_KEYS", "yes", "one of '0', '1', got"),
+    ("GPUPY_FLOAT32_SUBNORMALS", "sometimes", "one of 'flush', 'exact', got"),
+    ("GPUPY_GL_FLOAT_PROBE", "fast", "a comma-separated list of 'subnormals_flushed', "),
+])
+def test_a_wrong_opengl_setting_is_said_not_ignored(opengl, name, value, accepted):
+    proc = run_python(["-c", "import gpupy as gp; print(gp.driver())"],
+                      dict(os.environ, GPUPY_DRIVER="opengl", **{name: value}))
+    assert proc.returncode != 0 and "DriverError" in proc.stderr, proc.stderr
+    assert f"{name} must be {accepted}" in proc.stderr and repr(value) in proc.stderr, proc.stderr
+
+
+def test_an_empty_eager_threshold_setting_is_unset():
+    """GPUPY_EAGER_ELEMENTS is read where the core reads its settings:
+    empty is unset for the calibration too, which may then set it."""
+    code = "from gpupy import _calibration; print(_calibration._eager_set_by_user)"
+    for value, chosen in (("", "False"), ("7", "True")):
+        proc = run_python(["-c", code], dict(os.environ, GPUPY_DRIVER="software", GPUPY_EAGER_ELEMENTS=value))
+        assert proc.returncode == 0 and proc.stdout.split() == [chosen], proc.stderr
+
+
 # --- the block cache ------------------------------------------------------------------------------
 
 class TestBlockCache:

@@ -7,6 +7,7 @@
 
 #include "glsl_contraction.hpp"
 #include "glsl_types.hpp"
+#include "glsl_writer.hpp"
 #include "ir_validation.hpp"
 #include "loop_rolling.hpp"
 #include "value_facts.hpp"
@@ -35,19 +36,6 @@ std::string vector_type(int dtype, int lanes) {
 }
 
 bool is_leaf(int op) { return op == GPUPY_OP_LOAD || op == GPUPY_OP_INDEX || op == GPUPY_OP_CONST; }
-bool has_map(const gpupy_ir_instr& in) { return in.op == GPUPY_OP_LOAD || in.op == GPUPY_OP_INDEX; }
-bool contiguous(const gpupy_ir_instr& in) { return (in.flags & GPUPY_INSTR_CONTIGUOUS) != 0; }
-bool remapped(const gpupy_ir_instr& in) { return !contiguous(in) && (in.flags & GPUPY_INSTR_REMAPPED); }
-
-// Slots one map takes in u_p[]: base; strides (and div, mod, shift) unless
-// contiguous; then block_elems (LOAD) or value div, mod (INDEX), and with
-// 32-bit index arithmetic the magic pairs of div and mod (see gpo_udiv31).
-int map_slots(const gpupy_ir_instr& in, int ndim, bool wide) {
-    int n = 1;
-    if (!contiguous(in)) n += ndim * (remapped(in) ? 4 : 1);
-    if (in.op == GPUPY_OP_LOAD) return n + 1;
-    return n + 2 + (wide ? 0 : 4);
-}
 
 // How one dimension of a remapped map is computed; the program key holds
 // it, as each form is different code. Integer division by a uniform runs a
@@ -67,49 +55,6 @@ int remap_form(const gpupy_ir& ir, const gpupy_ir_instr& in, int d) {
     if (m.edge[d] == GPUPY_EDGE_WRAP && m.mod[d] == 0) form |= kNoModulo;
     else if (m.edge[d] != GPUPY_EDGE_CLAMP && period > 0 && m.shift[d] >= 0 && highest < 2 * period) form |= kOneFold;
     return form;
-}
-
-// Slots of a GATHER in u_p[]: its blocks' first element, the last element
-// it may read (relative to that) and block_elems.
-constexpr int kGatherSlots = 3;
-
-// Multiplier and shift that divide 31-bit numerators by d exactly
-// (Granlund & Montgomery, "Division by invariant integers using
-// multiplication"): floor(n / d) == (n * m) >> (31 + l) for 0 <= n < 2^31.
-void magic31(int64_t d, int64_t* m, int64_t* l) {
-    if (d < 1) d = 1;
-    if (d > 2147483647) d = 2147483647;
-    int64_t shift = 0;
-    while ((int64_t{1} << shift) < d) ++shift;
-    const uint64_t mult = (uint64_t{1} << (31 + shift)) / static_cast<uint64_t>(d) + 1;
-    *m = static_cast<int64_t>(mult);  // < 2^32: uploaded as its bit pattern
-    *l = shift;
-}
-
-ParamLayout make_layout(const gpupy_ir& ir, bool wide) {
-    ParamLayout l;
-    int next = l.shape + ir.ndim;
-    if (!wide) {
-        l.shape_magic = next;
-        next += 2 * ir.ndim;
-    }
-    if (ir.reduce_op != GPUPY_OP_NONE) {
-        l.reduce = next;
-        next += 3;
-    }
-    l.leaf.assign(ir.ninstr, -1);
-    for (int i = 0; i < ir.ninstr; ++i) {
-        if (ir.instr[i].op == GPUPY_OP_GATHER) {
-            l.leaf[i] = next;
-            next += kGatherSlots;
-        }
-        if (!has_map(ir.instr[i])) continue;
-        l.leaf[i] = next;
-        next += map_slots(ir.instr[i], ir.ndim, wide);
-    }
-    l.zero = next++;
-    l.total = next;
-    return l;
 }
 
 using gpupy_driver::operand_dtype;
@@ -145,82 +90,7 @@ std::string validate(const gpupy_ir& ir, const DeviceCaps& caps, bool require_bl
     return "";
 }
 
-class Writer {
-public:
-    Writer(const gpupy_ir& ir, const ParamLayout& layout, bool wide, const CodegenOptions& opt)
-        : ir_(ir), layout_(layout), wide_(wide), opt_(opt), idx_(wide ? "int64_t" : "int") {}
-
-    std::string generate(GeneratedShader& out);
-
-private:
-    std::string p(int slot) const { return "u_p[" + std::to_string(slot) + "]"; }
-    // Instruction i's value: its register, or the name the rolled loop
-    // gives it (the carry).
-    std::string reg(int i) const {
-        return alias_[static_cast<size_t>(i)].empty() ? "t" + std::to_string(i) : alias_[static_cast<size_t>(i)];
-    }
-    // Operand `arg` of instruction `in` as its operation reads it. A
-    // GPU-like build (CodegenOptions::gpu_like) flushes the float32
-    // operands and result of every operation but a selection, as NVIDIA's
-    // arithmetic does; leaves and copies keep the bits.
-    bool flushes(const gpupy_ir_instr& in) const {
-        return opt_.gpu_like.flush_subnormals && in.op != GPUPY_OP_WHERE;
-    }
-    std::string operand(const gpupy_ir_instr& in, int arg) {
-        return flushes(in) && ir_.instr[arg].dtype == GPUPY_FLOAT32 ? flushed(reg(arg)) : reg(arg);
-    }
-    // A float32 expression flushed (glsl_math's gp__ftz).
-    std::string flushed(const std::string& e) {
-        fns_.use("gp__ftz");
-        return "gp__ftz(" + e + ")";
-    }
-    std::string map_index(int i);
-    std::string remapped_coordinate(const gpupy_ir_instr& in, int d, const std::string& n, int s);
-    std::string load(int i, int& unit);
-    std::string gather(int i, int& unit);
-    std::string fetch(int i, int& unit, const std::string& block_elems);
-    std::string check(int i, int k, const std::string& flags);
-    std::string instruction(int i, const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
-    std::string rolled_loop(const std::vector<uint8_t>& facts, int& unit, GeneratedShader& out);
-    // A float classification function of glsl_runtime/float_bits.glsl
-    // ("isnan", "isinf", "isfinite") applied to x, of dtype `dtype`.
-    std::string classify(const char* what, int dtype, const std::string& x) {
-        const std::string fn = std::string("gpo_") + what + (glsl_type(dtype).bits == 64 ? "_f64" : "_f32");
-        fns_.use(fn);
-        return fn + "(" + x + ")";
-    }
-    // Check slot k's copy in the rolled loop (0: the body's own slot, whose
-    // array holds every copy's flags), or -1 outside the loop.
-    int rolled_check(int k) const {
-        if (!loop_.found() || loop_.check_stride <= 0) return -1;
-        if (!opt_.detailed_checks) {
-            // The quick form: the body's slot is a plain flag; the other
-            // copies' slots are not written.
-            const int i = ir_.check[k];
-            if (i < loop_.begin || i >= loop_.end()) return -1;
-            return i < loop_.begin + loop_.length ? -1 : 1;
-        }
-        const int i = ir_.check[k];
-        if (i < loop_.begin || i >= loop_.end()) return -1;
-        return (i - loop_.begin) / loop_.length;
-    }
-    bool fold_checked(int k) const { return ir_.reduce_op != GPUPY_OP_NONE && ((ir_.check_folds >> k) & 1u); }
-    std::string fold_check(int k, const std::string& acc, const std::string& suffix);
-
-    const gpupy_ir& ir_;
-    const ParamLayout& layout_;
-    bool wide_;
-    const CodegenOptions& opt_;
-    std::string idx_;  // GLSL type of index arithmetic
-    ShaderFunctions fns_;
-    std::ostringstream decl_;
-    std::vector<std::string> alias_;  // per instruction: a name other than t<i>, or ""
-    RolledLoop loop_;                 // the repetition written as a loop, if any
-    bool in_loop_ = false;            // writing the loop's body
-    int lane_ = -1;                   // the body's copy within an unrolled iteration, or -1
-    bool declare_arrays_ = false;     // the body's first writing declares its constants' arrays
-    std::vector<int> check_slot_;     // per instruction: its check slot, or -1
-};
+}  // namespace
 
 std::string Writer::map_index(int i) {
     const gpupy_ir_instr& in = ir_.instr[i];
@@ -308,110 +178,6 @@ std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
                texel_read(in.dtype, "u_t" + std::to_string(first_unit + b), coord) + " : " + pick + ")";
     }
     s << "    " << f.glsl_type << " " << reg(i) << " = " << pick << ";\n";
-    return s.str();
-}
-
-// The gpupy_fp_flag bits of instruction i's value at this point, ORed into
-// the invocation's flags of check k: NaN or infinity from operands without
-// them (telling a zero operand apart), or an integer division by zero.
-std::string Writer::check(int i, int k, const std::string& flags) {
-    const gpupy_ir_instr& in = ir_.instr[i];
-    const GlslType& f = glsl_type(in.dtype);
-    std::ostringstream s;
-    if (f.kind != DtypeKind::Float) {
-        if (f.kind == DtypeKind::Bool) return "";
-        const int divisor = in.arg[op_arity(in.op) >= 2 ? 1 : 0];
-        s << "    if (" << reg(divisor) << " == 0) " << flags << " |= " << GPUPY_FP_ZERO_DIVISOR << "u;\n";
-        if (f.kind == DtypeKind::Signed && in.op == GPUPY_OP_FLOOR_DIVIDE) {
-            // The dtype's minimum over -1 (int8 and int16 are held in int).
-            static const char* const kMinimum[] = {"-128", "-32768", "(-2147483647 - 1)", "(-9223372036854775807l - 1l)"};
-            const int which = in.dtype == GPUPY_INT8 ? 0 : in.dtype == GPUPY_INT16 ? 1 : in.dtype == GPUPY_INT32 ? 2 : 3;
-            s << "    if (" << reg(in.arg[0]) << " == " << kMinimum[which] << " && " << reg(divisor) << " == -1) " << flags
-              << " |= " << GPUPY_FP_INT_OVERFLOW << "u;\n";
-        }
-        return s.str();
-    }
-    // The float operands, each once (x * x: one test).
-    std::vector<int> floats;
-    for (int a = 0; a < op_arity(in.op); ++a) {
-        const int arg = in.arg[a];
-        if (glsl_type(ir_.instr[arg].dtype).kind == DtypeKind::Float &&
-            std::find(floats.begin(), floats.end(), arg) == floats.end())
-            floats.push_back(arg);
-    }
-    const std::string v = reg(i);
-    // Whether an operand is NaN, as far as the flags care: logaddexp's every
-    // NaN is flagged (gpupy_fp_flag), its operands' too.
-    std::string nan_in = "false";
-    for (int arg : floats) nan_in += " || " + classify("isnan", ir_.instr[arg].dtype, reg(arg));
-    const std::string nan_in_flagged = gpupy_fp_flags_every_nan(in.op) ? "false" : nan_in;
-    if (!opt_.detailed_checks) {
-        // The quick form: whether this value is an error the full form
-        // would name -- not finite where every float operand is finite, or
-        // a NaN where none is -- without a branch. v - v is 0.0 for a
-        // finite v and a NaN otherwise (precise: an optimiser may otherwise
-        // take it for 0.0). NaNs and infinities carried from the operands
-        // (missing values in the data) do not send the evaluation to the
-        // full form.
-        auto nonfinite = [&](int arg) {
-            const std::string x = reg(arg), z = "z" + std::to_string(k) + "_" + std::to_string(arg);
-            if (glsl_type(ir_.instr[arg].dtype).bits == 64) {
-                s << "    precise double " << z << " = " << x << " - " << x << ";\n";
-                return "(unpackDouble2x32(" + z + ") != uvec2(0u))";
-            }
-            s << "    precise float " << z << " = " << x << " - " << x << ";\n";
-            return "(floatBitsToUint(" + z + ") != 0u)";
-        };
-        std::string finite_in = "true";
-        for (int arg : floats) finite_in += " && !" + nonfinite(arg);
-        const std::string made = nonfinite(i);
-        s << "    " << flags << " |= uint(" << made << " && " << finite_in << ") | uint(" << classify("isnan", in.dtype, v)
-          << " && !(" << nan_in_flagged << "));\n";
-        return s.str();
-    }
-    std::string inf_in = "false", zero_in = "false";
-    for (int arg : floats) {
-        inf_in += " || " + classify("isinf", ir_.instr[arg].dtype, reg(arg));
-        zero_in += " || " + operand(in, arg) + " == 0.0";  // as the operation read it
-    }
-    // One test on the common path (a finite value); the operands are
-    // looked at only where the value is not.
-    s << "    if (!" << classify("isfinite", in.dtype, v) << ") {\n";
-    s << "        if (" << classify("isnan", in.dtype, v) << ") {\n";
-    s << "            if (!(" << nan_in_flagged << ")) " << flags << " |= " << GPUPY_FP_NAN << "u;\n";
-    s << "        } else if (!(" << nan_in << " || " << inf_in << ")) {\n";
-    s << "            " << flags << " |= (" << zero_in << ") ? " << GPUPY_FP_INF_AT_ZERO << "u : " << GPUPY_FP_INF << "u;\n";
-    s << "        }\n";
-    s << "    }\n";
-    return s.str();
-}
-
-// The flags of a checked fold (gpupy_ir.check_folds) for output k, whose
-// accumulator is `acc` after the loop, ORed into g_fold<k>. The quick form
-// only says whether the value is not finite (v - v is not 0.0), once per
-// output; the full form, run where the quick one found something, names
-// the error from what the loop saw of the body values (bnan<k>, binf<k>),
-// as gpupy_fold_flags does.
-std::string Writer::fold_check(int k, const std::string& acc, const std::string& suffix) {
-    const int t = ir_.instr[ir_.output[k]].dtype;
-    const std::string flags = "g_fold" + std::to_string(k);
-    std::ostringstream s;
-    if (!opt_.detailed_checks) {
-        if (glsl_type(t).bits == 64) {
-            s << "        precise double zf" << suffix << " = " << acc << " - " << acc << ";\n";
-            s << "        " << flags << " |= uint(unpackDouble2x32(zf" << suffix << ") != uvec2(0u));\n";
-        } else {
-            s << "        precise float zf" << suffix << " = " << acc << " - " << acc << ";\n";
-            s << "        " << flags << " |= uint(floatBitsToUint(zf" << suffix << ") != 0u);\n";
-        }
-        return s.str();
-    }
-    s << "        if (!bnan" << suffix << ") {\n";
-    s << "            if (" << classify("isnan", t, acc) << ") " << flags << " |= binf" << suffix << " ? "
-      << GPUPY_FP_NAN << "u : " << (GPUPY_FP_NAN | GPUPY_FP_INF) << "u;\n";
-    s << "            else if (" << classify("isinf", t, acc) << " && !binf" << suffix << ") " << flags
-      << " |= " << GPUPY_FP_INF << "u;\n";
-    s << "        }\n";
     return s.str();
 }
 
@@ -779,15 +545,6 @@ std::string Writer::generate(GeneratedShader& out) {
     return "";
 }
 
-// Clamps a count-like value (shape, div, mod) into the index type: values
-// beyond it behave like "no limit" for coordinates that fit.
-int64_t clamp_count(int64_t v, bool wide) {
-    int64_t hi = wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
-    return v > hi ? hi : v;
-}
-
-}  // namespace
-
 bool needs_wide_index(const gpupy_ir& ir) {
     const double limit = 2147483647.0 - 65536.0 * kWorkGroupSize;
     double total = 1;
@@ -807,71 +564,6 @@ bool needs_wide_index(const gpupy_ir& ir) {
         if (bound > limit) return true;
     }
     return false;
-}
-
-void fill_params(const gpupy_ir& ir, const ParamLayout& l, bool wide, std::vector<int64_t>& out) {
-    out.assign(l.total, 0);
-    out[l.start] = ir.start;
-    out[l.count] = ir.count;
-    out[l.dst_offset] = ir.dst_offset;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < ir.ndim; ++d) {
-        out[l.shape + d] = clamp_count(ir.shape[d], wide);
-        (d < ir.ndim - ir.reduce_ndim ? outer : inner) *= ir.shape[d];
-        if (l.shape_magic >= 0) magic31(ir.shape[d], &out[l.shape_magic + 2 * d], &out[l.shape_magic + 2 * d + 1]);
-    }
-    if (l.reduce >= 0) {
-        out[l.reduce] = inner;
-        out[l.reduce + 1] = (inner + ir.reduce_chunk - 1) / ir.reduce_chunk;
-        out[l.reduce + 2] = clamp_count(ir.reduce_chunk, wide);
-    }
-    (void)outer;
-    if (l.tile >= 0) {
-        const ContractionGrid g = contraction_grid(ir);
-        out[l.tile] = g.first_row;
-        out[l.tile + 1] = g.first_batch;
-    }
-    for (int i = 0; i < ir.ninstr; ++i) {
-        const gpupy_ir_instr& in = ir.instr[i];
-        if (in.op != GPUPY_OP_GATHER) continue;
-        const int s = l.leaf[i];
-        out[s] = in.block_first;
-        out[s + 1] = clamp_count(std::max<int64_t>(in.value.i, 1) - 1, wide);  // the last element bound
-        out[s + 2] = in.block_elems;
-    }
-    for (int i = 0; i < ir.ninstr; ++i) {
-        const gpupy_ir_instr& in = ir.instr[i];
-        int s = l.leaf[i];
-        if (s < 0 || !has_map(in)) continue;  // (a GATHER's slots are written above)
-        // LOAD addresses are relative to the first block; in 32-bit mode
-        // they are taken modulo 2^32 (the GL side wraps the same way).
-        out[s] = in.op == GPUPY_OP_LOAD ? in.map.base - in.block_first : in.map.base;
-        int next = s + 1;
-        if (!contiguous(in)) {
-            for (int d = 0; d < ir.ndim; ++d) out[next + d] = in.map.stride[d];
-            next += ir.ndim;
-            if (remapped(in)) {
-                for (int d = 0; d < ir.ndim; ++d) {
-                    out[next + d] = clamp_count(in.map.div[d] < 1 ? 1 : in.map.div[d], wide);
-                    int64_t m = in.map.mod[d];
-                    out[next + ir.ndim + d] = m == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide)
-                                                     : clamp_count(m, wide);
-                    out[next + 2 * ir.ndim + d] = in.map.shift[d];
-                }
-                next += 3 * ir.ndim;
-            }
-        }
-        if (in.op == GPUPY_OP_LOAD) {
-            out[next] = in.block_elems;
-        } else {
-            out[next] = clamp_count(in.div, wide);
-            out[next + 1] = in.mod == 0 ? clamp_count(std::numeric_limits<int64_t>::max(), wide) : clamp_count(in.mod, wide);
-            if (!wide) {
-                magic31(out[next], &out[next + 2], &out[next + 3]);
-                magic31(out[next + 1], &out[next + 4], &out[next + 5]);
-            }
-        }
-    }
 }
 
 std::string gpu_like_defines(const GpuLikeFloats& g) {

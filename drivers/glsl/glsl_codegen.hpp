@@ -17,21 +17,9 @@
 
 #include "gpupy/driver.hpp"
 #include "glsl_ops.hpp"
+#include "glsl_params.hpp"
 
 namespace gpupy_glsl {
-
-// Where each integer parameter lives in the uniform array u_p[]. A pure
-// function of the IR's structure, shared by the generator (which reads
-// u_p[k] at these constant indices) and by eval (which fills the array).
-struct ParamLayout {
-    int start = 0, count = 1, dst_offset = 2, shape = 3;  // shape[d] at shape + d
-    int reduce = -1;                 // I, nchunks, chunk at reduce + 0..2
-    int shape_magic = -1;            // 32-bit mode: (m, l) of shape[d] at shape_magic + 2d
-    int tile = -1;                   // tiled product: first row, first batch (glsl_contraction.hpp)
-    int zero = -1;                   // always 0: gpo_opaque_zero, a zero the compiler cannot fold
-    std::vector<int> leaf;           // per instruction: first slot of its map, or -1
-    int total = 0;
-};
 
 struct GeneratedShader {
     std::string key;
@@ -78,8 +66,12 @@ struct GpuLikeFloats {
 // The lines after #version that build a shader as `g` says.
 std::string gpu_like_defines(const GpuLikeFloats& g);
 
+// Texels per row of a block's texture, unless the device allows fewer (the
+// OpenGL driver's block_width option sets another).
+constexpr int kDefaultTextureWidth = 4096;
+
 struct CodegenOptions {
-    int texture_width = 4096;
+    int texture_width = kDefaultTextureWidth;
     DeviceCaps caps;
     std::string debug_append;  // test hook: text appended to main()'s body
     // Test hook: the same, left out of the key on purpose -- a program key
@@ -116,9 +108,6 @@ std::string generate_shader(const gpupy_ir& ir, const CodegenOptions& opt, bool 
 // leaf's value may not fit in int32 (LOAD offsets fit: blocks are smaller,
 // and 32-bit wraparound arithmetic yields the right in-range offset).
 bool needs_wide_index(const gpupy_ir& ir);
-
-// The values of u_p[] for `ir` laid out as `layout`.
-void fill_params(const gpupy_ir& ir, const ParamLayout& layout, bool wide, std::vector<int64_t>& out);
 
 }  // namespace gpupy_glsl
 

@@ -2,7 +2,7 @@
 //
 // A block of n elements is laid out row-major in a texture of width
 // min(n, W) and height ceil(n / W), W being one width for the whole driver
-// (block_width, default min(4096, GL_MAX_TEXTURE_SIZE)). Element e lives at
+// (block_width, default min(kDefaultTextureWidth, GL_MAX_TEXTURE_SIZE)). Element e lives at
 // texel (e % W, e / W) whatever the block's size, so generated code needs W
 // only, as a compile-time constant. One texel holds one element (see
 // dtype_formats), so host transfers need no conversion.
@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "glsl_codegen.hpp"
 #include "gpupy/driver.hpp"
 
 struct gpupy_block {
@@ -53,7 +54,7 @@ public:
 private:
     bool check_range(const gpupy_block* block, int64_t offset, int64_t count, std::string& error) const;
 
-    int width_ = 4096;
+    int width_ = gpupy_glsl::kDefaultTextureWidth;
     int max_height_ = 16384;
     int64_t budget_bytes_ = 0;  // 0: no budget of our own, only GL_OUT_OF_MEMORY
     int64_t used_bytes_ = 0;

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "options.hpp"
+
 namespace gpupy_gl {
 
 static std::string egl_error_name(EGLint e) {
@@ -44,21 +46,22 @@ static bool make_writable_dir(const std::string& path) {
 }
 
 std::string ensure_shader_cache_dir() {
-    if (const char* dir = std::getenv("MESA_SHADER_CACHE_DIR")) return dir;
+    using gpupy_driver::env_text;
+    if (std::string dir = env_text("MESA_SHADER_CACHE_DIR"); !dir.empty()) return dir;
     // Mesa's default: $XDG_CACHE_HOME/mesa_shader_cache, else
     // $HOME/.cache/mesa_shader_cache.
     std::string fallback_root;
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME")) {
+    if (std::string xdg = env_text("XDG_CACHE_HOME"); !xdg.empty()) {
         fallback_root = xdg;
-    } else if (const char* home = std::getenv("HOME")) {
-        fallback_root = std::string(home) + "/.cache";
+    } else if (std::string home = env_text("HOME"); !home.empty()) {
+        fallback_root = home + "/.cache";
     }
     if (!fallback_root.empty()) {
         std::string dflt = fallback_root + "/mesa_shader_cache";
         if (make_writable_dir(dflt)) return dflt;
     }
-    const char* tmp = std::getenv("TMPDIR");
-    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpupy-mesa-shader-cache-" +
+    const std::string tmp = env_text("TMPDIR");
+    std::string dir = (tmp.empty() ? std::string("/tmp") : tmp) + "/gpupy-mesa-shader-cache-" +
                       std::to_string(static_cast<long>(getuid()));
     if (!make_writable_dir(dir)) return "";
     setenv("MESA_SHADER_CACHE_DIR", dir.c_str(), 0);
@@ -67,7 +70,7 @@ std::string ensure_shader_cache_dir() {
 
 // The EGL device platform: device `wanted` of EGL's list, or (wanted < 0)
 // the first device that gives a display. *count is the list's length.
-static EGLDisplay device_display(int wanted, EGLint* count) {
+static EGLDisplay device_display(int64_t wanted, EGLint* count) {
     *count = 0;
     auto query_devices =
         reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
@@ -84,23 +87,15 @@ static EGLDisplay device_display(int wanted, EGLint* count) {
     return EGL_NO_DISPLAY;
 }
 
-// GPUPY_EGL_DEVICE=<n>: the n-th EGL device (0-based), for one process per
-// GPU (a Dask worker each); -1 when unset, -2 when not a number.
-static int wanted_device() {
-    const char* text = std::getenv("GPUPY_EGL_DEVICE");
-    if (!text || !*text) return -1;
-    char* end = nullptr;
-    const long n = std::strtol(text, &end, 10);
-    return (*end || n < 0 || n > 1000) ? -2 : static_cast<int>(n);
-}
-
 std::string EglContext::create() {
     shader_cache_dir = ensure_shader_cache_dir();
 
     std::string client_exts = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS) ?: "";
     EGLint major = 0, minor = 0;
-    const int wanted = wanted_device();
-    if (wanted == -2) return "GPUPY_EGL_DEVICE is not a device number (0, 1, ...)";
+    // GPUPY_EGL_DEVICE=<n>: the n-th EGL device (0-based), for one process
+    // per GPU (a Dask worker each); -1 when unset.
+    int64_t wanted = -1;
+    if (std::string why = gpupy_driver::env_integer("GPUPY_EGL_DEVICE", -1, 0, &wanted); !why.empty()) return why;
     if (wanted >= 0) {
         // A device asked for by number: that device or nothing.
         EGLint count = 0;

@@ -215,6 +215,12 @@ std::string gpu_like_words(const gpupy_glsl::GpuLikeFloats& g) {
     return s.empty() ? "no" : s;
 }
 
+std::string gpu_like_vocabulary() {
+    std::string s;
+    for (const GpuLikeWord& w : kGpuLikeWords) s += std::string(s.empty() ? "'" : ", '") + w.word + "'";
+    return s;
+}
+
 void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b) {
     if (gpu_like.float64_division_inexact) b->f64_division_exact = false;
 }

@@ -43,6 +43,9 @@ std::string gpu_like_floats(const char* spec, gpupy_glsl::GpuLikeFloats* out);
 // The words gpu_like_floats took, comma-separated ("no": none), for
 // describe().
 std::string gpu_like_words(const gpupy_glsl::GpuLikeFloats& gpu_like);
+// Every word gpu_like_floats takes, quoted and comma-separated (for the
+// error that names them).
+std::string gpu_like_vocabulary();
 
 // The float64 finding a GPU-like build names.
 void apply_gpu_like_float64(const gpupy_glsl::GpuLikeFloats& gpu_like, FloatBehaviour* b);

@@ -43,7 +43,6 @@ using gpupy_driver::is_default;
 using gpupy_driver::kUnlimited;
 using gpupy_driver::parse_integer;
 
-constexpr int kDefaultBlockWidth = 4096;
 constexpr int64_t kDefaultMaxInstructions = 1000;  // see resources.hpp
 
 struct Driver {
@@ -65,6 +64,7 @@ struct Driver {
     // GPUPY_GL_CHECK_PROGRAM_KEYS (the test suite sets it): every program
     // found in the cache is generated again and compared (program_for).
     bool check_program_keys = false;
+    bool check_program_keys_by_default = false;  // GPUPY_GL_CHECK_PROGRAM_KEYS, read at init
     std::string float_probe_note;  // why the probe could not run, if so
     // GPUPY_FLOAT32_SUBNORMALS: "flush" (float32 on the device, subnormals
     // flushed: the default where the device flushes, said in describe()),
@@ -109,10 +109,13 @@ struct Driver {
 
 Driver* D(void* ctx) { return static_cast<Driver*>(ctx); }
 
-// GPUPY_GL_CHECK_PROGRAM_KEYS: set, and not "0".
-bool program_keys_checked_by_environment() {
-    const char* env = std::getenv("GPUPY_GL_CHECK_PROGRAM_KEYS");
-    return env && *env && std::strcmp(env, "0") != 0;
+// GPUPY_GL_CHECK_PROGRAM_KEYS: "1" checks, "0" (or unset) does not.
+// Returns "" or why the setting is wrong.
+std::string check_program_keys_from_environment(bool* check) {
+    std::string value;
+    const std::string why = gpupy_driver::env_choice("GPUPY_GL_CHECK_PROGRAM_KEYS", {"0", "1"}, &value);
+    *check = value == "1";
+    return why;
 }
 
 // Runs `body` with the context current, turning exceptions into
@@ -144,18 +147,20 @@ int64_t default_memory_budget(const GlLimits& gl) {
 // and sets what the generator may rely on. Returns "" or why the settings
 // are wrong.
 std::string apply_float_behaviour(Driver* d) {
-    const std::string unknown = gpu_like_floats(std::getenv("GPUPY_GL_FLOAT_PROBE"), &d->gpu_like);
-    if (!unknown.empty()) return "GPUPY_GL_FLOAT_PROBE: unknown finding '" + unknown + "'";
+    const std::string probe = gpupy_driver::env_text("GPUPY_GL_FLOAT_PROBE");
+    if (!gpu_like_floats(probe.c_str(), &d->gpu_like).empty()) {
+        return "GPUPY_GL_FLOAT_PROBE must be a comma-separated list of " + gpu_like_vocabulary() + ", got '" +
+               probe + "'";
+    }
     d->float_probe_note = probe_float_behaviour(d->caps.fp64, d->gpu_like, &d->floats);
     if (!d->float_probe_note.empty()) {
         // Nothing measured: assume the least GLSL promises.
         d->floats = FloatBehaviour{false, false, false, false, false};
     }
     apply_gpu_like_float64(d->gpu_like, &d->floats);
-    const char* policy = std::getenv("GPUPY_FLOAT32_SUBNORMALS");
-    const std::string p = policy ? policy : "";
-    if (p != "" && p != "exact" && p != "flush")
-        return "GPUPY_FLOAT32_SUBNORMALS must be 'flush' (the default) or 'exact', not '" + p + "'";
+    std::string p;  // "" (unset) means "flush"
+    if (std::string why = gpupy_driver::env_choice("GPUPY_FLOAT32_SUBNORMALS", {"flush", "exact"}, &p); !why.empty())
+        return why;
     d->float32_policy = p;
     // A GPU's float32 speed is what most users come for, and subnormals are
     // rare: float32 stays on the device unless the user asks for NumPy's
@@ -185,12 +190,13 @@ int drv_init(void** ctx, char* errbuf, size_t errlen) {
             d->caps.fp64 = d->gl.fp64;
             d->caps.int64 = d->gl.int64;
             why = apply_float_behaviour(d);
-            d->check_program_keys = program_keys_checked_by_environment();
+            if (why.empty()) why = check_program_keys_from_environment(&d->check_program_keys_by_default);
+            d->check_program_keys = d->check_program_keys_by_default;
             for (const char* cpu : {"llvmpipe", "softpipe", "swrast"}) {
                 if (d->gl.renderer.find(cpu) != std::string::npos) d->cpu_renderer = true;
             }
             d->shared_tiles = d->default_shared_tiles();
-            int width = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+            int width = std::min(kDefaultTextureWidth, d->gl.max_texture_size);
             d->blocks.configure(width, d->gl.max_texture_size, default_memory_budget(d->gl));
             eglMakeCurrent(d->egl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         }
@@ -640,7 +646,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         // turns it off while it measures: it costs a code generation per
         // evaluation, which no user's process pays.)
         if (is_default(value)) {
-            d->check_program_keys = program_keys_checked_by_environment();
+            d->check_program_keys = d->check_program_keys_by_default;
         } else if (v == "0" || v == "1") {
             d->check_program_keys = v == "1";
         } else {
@@ -707,7 +713,7 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
     }
     if (k == "block_width") {
         int64_t n;
-        if (is_default(value)) n = std::min(kDefaultBlockWidth, d->gl.max_texture_size);
+        if (is_default(value)) n = std::min(kDefaultTextureWidth, d->gl.max_texture_size);
         else if (!parse_integer(value, &n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
         if (d->blocks.live_blocks() != 0) return fail("blocks are allocated; free them first");
         d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
@@ -727,13 +733,12 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
 // dispatch and transfer.
 constexpr int64_t kAlwaysHostElements = int64_t{1} << 12;
 constexpr int64_t kCpuRendererMinOps = 48;
-constexpr int64_t kGpuMinElements = int64_t{1} << 17;
 
 int drv_prefers_host(void* ctx, int64_t elements, int64_t ops) {
     Driver* d = D(ctx);
     if (elements <= kAlwaysHostElements) return 1;
     if (d->cpu_renderer) return ops < kCpuRendererMinOps ? 1 : 0;
-    return elements < kGpuMinElements ? 1 : 0;
+    return elements < GPUPY_SMALL_WORK_ELEMENTS ? 1 : 0;
 }
 
 void drv_get_counters(void* ctx, gpupy_driver_counters* out) {

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "options.hpp"
+
 namespace gpupy_gl {
 
 namespace {
@@ -71,9 +73,9 @@ Program* ProgramCache::find(const std::string& key) {
 // Debug aid: with GPUPY_GL_DUMP_SHADERS=<dir>, every program built is
 // written there as program-<n>.comp, to read or profile the generated code.
 void ProgramCache::dump_source(const GeneratedShader& shader) {
-    const char* dir = std::getenv("GPUPY_GL_DUMP_SHADERS");
-    if (!dir || !*dir) return;
-    std::string path = std::string(dir) + "/program-" + std::to_string(programs_compiled) + ".comp";
+    const std::string dir = gpupy_driver::env_text("GPUPY_GL_DUMP_SHADERS");
+    if (dir.empty()) return;
+    std::string path = dir + "/program-" + std::to_string(programs_compiled) + ".comp";
     if (FILE* f = std::fopen(path.c_str(), "w")) {
         std::fwrite(shader.source.data(), 1, shader.source.size(), f);
         std::fclose(f);

@@ -21,23 +21,19 @@
 namespace gpupy_sw {
 namespace {
 
+// An option's value and its default, the environment's (read once, at
+// init: "default" puts back what the driver started with).
 struct Context {
     int64_t max_ops;    // IR operations one evaluation may hold
     int threads;        // threads one evaluation may use
     int64_t max_bytes;  // simulated device memory; 0 = unlimited
+    int64_t default_max_ops, default_threads, default_max_bytes;
     int64_t used_bytes = 0;
     HostLoops offered;       // every loop taken (offer_host_loop)
     bool use_offered = true;  // option "host_loops"
     std::string error;
     std::string description;
 };
-
-// A limit from the environment (>= minimum), which sw_init has checked.
-int64_t env_limit(const char* name, int64_t fallback, int64_t minimum = 1) {
-    int64_t v;
-    gpupy_driver::env_integer(name, fallback, minimum, &v);
-    return v;
-}
 
 Context* ctx_of(void* p) { return static_cast<Context*>(p); }
 
@@ -46,12 +42,6 @@ gpupy_driver::ResourceLimits limits_of(const Context* c) {
     gpupy_driver::ResourceLimits l;
     l.slot[0] = c->max_ops;
     return l;
-}
-
-
-int default_threads() {
-    const unsigned n = std::thread::hardware_concurrency();
-    return static_cast<int>(env_limit("GPUPY_SOFTWARE_THREADS", n ? n : 1));
 }
 
 // No limit on fusion unless asked for (tests set 1 to force partitioning).
@@ -86,17 +76,18 @@ int sw_init(void** ctx, char* errbuf, size_t errlen) {
         return GPUPY_ERROR;
     }
     const unsigned cores = std::thread::hardware_concurrency();
-    int64_t threads = 1;
     for (const std::string& why :
-         {gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps, 1, &c->max_ops),
-          gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_BYTES", 0, 0, &c->max_bytes),  // 0: unlimited
-          gpupy_driver::env_integer("GPUPY_SOFTWARE_THREADS", cores ? cores : 1, 1, &threads)}) {
+         {gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps, 1, &c->default_max_ops),
+          gpupy_driver::env_integer("GPUPY_SOFTWARE_MAX_BYTES", 0, 0, &c->default_max_bytes),  // 0: unlimited
+          gpupy_driver::env_integer("GPUPY_SOFTWARE_THREADS", cores ? cores : 1, 1, &c->default_threads)}) {
         if (why.empty()) continue;
         std::snprintf(errbuf, errlen, "%s", why.c_str());
         delete c;
         return GPUPY_ERROR;
     }
-    c->threads = static_cast<int>(threads);
+    c->max_ops = c->default_max_ops;
+    c->max_bytes = c->default_max_bytes;
+    c->threads = static_cast<int>(c->default_threads);
     *ctx = c;
     return GPUPY_OK;
 }
@@ -255,15 +246,15 @@ int sw_set_option(void* ctx, const char* key, const char* value) {
     const bool number = gpupy_driver::parse_integer(value, &v);
     const bool reset = gpupy_driver::is_default(value);
     if (std::strcmp(key, "max_ops") == 0 && (reset || (number && v >= 1))) {
-        c->max_ops = reset ? env_limit("GPUPY_SOFTWARE_MAX_OPS", kDefaultMaxOps) : v;
+        c->max_ops = reset ? c->default_max_ops : v;
         return GPUPY_OK;
     }
     if (std::strcmp(key, "threads") == 0 && (reset || (number && v >= 1))) {
-        c->threads = reset ? default_threads() : static_cast<int>(v);
+        c->threads = static_cast<int>(reset ? c->default_threads : v);
         return GPUPY_OK;
     }
     if (std::strcmp(key, "max_bytes") == 0 && (reset || (number && v >= 0))) {
-        c->max_bytes = reset ? env_limit("GPUPY_SOFTWARE_MAX_BYTES", 0, 0) : v;
+        c->max_bytes = reset ? c->default_max_bytes : v;
         return GPUPY_OK;
     }
     if (std::strcmp(key, "host_loops") == 0 && (reset || !std::strcmp(value, "on") || !std::strcmp(value, "off"))) {

@@ -32,6 +32,12 @@
 #define GPUPY_MAX_OUTPUTS 4
 // Opaque resource counters; their meaning belongs to the driver.
 #define GPUPY_RESOURCE_SLOTS 8
+// Output elements up to which a device evaluation costs more in fixed
+// overhead (a dispatch and its readback) than it computes: the host
+// engine's share for a driver without prefers_host (GPUPY_HOST_ELEMENTS
+// overrides it), and the OpenGL driver's on a real GPU. Advice, not part
+// of the interface.
+#define GPUPY_SMALL_WORK_ELEMENTS (INT64_C(1) << 17)
 
 #ifdef __cplusplus
 extern "C" {

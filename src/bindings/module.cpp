@@ -55,6 +55,7 @@ PYBIND11_MODULE(_core, m) {
         }
     });
     register_array(m);
+    register_array_functions(m);
     register_ops(m);
     register_products(m);
     register_runtime(m);

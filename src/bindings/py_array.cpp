@@ -178,94 +178,6 @@ void setitem(py::object self, py::handle key, py::handle value) {
     assign_value(a.view(std::move(g)), value);
 }
 
-// The error of the last failed buffer export, kept for the next export of
-// the same array. NumPy's np.asarray asks for a buffer first and discards
-// any error it raises -- a KeyboardInterrupt, a FallbackError, a warning
-// turned into an error -- then asks __array_interface__ or __array__,
-// which raise it instead (raise_export_error). A new buffer request
-// forgets it.
-struct ExportError {
-    py::object owner;
-    py::object type, value, traceback;
-};
-ExportError& export_error() {
-    static auto* e = new ExportError();
-    return *e;
-}
-
-void keep_export_error(PyObject* self) {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    ExportError& e = export_error();
-    e.owner = py::reinterpret_borrow<py::object>(self);
-    e.type = py::reinterpret_steal<py::object>(type);
-    e.value = py::reinterpret_steal<py::object>(value);
-    e.traceback = py::reinterpret_steal<py::object>(traceback);
-    PyErr_Restore(e.type.inc_ref().ptr(), e.value ? e.value.inc_ref().ptr() : nullptr,
-                  e.traceback ? e.traceback.inc_ref().ptr() : nullptr);
-}
-
-}  // namespace
-
-void raise_export_error(py::handle self) {
-    ExportError& e = export_error();
-    if (!e.owner || !e.owner.is(self)) return;
-    ExportError taken = std::move(e);
-    e = ExportError{};
-    PyErr_Restore(taken.type.release().ptr(), taken.value.release().ptr(), taken.traceback.release().ptr());
-    throw py::error_already_set();
-}
-
-namespace {
-
-int getbuffer(PyObject* self, Py_buffer* view, int flags) {
-    export_error() = ExportError{};
-    try {
-        // A buffer exports the array's own host bytes, writable as an
-        // ndarray's are: a C library writing into it (SciPy's output=, a
-        // Cython loop) writes into the array (exported_ndarray). A consumer
-        // that needs contiguous bytes of a strided view gets a read-only
-        // contiguous copy, and one that needs them writable an error: a
-        // write into a copy would be lost.
-        const GpuArray& a = gpuarray_ref(self);
-        if (!a.writeable && (flags & PyBUF_WRITABLE)) {
-            PyErr_SetString(PyExc_BufferError, "this gpupy array is read-only");
-            view->obj = nullptr;
-            return -1;
-        }
-        {
-            py::object arr = exported_ndarray(a);
-            if (PyObject_GetBuffer(arr.ptr(), view, flags) == 0) return 0;
-            if (flags & PyBUF_WRITABLE) {
-                PyErr_SetString(PyExc_BufferError,
-                                "a writable buffer of this strided gpupy view would have to be a copy, and a write "
-                                "into it would be lost; export the contiguous array (or write with indexing or out=)");
-                view->obj = nullptr;
-                return -1;
-            }
-            PyErr_Clear();
-        }
-        py::object arr = to_ndarray(a);
-        if (!PyArray_IS_C_CONTIGUOUS(reinterpret_cast<PyArrayObject*>(arr.ptr()))) {
-            // Consumers such as PIL.Image.frombuffer want contiguous bytes.
-            arr = py::reinterpret_steal<py::object>(
-                PyArray_NewCopy(reinterpret_cast<PyArrayObject*>(arr.ptr()), NPY_CORDER));
-            if (!arr) throw py::error_already_set();
-            PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(arr.ptr()), NPY_ARRAY_WRITEABLE);
-        }
-        return PyObject_GetBuffer(arr.ptr(), view, flags);
-    } catch (py::error_already_set& e) {
-        e.restore();
-    } catch (...) {
-        // The error evaluating raised (a FallbackError, a DriverError, ...),
-        // as gpupy's other entry points raise it.
-        py::detail::try_translate_exceptions();
-    }
-    keep_export_error(self);
-    view->obj = nullptr;
-    return -1;
-}
-
 py::object binary(OpCode op, py::handle a, py::handle b) { return apply_ufunc(op, {a, b}, py::handle(), true); }
 
 // --- CPython slots ------------------------------------------------------------
@@ -593,7 +505,7 @@ PyTypeObject* make_array_type() {
         {Py_tp_new, reinterpret_cast<void*>(array_new)},
         {Py_tp_members, array_members},
         {Py_tp_getset, array_getset},
-        {Py_bf_getbuffer, reinterpret_cast<void*>(getbuffer)},
+        {Py_bf_getbuffer, reinterpret_cast<void*>(gpuarray_getbuffer)},
         {0, nullptr},
     };
     PyType_Spec spec{"gpupy._core.GpuArray", static_cast<int>(sizeof(GpuArrayObject)), 0,
@@ -778,7 +690,6 @@ void register_array(py::module_& m) {
     m.def("_install_slots", &install_slots);
     m.def("_raise_export_error", &raise_export_error);
     m.def("_install_reduce_methods", [](int64_t chunk) { install_reduce_methods(g_gpuarray_type, chunk); });
-    m.def("write_on_host", [](const GpuArray& a, py::handle key, py::handle value) { write_on_host(a, key, value); });
     m.def("_set_scalar_classes", [](py::object integer, py::object real) {
         PyObject* given[kScalarKinds] = {integer.ptr(), real.ptr()};
         for (int k = 0; k < kScalarKinds; ++k) {
@@ -789,80 +700,6 @@ void register_array(py::module_& m) {
     m.def("_set_advanced_indexing", [](py::object get, py::object set) {
         advanced_getitem() = std::move(get);
         advanced_setitem() = std::move(set);
-    });
-    // Bytes received from another process (gpupy._convert.from_pickle).
-    m.def("adopt_ndarray", [](py::handle arr) { return lend_ndarray(arr, Lending::Received); });
-    // The view of `a` with its axes in memory order (order_of: by the
-    // size of their steps; an axis stepping back keeps its direction, as
-    // in NumPy's "K" order), and whether one steps back: ravel and flatten
-    // with order="K".
-    m.def("memory_view", [](const GpuArray& a) {
-        bool back = false;
-        for (size_t d = 0; d < a.geom.shape.size(); ++d) back = back || (a.geom.strides[d] < 0 && a.geom.shape[d] > 1);
-        GpuArray v = a.view(permuted(a.geom, order_of(a.geom)));
-        return py::make_tuple(py::cast(std::move(v)), back);
-    });
-    // The axes of a GpuArray's view from the slowest in memory to the
-    // fastest (memory_order.hpp's order_of, listed in full), and those of
-    // a new array NumPy lays out "like" it with order= "C", "F", "A", "K".
-    auto listed = [](const MemoryOrder& order, int ndim) {
-        py::list axes;
-        for (int d = 0; d < ndim; ++d) axes.append(order.empty() ? d : order[static_cast<size_t>(d)]);
-        return axes;
-    };
-    m.def("order_of", [listed](const GpuArray& a) { return listed(order_of(a.geom), a.ndim()); });
-    m.def("layout_order",
-          [listed](const GpuArray& a, py::handle order) { return listed(requested_order(a, order), a.ndim()); });
-    // Whether a GpuArray is laid out as order= asks ("C", "F", "A", "K").
-    m.def("in_order", [](const GpuArray& a, py::handle order) { return in_requested_order(a, order); });
-    // A copy of an ndarray in its memory order (numpy.array's copy).
-    m.def("copy_from_numpy", [](py::handle arr) {
-        if (!PyArray_Check(arr.ptr())) throw TypeError("expected an ndarray");
-        return copy_of_ndarray(arr);
-    });
-    m.def("array_from_numpy", [](py::handle arr) {
-        GpuArray a;
-        if (!as_gpuarray(arr, &a)) throw TypeError("cannot convert to a gpupy array");
-        return a;
-    });
-    m.def("astype", [](const GpuArray& a, py::handle dtype) {
-        const DType t = dtype_from_object(dtype);
-        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
-        return astype(a, t);
-    });
-    m.def("full", [](py::handle shape, py::handle value, py::handle dtype) {
-        const DType t = dtype_from_object(dtype);
-        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
-        const Dims s = shape_from_python(shape);
-        for (int64_t d : s) {
-            if (d < 0) throw ValueError("negative dimensions are not allowed");
-        }
-        check_host_allocation(s, dtype_itemsize(t), dtype_name(t));
-        return filled(s, t, scalar_from_python(value, t));
-    });
-    m.def("allocation_size_text", [](uint64_t bytes) { return allocation_size_text(bytes); });
-    m.def("index_array", [](py::handle shape, int axis, py::handle dtype) {
-        const DType t = dtype_from_object(dtype);
-        if (t < 0) throw TypeError("gpupy cannot hold dtype " + std::string(py::str(dtype)));
-        const Dims s = shape_from_python(shape);
-        for (int64_t d : s) {
-            if (d < 0) throw ValueError("negative dimensions are not allowed");
-        }
-        const int a = normalize_axis(axis, static_cast<int>(s.size()));
-        check_host_allocation(s, dtype_itemsize(t), dtype_name(t));
-        return GpuArray::of(NodeFactory::index(t, s, a));
-    });
-    m.def("view_as", [](const GpuArray& a, int64_t offset, py::handle shape, py::handle strides) {
-        // A view with explicit element geometry (used by the package for
-        // view-only functions); validated against the owner.
-        ViewGeometry g{offset, shape_from_python(shape), shape_from_python(strides)};
-        if (g.shape.size() != g.strides.size()) throw ValueError("shape and strides differ in length");
-        if (g.size() > 0) {
-            const Span s = view_span(g, 0, g.size());
-            if (s.lo < 0 || s.hi >= a.owner->node->size()) throw ValueError("view outside its array");
-        }
-        GpuArray r = a.view(std::move(g));
-        return r;
     });
 }
 

@@ -161,6 +161,9 @@ Dims shape_from_python(py::handle shape);
 // dimension), as NumPy reports it.
 int64_t index_value(py::handle obj);
 
+// --- buffer export (py_buffer_export.cpp) ----------------------------------------
+// The type's buffer protocol (Py_bf_getbuffer): the array's host bytes.
+int gpuarray_getbuffer(PyObject* self, Py_buffer* view, int flags);
 // Raises the error the last buffer export of `self` failed with, if any
 // (NumPy discards it, then asks __array_interface__ or __array__).
 void raise_export_error(py::handle self);
@@ -179,10 +182,11 @@ py::object inplace(OpCode op, py::object self, py::handle value);
 // Coerces an operand to a GpuArray (ndarrays/scalars/lists copied).
 bool as_gpuarray(py::handle obj, GpuArray* out);
 // What NumPy's floating-point error state (np.errstate, np.seterr) asks
-// for. gpupy's device detects division by zero, overflow and invalid
-// values (execution/fp_errors.hpp), so their "warn" is honoured there;
-// "raise", "call", "print" and "log", and anything but "ignore" for
-// underflow (never detected), send the ufunc to NumPy, which does it all.
+// for (py_errstate.cpp). gpupy's device detects division by zero, overflow
+// and invalid values (execution/fp_errors.hpp), so their "warn" is
+// honoured there; "raise", "call", "print" and "log", and anything but
+// "ignore" for underflow (never detected), send the ufunc to NumPy, which
+// does it all.
 // The state lives in NumPy's context variable, a new object for each
 // errstate block or seterr call; NumPy's modes are asked once per object:
 // one context-variable read per ufunc otherwise.
@@ -201,6 +205,7 @@ py::object call_numpy_counted(const char* name, const py::tuple& args, const py:
 py::handle numpy_ufunc(OpCode op);
 
 void register_array(py::module_& m);
+void register_array_functions(py::module_& m);  // py_array_functions.cpp
 void register_ops(py::module_& m);
 void register_runtime(py::module_& m);
 void register_structural(py::module_& m);

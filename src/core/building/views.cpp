@@ -187,15 +187,4 @@ GpuArray broadcast_to(const GpuArray& a, const Dims& shape) {
     return r;
 }
 
-GpuArray axes_last(const GpuArray& a, const std::vector<int>& axes) {
-    std::vector<int> perm;
-    std::vector<bool> moved(a.ndim(), false);
-    for (int ax : axes) moved[ax] = true;
-    for (int d = 0; d < a.ndim(); ++d) {
-        if (!moved[d]) perm.push_back(d);
-    }
-    perm.insert(perm.end(), axes.begin(), axes.end());
-    return transpose(a, perm);
-}
-
 }  // namespace gpupy

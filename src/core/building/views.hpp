@@ -39,7 +39,5 @@ GpuArray reshape(const GpuArray& a, Dims shape);
 GpuArray transpose(const GpuArray& a, const std::vector<int>& axes);
 // A read-only view of a broadcast to `shape`.
 GpuArray broadcast_to(const GpuArray& a, const Dims& shape);
-// The view with `axes` moved to the end, in the given order (reductions).
-GpuArray axes_last(const GpuArray& a, const std::vector<int>& axes);
 
 }  // namespace gpupy

@@ -23,7 +23,7 @@ bool is_c_contiguous(const Dims& shape, const Dims& strides);
 bool is_f_contiguous(const Dims& shape, const Dims& strides);
 // "(2,3)" / "(4,)" / "()", as NumPy prints shapes in error messages.
 std::string shape_str(const Dims& shape);
-// "(2, 3)" as Python prints a shape tuple.
+// "(2, 3)" / "(5,)" as Python prints a shape tuple (NumPy's allocation errors).
 std::string shape_tuple_str(const Dims& shape);
 
 // The broadcast shape of several shapes, or ValueError with NumPy's text:
@@ -120,15 +120,6 @@ void for_each_run(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn) {
             idx[d] = 0;
         }
     }
-}
-
-// Visits the view's C-order flat positions [f0, f1) in order, calling
-// fn(position_in_range, owner_element_index). Runs in tight inner loops.
-template <class Fn>
-void for_each_element(const ViewGeometry& view, int64_t f0, int64_t f1, Fn&& fn) {
-    for_each_run(view, f0, f1, [&](int64_t at, int64_t pos, int64_t run, int64_t stride) {
-        for (int64_t i = 0; i < run; ++i, pos += stride) fn(at + i, pos);
-    });
 }
 
 }  // namespace gpupy

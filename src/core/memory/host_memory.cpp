@@ -32,17 +32,6 @@ std::string allocation_size_text(uint64_t bytes) {
     return text;
 }
 
-namespace {
-
-// A Python tuple's repr, as NumPy's message prints the shape: "(2, 3)", "(5,)".
-std::string shape_tuple_text(const Dims& shape) {
-    std::string text = "(";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + (shape.size() == 1 ? ",)" : ")");
-}
-
-}  // namespace
-
 void check_host_allocation(const Dims& shape, int64_t itemsize, const std::string& dtype_name) {
     uint64_t bytes = static_cast<uint64_t>(itemsize);
     bool overflow = false;
@@ -63,7 +52,7 @@ void check_host_allocation(const Dims& shape, int64_t itemsize, const std::strin
     const uint64_t limit = host_memory_bytes();
     if (limit != 0 && bytes > limit) {
         throw HostMemoryError("Unable to allocate " + allocation_size_text(bytes) + " for an array with shape " +
-                              shape_tuple_text(shape) + " and data type " + dtype_name);
+                              shape_tuple_str(shape) + " and data type " + dtype_name);
     }
 }
 

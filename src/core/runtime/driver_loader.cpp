@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/runtime/errors.hpp"
+#include "core/runtime/settings.hpp"
 
 namespace gpupy {
 
@@ -52,7 +53,7 @@ std::string dir_of_this_module() {
 }  // namespace
 
 std::string Driver::library_dir() {
-    if (const char* env = std::getenv("GPUPY_DRIVER_DIR"); env && *env) return env;
+    if (std::string dir = driver_dir_from_environment(); !dir.empty()) return dir;
     return dir_of_this_module() + "/_drivers";
 }
 

@@ -17,21 +17,11 @@ Runtime& Runtime::get() {
     return *rt;
 }
 
-namespace {
-
-// For a driver that does not judge for itself (no prefers_host): below this
-// many output elements a device evaluation costs more in fixed overhead
-// (dispatch, readback) than it computes, as measured on llvmpipe (see
-// docs/performance.md). GPUPY_HOST_ELEMENTS overrides any judgement (0: never).
-constexpr int64_t kDefaultHostElements = int64_t{1} << 17;
-
-}  // namespace
-
 Runtime::Runtime() : Runtime(Settings::from_environment()) {}
 
 Runtime::Runtime(const Settings& settings)
     : cache_(settings.block_size, settings.cache_bytes), host_elements_(settings.host_elements),
-      eager_elements_(settings.eager_elements) {
+      eager_elements_(settings.eager_elements), eager_elements_chosen_(settings.eager_elements_chosen) {
     node_hooks().on_destroy = [](Node* n) { Runtime::get().cache().forget(n); };
     node_hooks().on_snapshot = [](Node* from, Node* copy) {
         stats().device_copies_adopted += Runtime::get().cache().move_blocks(from, copy);
@@ -93,7 +83,7 @@ bool Runtime::use_host_engine(const Work& w, bool* by_model) {
         }
     }
     const int judged = active_->prefers_host(w.elements, w.ops);
-    return decide(judged >= 0 ? judged == 1 : w.elements <= kDefaultHostElements, s.host_engine_by_driver,
+    return decide(judged >= 0 ? judged == 1 : w.elements <= GPUPY_SMALL_WORK_ELEMENTS, s.host_engine_by_driver,
                   s.device_by_driver);
 }
 

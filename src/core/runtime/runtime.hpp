@@ -131,6 +131,8 @@ public:
     // (the bindings decide; 0: never).
     int64_t eager_elements() const { return eager_elements_; }
     void set_eager_elements(int64_t n) { eager_elements_ = n; }
+    // Whether GPUPY_EAGER_ELEMENTS chose the threshold at start.
+    bool eager_elements_chosen() const { return eager_elements_chosen_; }
     void set_host_elements(int64_t n);
 
 private:
@@ -144,6 +146,7 @@ private:
     BlockCache cache_;
     int64_t host_elements_;
     int64_t eager_elements_;
+    bool eager_elements_chosen_;
     Placement placement_ = Placement::Auto;
     CostModel cost_model_;
     PlacementFeedback feedback_;

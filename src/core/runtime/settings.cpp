@@ -1,23 +1,30 @@
 #include "core/runtime/settings.hpp"
 
-#include <cerrno>
 #include <cstdlib>
 #include <string>
 
 #include "core/runtime/errors.hpp"
+#include "gpupy/setting_values.hpp"
 
 namespace gpupy {
 
-int64_t env_integer(const char* name, int64_t fallback, int64_t minimum) {
+namespace {
+
+// The one place the core reads the environment: "" when unset.
+std::string environment_text(const char* name) {
     const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const long long x = std::strtoll(v, &end, 10);
-    if (*end != '\0' || errno == ERANGE || x < minimum) {
-        throw ValueError(std::string(name) + " must be an integer >= " + std::to_string(minimum) + ", got '" + v + "'");
-    }
-    return x;
+    return v ? v : "";
+}
+
+}  // namespace
+
+int64_t env_integer(const char* name, int64_t fallback, int64_t minimum) {
+    const std::string text = environment_text(name);
+    if (text.empty()) return fallback;
+    int64_t v;
+    const std::string error = integer_setting(name, text.c_str(), minimum, &v);
+    if (!error.empty()) throw ValueError(error);
+    return v;
 }
 
 Settings Settings::from_environment() {
@@ -26,7 +33,10 @@ Settings Settings::from_environment() {
     s.cache_bytes = env_integer("GPUPY_CACHE_BYTES", kDefaultCacheBytes, 1);
     s.host_elements = env_integer("GPUPY_HOST_ELEMENTS", -1, 0);
     s.eager_elements = env_integer("GPUPY_EAGER_ELEMENTS", kDefaultEagerElements, 0);
+    s.eager_elements_chosen = !environment_text("GPUPY_EAGER_ELEMENTS").empty();
     return s;
 }
+
+std::string driver_dir_from_environment() { return environment_text("GPUPY_DRIVER_DIR"); }
 
 }  // namespace gpupy

@@ -1,9 +1,11 @@
 // The settings a user may choose through the environment, read in one
-// place with one kind of error for a bad value. Python's setters
+// place (the core reads the environment nowhere else) with one kind of
+// error for a bad value. Python's setters
 // (gpupy.set_block_size, ...) change the live values afterwards.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gpupy {
 
@@ -12,6 +14,9 @@ struct Settings {
     int64_t cache_bytes;    // GPUPY_CACHE_BYTES: device cache budget
     int64_t host_elements;  // GPUPY_HOST_ELEMENTS: -1 = the driver judges
     int64_t eager_elements; // GPUPY_EAGER_ELEMENTS: ops on host values up to this size run in NumPy at once
+    // Whether GPUPY_EAGER_ELEMENTS set eager_elements (then a calibrated
+    // cost model leaves it alone).
+    bool eager_elements_chosen;
 
     // Defaults overridden by the environment; ValueError naming the
     // variable for a value that is not an integer in range.
@@ -30,7 +35,11 @@ constexpr int64_t kDefaultCacheBytes = int64_t{1} << 30;  // 1 GiB of device mem
 constexpr int64_t kDefaultEagerElements = 1024;
 
 // An integer environment variable: `fallback` when unset or empty,
-// ValueError when not an integer >= `minimum`.
+// ValueError when not an integer >= `minimum` (gpupy/setting_values.hpp).
 int64_t env_integer(const char* name, int64_t fallback, int64_t minimum);
+
+// GPUPY_DRIVER_DIR: where driver libraries are looked for; "" when unset
+// (beside the module).
+std::string driver_dir_from_environment();
 
 }  // namespace gpupy
