@@ -38,7 +38,7 @@ import types
 import numpy as np
 
 from ._fallback import _Call, _has_callable, call_numpy, fallback_function, note_fallback
-from ._placement import note_host_placement
+from ._placement import note_host_placement, placement_counts
 from ._registry import FUNCTIONS as _FUNCTIONS
 
 POLICIES = {
@@ -243,10 +243,20 @@ def _size_position(func):
 
 
 def _asks_one_value(size_at, args, kwargs):
-    if kwargs.get("size") is not None or (len(args) > size_at and args[size_at] is not None):
+    # (a plain loop: this runs once per draw, in loops that draw one number
+    # per step, where a generator expression's setup shows)
+    if len(args) > size_at and args[size_at] is not None:
         return False
-    return all(isinstance(v, _SCALAR_ARGUMENTS) for v in args) and all(
-        isinstance(v, _SCALAR_ARGUMENTS) for v in kwargs.values())
+    for v in args:
+        if not isinstance(v, _SCALAR_ARGUMENTS):
+            return False
+    if kwargs:
+        if kwargs.get("size") is not None:
+            return False
+        for v in kwargs.values():
+            if not isinstance(v, _SCALAR_ARGUMENTS):
+                return False
+    return True
 
 
 def _one_value_draws(qualname, func, size_at, otherwise):
@@ -257,8 +267,18 @@ def _one_value_draws(qualname, func, size_at, otherwise):
     -- and any other call goes to `otherwise` (arrays made by NumPy and
     handed over, counted as a fallback)."""
 
+    counts = placement_counts()
+
     @functools.wraps(func)
     def draw(*args, **kwargs):
+        if not kwargs and len(args) <= size_at:
+            # The common call (randint(0, 10)), checked inline: this wrapper
+            # is all gpupy adds to NumPy's own call.
+            for v in args:
+                if not isinstance(v, _SCALAR_ARGUMENTS):
+                    return otherwise(*args)
+            counts[qualname] += 1
+            return func(*args)
         if _asks_one_value(size_at, args, kwargs):
             note_host_placement(qualname)
             return func(*args, **kwargs)
