@@ -360,12 +360,12 @@ class TestBlockCache:
 
     @pytest.mark.parametrize("block,cache,evicts", [(7, 256, True), (64, 2048, False)])
     def test_shared_operand_read_back_after_eviction_is_uploaded_not_recomputed(self, gpu, block, cache, evicts):
-        # Issue 12's reproducer. A reduction stores its shared operand (x2)
-        # first; with 7-element blocks and a 256-byte cache those blocks are
-        # evicted (read back) before they are needed again. Evaluating a
-        # block whose values are on the host is an upload: it used to plan a
-        # copy of the block onto itself ("block cached twice"). The second
-        # setting is the issue's other one.
+        # A reduction stores its shared operand (x2) first; with 7-element
+        # blocks and a 256-byte cache those blocks are evicted (read back)
+        # before they are needed again. Evaluating a block whose values are
+        # on the host is an upload: it used to plan a copy of the block onto
+        # itself ("block cached twice"). The second setting, with larger
+        # blocks, evicts nothing.
         gp.set_block_size(block)
         gp.set_cache_bytes(cache)
         hv = np.arange(100, dtype=np.int32) % 7 - 3
