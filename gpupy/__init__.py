@@ -15,11 +15,14 @@ except ImportError as _error:  # pragma: no cover - exercised in a child process
 
     _here = _os.path.dirname(_os.path.abspath(__file__))
     if _os.path.exists(_os.path.join(_here, "..", "pyproject.toml")):
+        # `from None`: Python's own message (a partially initialised module,
+        # as if the imports went in a circle) misleads here. (Above the
+        # statement: Python 3.13's traceback prints the statement's lines.)
         raise ImportError(
             f"gpupy is being imported from its source tree ({_here}), which has no compiled core. "
             "Run Python from another directory to use the installed gpupy (pip install . installs it), "
             "or build the core in place with tools/dev_build.sh."
-        ) from None  # Python's own message ("partially initialized ... circular import") misleads here
+        ) from None
     raise
 
 from ._core import DriverError, GpuArray
