@@ -188,7 +188,10 @@ def moveaxis(a, source, destination):
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         shape = newshape
-    return _as_gpu(a).reshape(shape, order=order, copy=copy)
+    a = _as_gpu(a)
+    if copy is None:  # (an ndarray's reshape before NumPy 2.1 has no copy=)
+        return a.reshape(shape, order=order)
+    return a.reshape(shape, order=order, copy=copy)
 
 
 @implements(np.ravel)
@@ -431,8 +434,17 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     # lo), hi), NaN propagating -- in the loop dtype it resolves for all three.
     if g.dtype.kind in "iu":
         info = np.iinfo(g.dtype)
+        if (lo is None and hi is None) or not all(info.min <= b <= info.max for b in (lo, hi) if type(b) is int):
+            # Bounds NumPy's releases judge differently (NumPy 2.0 refuses
+            # both None, and Python ints beyond the dtype's range): its
+            # verdict on an empty stand-in.
+            given = {k: v for k, v in (("a_min", a_min), ("a_max", a_max), ("min", min), ("max", max))
+                     if v is not np._NoValue}
+            np.clip(np.empty(0, g.dtype), **given)
         lo = None if type(lo) is int and lo <= info.min else lo
         hi = None if type(hi) is int and hi >= info.max else hi
+    elif lo is None and hi is None:
+        np.clip(np.empty(0, g.dtype), lo, hi)  # (refused by NumPy 2.0)
     if lo is None and hi is None:
         return _core.ufunc("positive", g, out=out)
     if lo is None:
