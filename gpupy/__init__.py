@@ -103,7 +103,8 @@ _SUBMODULES = frozenset(_submodules.submodule_names())
 
 # `from gpupy import *` binds what `from numpy import *` binds (submodules
 # included), plus gpupy's own names.
-__all__ = sorted({_n for _n in globals() if not _n.startswith("_")} | _SUBMODULES) + ["__version__"]
+__all__ = sorted({_n for _n in globals() if not _n.startswith("_")} | _SUBMODULES
+                 | set(_namespace.numpys_private_star_names())) + ["__version__"]
 
 
 def __getattr__(name):
