@@ -19,11 +19,14 @@ except ImportError as _error:  # pragma: no cover - exercised in a child process
     # must be an integer >= 1, got 'abc'") says why itself.
     _built = any(_os.path.exists(_os.path.join(_here, "_core" + suffix)) for suffix in _suffixes)
     if _os.path.exists(_os.path.join(_here, "..", "pyproject.toml")) and not _built:
+        # `from None`: Python's own message (a partially initialised module,
+        # as if the imports went in a circle) misleads here. (Above the
+        # statement: Python 3.13's traceback prints the statement's lines.)
         raise ImportError(
             f"gpupy is being imported from its source tree ({_here}), which has no compiled core. "
             "Run Python from another directory to use the installed gpupy (pip install . installs it), "
             "or build the core in place with tools/dev_build.sh."
-        ) from None  # Python's own message ("partially initialized ... circular import") misleads here
+        ) from None
     raise
 
 from ._core import DriverError, GpuArray
@@ -104,7 +107,8 @@ _SUBMODULES = frozenset(_submodules.submodule_names())
 
 # `from gpupy import *` binds what `from numpy import *` binds (submodules
 # included), plus gpupy's own names.
-__all__ = sorted({_n for _n in globals() if not _n.startswith("_")} | _SUBMODULES) + ["__version__"]
+__all__ = sorted({_n for _n in globals() if not _n.startswith("_")} | _SUBMODULES
+                 | set(_namespace.numpys_private_star_names())) + ["__version__"]
 
 
 def __getattr__(name):

@@ -111,8 +111,31 @@ def dlpack(array, *, stream=None, max_version=None, dl_device=None, copy=None):
     old_consumer = max_version is None or tuple(max_version) < (1, 0)
     if copy is None and old_consumer and not host.flags.writeable:
         copy = True
-    kwargs = {"copy": copy, "dl_device": dl_device}
-    if max_version is not None:
-        kwargs["max_version"] = max_version
+    kwargs = {name: value for name, value in (("copy", copy), ("dl_device", dl_device), ("max_version", max_version))
+              if value is not None}
+    if kwargs and not _numpy_export_takes_keywords():
+        # NumPy 2.0's export takes stream= alone: the copy is made here, and
+        # the consumer's hints are what that export gives anyway (a DLPack
+        # 0.x capsule, which a consumer asking for 1.0 must take, of CPU memory).
+        if kwargs.pop("copy", False):
+            host = host.copy()
+        kwargs.pop("max_version", None)
+        if kwargs.get("dl_device") is not None and tuple(kwargs["dl_device"]) == dlpack_device(array):
+            del kwargs["dl_device"]
     return host.__dlpack__(**kwargs)
+
+
+def _numpy_export_takes_keywords():
+    """Whether this NumPy's ndarray.__dlpack__ takes copy=, dl_device= and
+    max_version= (NumPy 2.1 added them); asked once, of an empty array."""
+    if _numpy_export_takes_keywords.answer is None:
+        try:
+            np.empty(0).__dlpack__(copy=None)
+            _numpy_export_takes_keywords.answer = True
+        except TypeError:
+            _numpy_export_takes_keywords.answer = False
+    return _numpy_export_takes_keywords.answer
+
+
+_numpy_export_takes_keywords.answer = None
 

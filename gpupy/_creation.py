@@ -32,7 +32,10 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     dtype = np.array(fill_value).dtype if dtype is None else np.dtype(dtype)
     if not is_supported(dtype):
         return np.full(shape, fill_value, dtype=dtype)
-    return _core.full(shape, fill_value, dtype)
+    try:
+        return _core.full(shape, fill_value, dtype)
+    except OverflowError:
+        return _core.full(shape, _numpys_fill_value(fill_value, dtype), dtype)
 
 
 def _filled(shape, value, dtype):
@@ -43,6 +46,15 @@ def _filled(shape, value, dtype):
         return _core.full(shape, value, dtype)
     except TypeError:
         return np.full(shape, value, dtype)
+    except OverflowError:
+        return _core.full(shape, _numpys_fill_value(value, dtype), dtype)
+
+
+def _numpys_fill_value(value, dtype):
+    """What NumPy's full stores for a Python int beyond the dtype's range:
+    NumPy 2.0 wraps it around (as a C cast), later releases raise
+    OverflowError. NumPy's full of one element says which."""
+    return np.full(1, value, dtype)[0]
 
 
 def zeros(shape, dtype=float, order="C", *, like=None, device=None):

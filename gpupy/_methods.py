@@ -662,5 +662,41 @@ numbers.Real.register(RealScalar)
 
 def python_methods():
     """ArrayMethods' methods and attributes by name, as the C++ class takes
-    them (gpupy/_gpuarray.py copies them onto it)."""
-    return {name: value for name, value in vars(ArrayMethods).items() if name not in _NOT_METHODS}
+    them (gpupy/_gpuarray.py copies them onto it), and the names the
+    installed NumPy's ndarray keeps only to say they were removed."""
+    methods = {name: value for name, value in vars(ArrayMethods).items() if name not in _NOT_METHODS}
+    methods.update(_removed_by_numpy(methods))
+    return methods
+
+
+def _removed_by_numpy(methods):
+    """What the installed NumPy's ndarray keeps of what later releases
+    removed: NumPy 2.0 lists ptp, itemset and newbyteorder only to raise
+    AttributeError with what to use instead (GpuArray's raise NumPy's
+    error), and still has tostring, deprecated (GpuArray's is NumPy's
+    method on the host copy, its warning included). NumPy itself says which
+    names: those of dir(ndarray) that GpuArray lacks."""
+    removed = {}
+    for name in dir(np.ndarray):
+        if name.startswith("_") or name in methods or hasattr(GpuArray, name):
+            continue
+        try:
+            value = getattr(np.empty(0), name)
+        except AttributeError as error:
+            removed[name] = property(lambda self, message=str(error): _raise_attribute_error(message))
+        else:
+            if callable(value):  # (not `base`, which GpuArray leaves out: docs/numpy_namespace.md)
+                removed[name] = _numpys_method_on_the_host(name)
+    return removed
+
+
+def _numpys_method_on_the_host(name):
+    def method(self, *args, **kwargs):
+        return getattr(np.asarray(self), name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _raise_attribute_error(message):
+    raise AttributeError(message)

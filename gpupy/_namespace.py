@@ -174,6 +174,13 @@ def public_names(module):
     return [n for n in dir(module) if not n.startswith("_")]
 
 
+def numpys_private_star_names():
+    """The names NumPy's __all__ lists with one leading underscore (NumPy
+    2.0's `_get_promotion_state` and its kin): `from numpy import *` binds
+    them, so gpupy's star import binds them too, as NumPy's own objects."""
+    return [n for n in getattr(np, "__all__", ()) if n.startswith("_") and not n.startswith("__")]
+
+
 def populate(ns):
     """Fills `ns` (gpupy's globals) with every public NumPy name."""
     _registry.namespace = ns
@@ -210,6 +217,8 @@ def populate(ns):
             if name not in _METADATA and callable(gp_value) and not isinstance(gp_value, (type, _IndexHelper)):
                 gp_value = deferring(name, gp_value, value)
         ns[name] = gp_value
+    for name in numpys_private_star_names():
+        ns.setdefault(name, getattr(np, name))
     for name, value in UFUNCS.items():
         ns.setdefault(name, value)
         UFUNC_IMPL.setdefault(getattr(np, name), value)

@@ -26,10 +26,13 @@ from ._registry import implements
 _NOVALUE = np._NoValue
 
 
-def _axes(axis, ndim, zero_d_axis=False):
+def _axes(axis, ndim, zero_d_axis=False, counted=False):
     """Normalised tuple of axes (AxisError and duplicate checks as NumPy).
     zero_d_axis: NumPy's ufunc reductions also take an integer axis 0 or -1
-    on a 0-d array (reducing over nothing); mean, var and tuples do not."""
+    on a 0-d array (reducing over nothing); mean, var and tuples do not.
+    counted: NumPy's mean, var and std count the elements first, taking
+    each axis as an index (a NumPy bool: NumPy 2.0 warns there, before its
+    sum refuses it)."""
     if axis is None:
         return tuple(range(ndim))
     if zero_d_axis and ndim == 0 and np.ndim(axis) == 0 and operator.index(axis) in (0, -1):
@@ -38,6 +41,8 @@ def _axes(axis, ndim, zero_d_axis=False):
     out = []
     for ax in axes:
         if isinstance(ax, (bool, np.bool_)):
+            if counted and isinstance(ax, np.bool_):
+                operator.index(ax)  # NumPy's own verdict on a NumPy bool as an index
             raise TypeError("an integer is required")  # NumPy's refusal of a bool axis
         ax = operator.index(ax)  # TypeError for a float, as NumPy
         if ax < -ndim or ax >= ndim:
@@ -203,7 +208,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
         return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
-    axes = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim, counted=True)
     n = _count(a.shape, axes)
     if n == 0:
         return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims),
@@ -337,7 +342,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
             or correction is not _NOVALUE):
         return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
                           reason="gpupy does not handle these arguments on the device")
-    axes = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim, counted=True)
     n = _count(a.shape, axes)
     if n - ddof <= 0:
         return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),

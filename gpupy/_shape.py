@@ -188,7 +188,10 @@ def moveaxis(a, source, destination):
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         shape = newshape
-    return _as_gpu(a).reshape(shape, order=order, copy=copy)
+    a = _as_gpu(a)
+    if copy is None:  # (an ndarray's reshape before NumPy 2.1 has no copy=)
+        return a.reshape(shape, order=order)
+    return a.reshape(shape, order=order, copy=copy)
 
 
 @implements(np.ravel)
@@ -429,8 +432,16 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     # range clips nothing (NEP 50 leaves no value-based promotion); one bound
     # is maximum or minimum; both are NumPy's clip ufunc -- minimum(maximum(a,
     # lo), hi), NaN propagating -- in the loop dtype it resolves for all three.
-    if g.dtype.kind in "iu":
-        info = np.iinfo(g.dtype)
+    info = np.iinfo(g.dtype) if g.dtype.kind in "iu" else None
+    beyond_the_dtype = info is not None and any(type(b) is int and not info.min <= b <= info.max for b in (lo, hi))
+    given = {name: value for name, value in (("a_min", a_min), ("a_max", a_max), ("min", min), ("max", max))
+             if value is not np._NoValue}
+    if given and ((lo is None and hi is None) or beyond_the_dtype):
+        # Bounds NumPy's releases judge differently (NumPy 2.0 refuses both
+        # None, and Python ints beyond the dtype's range): its verdict on an
+        # empty stand-in. (No bounds at all is the Array API's clip(x).)
+        np.clip(np.empty(0, g.dtype), **given)
+    if info is not None:
         lo = None if type(lo) is int and lo <= info.min else lo
         hi = None if type(hi) is int and hi >= info.max else hi
     if lo is None and hi is None:

@@ -23,6 +23,8 @@ products' placement (`_placement.data_dependent_shapes_on_host`): NumPy on
 a CPU renderer, counted as a host placement; the device on a GPU and when
 forced. Structured dtypes (`order=`) go to NumPy."""
 
+import inspect
+
 import numpy as np
 
 from . import _core
@@ -187,7 +189,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     sort's positions back."""
     g = _as_gpu(ar)
     kwargs = dict(return_index=return_index, return_inverse=return_inverse, return_counts=return_counts, axis=axis,
-                  equal_nan=equal_nan, sorted=sorted)
+                  equal_nan=equal_nan)
+    if sorted is not True or _unique_takes_sorted():
+        kwargs["sorted"] = sorted  # (a NumPy without the keyword refuses sorted=False itself)
     if not isinstance(g, GpuArray) or axis is not None or g.size == 0 or not sorted:
         return call_numpy("unique", (ar,), kwargs, reason="an axis is given, sorted=False, or the array is empty")
     if data_dependent_shapes_on_host():
@@ -210,6 +214,17 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         ends = concatenate([starts[1:], full(1, flat.size, np.int64)])
         out.append(ends - starts)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_takes_sorted():
+    """Whether this NumPy's unique has the `sorted` keyword (NumPy 2.3 added
+    it; its default, True, is what unique did before)."""
+    if _unique_takes_sorted.answer is None:
+        _unique_takes_sorted.answer = "sorted" in inspect.signature(np.unique).parameters
+    return _unique_takes_sorted.answer
+
+
+_unique_takes_sorted.answer = None
 
 
 def _inverse_keeps_the_shape():
@@ -304,6 +319,23 @@ def _quantile_positions(n, q, method):
     return [(int(p), int(f), g) for p, f, g in zip(previous.reshape(-1), following.reshape(-1), gamma.reshape(-1))]
 
 
+def _q_in_the_arrays_dtype():
+    """Whether this NumPy computes a quantile of a float array with a float q
+    (a Python float, or a NumPy float64, which is a float too) converted to
+    the array's dtype, and a percentile's q divided by 100 of that dtype, so
+    that the interpolation stays in the array's dtype (NumPy 2.0); later
+    releases compute in q's own dtype and give a Python number's result the
+    array's dtype at the end. Asked of NumPy once: the dtype of float32's
+    quantile at a NumPy float64 q tells the two apart."""
+    if _q_in_the_arrays_dtype.answer is None:
+        probe = np.quantile(np.zeros(1, np.float32), np.float64(0.5))
+        _q_in_the_arrays_dtype.answer = probe.dtype == np.float32
+    return _q_in_the_arrays_dtype.answer
+
+
+_q_in_the_arrays_dtype.answer = None
+
+
 def _lerp(a, b, t):
     """NumPy's interpolation between a and b by t: from a below one half,
     from b above (the same operations, in the same dtypes)."""
@@ -328,7 +360,16 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
                                                        "is another, q has more than 2 dimensions, or the array is "
                                                        "empty or complex")
     weak = type(q) in (int, float)  # NumPy's weak promotion of a Python number
-    fractions = np.true_divide(host_q, scale) if scale != 1 else host_q
+    in_the_arrays_dtype = _q_in_the_arrays_dtype()
+    if in_the_arrays_dtype:
+        given = host_q if isinstance(q, GpuArray) else q  # (a Python number stays weak in the division)
+        if scale != 1:
+            fractions = np.asanyarray(np.true_divide(given, g.dtype.type(scale) if g.dtype.kind == "f" else scale))
+        else:
+            fractions = np.asanyarray(given, dtype=g.dtype if isinstance(q, (int, float)) and g.dtype.kind == "f"
+                                      else None)
+    else:
+        fractions = np.true_divide(host_q, scale) if scale != 1 else host_q
     if not (fractions.size == 0 or (fractions.min() >= 0 and fractions.max() <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100 else
                          "Quantiles must be in the range [0, 1]")
@@ -343,7 +384,8 @@ def _quantile_call(name, a, q, axis, out, overwrite_input, method, keepdims, wei
         if gamma is None:
             results.append(low)
         else:
-            results.append(_lerp(low, ordered[..., following], float(gamma) if weak else np.float64(gamma)))
+            weight = gamma if in_the_arrays_dtype else float(gamma) if weak else np.float64(gamma)
+            results.append(_lerp(low, ordered[..., following], weight))
     result = stack(results).reshape(fractions.shape + results[0].shape) if fractions.ndim else results[0]
     if g.dtype.kind == "f":
         has_nan = _core.ufunc("isnan", ordered[..., -1])

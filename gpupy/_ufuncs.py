@@ -136,8 +136,16 @@ class ufunc(_core.ufunc_base):
             # the loop's range before the casting rule): its call on empty
             # stand-ins of the operands' dtypes raises it.
             stand_ins = [x if type(d) is type else np.empty(0, d) for x, d in zip(args, operand_dtypes)]
-            self._np(*stand_ins, casting=casting, **asked)
-            return NotImplemented
+            numpys = self._np(*stand_ins, casting=casting, **asked)
+            # NumPy 2.0's call casts a Python number to the loop unchecked
+            # where its resolution refuses it (add(int32, 1.5, dtype=int64)
+            # is int64's 1): the loop, found without the casting rule.
+            try:
+                loop = self._np.resolve_dtypes(operand_dtypes + (None,), signature=signature, casting="unsafe")
+            except (TypeError, ValueError):
+                return NotImplemented
+            if numpys.dtype != loop[-1]:
+                return NotImplemented
         if out is not None and casting != "same_kind" and out.dtype != loop[-1]:
             return NotImplemented  # casting the result into out by another rule: NumPy's
         if loop == _natural_loop(self._np, operand_dtypes):

@@ -486,8 +486,10 @@ class TestWritesReachTheGpuArray:
         assert fallbacks() == {}
         for bad in (lambda x: np.copyto(x, np.ones(4)), lambda x: np.copyto(x.astype(np.int32), 1.5),
                     lambda x: np.copyto(x.astype(np.uint8), 300)):
+            # The installed NumPy's outcome (NumPy 2.0 stores 300 into uint8
+            # wrapped around; later releases raise).
             ours, numpys = _outcome(lambda: bad(g)), _outcome(lambda: bad(a))
-            assert ours[0] is numpys[0], (ours, numpys)
+            assert type(ours) is type(numpys) and (ours is None or ours[0] is numpys[0]), (ours, numpys)
 
     @pytest.mark.parametrize("name, action", [
         ("put", lambda x: np.put(x, [0, 5], [-1, -2])),

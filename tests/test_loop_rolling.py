@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import gpupy as gp
+from fresh_python import PACKAGE_PARENT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -154,7 +155,8 @@ def test_the_shader_of_a_long_chain_is_a_loop_and_does_not_grow_with_it(opengl, 
     for terms, roll in ((40, "1"), (80, "1"), (40, "0")):
         dump = tmp_path / f"{terms}-{roll}"
         dump.mkdir()
-        env = dict(os.environ, GPUPY_GL_DUMP_SHADERS=str(dump), PYTHONPATH=str(ROOT))
+        # (The gpupy under test, installed or built in place: not the tree's.)
+        env = dict(os.environ, GPUPY_GL_DUMP_SHADERS=str(dump), PYTHONPATH=PACKAGE_PARENT)
         subprocess.run([sys.executable, "-c", script, str(ROOT / "tests"), str(terms), roll], env=env, check=True,
                        timeout=300, cwd=tmp_path)
         sources = [p.read_text() for p in dump.iterdir()]

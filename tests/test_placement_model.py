@@ -166,9 +166,16 @@ def test_processes_starting_at_once_measure_once(tmp_path):
     env.update(GPUPY_CACHE_DIR=str(tmp_path), GPUPY_CALIBRATION_BUSY_RATIO="1000",
                GPUPY_CALIBRATION_AGREEMENT="1000",
                PYTHONPATH=os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p))
-    code = "import json, gpupy as gp\n" + WAIT_FOR_THE_MODEL
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=PACKAGE_PARENT, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    # Each child imports gpupy once all four are running: starting a child
+    # from a large test process takes a while where Python forks it (3.9),
+    # and a child started after the first one's measurement ended would
+    # rightly measure again.
+    code = "import sys\nsys.stdin.readline()\nimport json, gpupy as gp\n" + WAIT_FOR_THE_MODEL
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=PACKAGE_PARENT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
     results = []
     for p in procs:
         out, err = p.communicate(timeout=300)
