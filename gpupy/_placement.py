@@ -52,11 +52,6 @@ def placement_counts():
     return _counts
 
 
-def note_host_placement(name):
-    """Counts work NumPy did on the host by gpupy's choice under `name`."""
-    _counts[name] += 1
-
-
 def reset_placement_counts():
     _counts.clear()
 

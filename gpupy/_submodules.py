@@ -38,7 +38,7 @@ import types
 import numpy as np
 
 from ._fallback import _Call, _has_callable, call_numpy, fallback_function, note_fallback
-from ._placement import note_host_placement, placement_counts
+from ._placement import placement_counts
 from ._registry import FUNCTIONS as _FUNCTIONS
 
 POLICIES = {
@@ -242,6 +242,10 @@ def _size_position(func):
     return names.index("size") if "size" in names else None
 
 
+# Host placements by name (stats()["host_placements_by_function"]).
+_placed = placement_counts()
+
+
 def _asks_one_value(size_at, args, kwargs):
     # (a plain loop: this runs once per draw, in loops that draw one number
     # per step, where a generator expression's setup shows)
@@ -267,20 +271,10 @@ def _one_value_draws(qualname, func, size_at, otherwise):
     -- and any other call goes to `otherwise` (arrays made by NumPy and
     handed over, counted as a fallback)."""
 
-    counts = placement_counts()
-
     @functools.wraps(func)
     def draw(*args, **kwargs):
-        if not kwargs and len(args) <= size_at:
-            # The common call (randint(0, 10)), checked inline: this wrapper
-            # is all gpupy adds to NumPy's own call.
-            for v in args:
-                if not isinstance(v, _SCALAR_ARGUMENTS):
-                    return otherwise(*args)
-            counts[qualname] += 1
-            return func(*args)
         if _asks_one_value(size_at, args, kwargs):
-            note_host_placement(qualname)
+            _placed[qualname] += 1
             return func(*args, **kwargs)
         return otherwise(*args, **kwargs)
 
@@ -311,7 +305,7 @@ def _method(cls_name, name, unbound):
             return bound(*args, **kwargs)
         numpys = functools.partial(_numpys_draw, bound)
         if size_at is not None and _asks_one_value(size_at, args, kwargs):
-            note_host_placement(qualname)  # one number (see _one_value_draws)
+            _placed[qualname] += 1  # one number (see _one_value_draws)
             return numpys(*args, **kwargs)
         return call_numpy(qualname, args, kwargs, func=numpys, reason="random numbers are generated on the CPU")
 
