@@ -1,5 +1,7 @@
 #include "loop_rolling.hpp"
 
+#include <algorithm>
+
 #include "glsl_ops.hpp"
 
 namespace gpupy_glsl {
@@ -107,21 +109,19 @@ RolledLoop find_rolled_loop(const gpupy_ir& ir, const std::vector<uint8_t>& fact
             }
             int run_end = i;  // [i, run_end) matches `length` later
             while (run_end + length < n && same(run_end, run_end + length)) ++run_end;
-            // Copies starting at each phase of the run; the first phase that
-            // verifies covers the most (a later phase only loses a copy).
-            const int span = run_end - i + length;
-            for (int begin = i; begin < i + length && begin + length * kMinRolledCopies <= run_end + length; ++begin) {
-                // Copies fitting the run from `begin`, then fewer until one
-                // verifies (a tail that breaks the pattern is left straight).
-                for (int copies = (i + span - begin) / length; copies >= kMinRolledCopies; --copies) {
+            // Copies starting at each phase of the run: all that fit in it,
+            // else one fewer (a last copy whose value more than the next
+            // copy reads). A phase is tried only where it could cover more
+            // than the best found.
+            for (int begin = i; begin < i + length; ++begin) {
+                const int fits = (run_end + length - begin) / length;
+                for (int copies = fits; copies >= std::max(kMinRolledCopies, fits - 1); --copies) {
                     if (copies * length < kMinRolledInstructions || copies * length <= best.copies * best.length) break;
                     RolledLoop r;
                     if (verify(ir, facts, check_slot, begin, length, copies, &r)) {
                         best = r;
                         break;
                     }
-                    // A failure at the first copies is not cured by fewer.
-                    if (copies < (i + span - begin) / length) break;
                 }
             }
             i = run_end + 1;
