@@ -59,20 +59,16 @@ private:
         fns_.use(fn);
         return fn + "(" + x + ")";
     }
-    // Check slot k's copy in the rolled loop (0: the body's own slot, whose
-    // array holds every copy's flags), or -1 outside the loop.
+    // Check slot k's copy in the rolled loop, or -1 outside the loop: the
+    // full form keeps every copy's flags in the body's slot's array (copy
+    // 0); the quick form ORs them into the body's slot, a plain flag as
+    // outside the loop (-1), and never writes the other copies' slots.
     int rolled_check(int k) const {
         if (!loop_.found() || loop_.check_stride <= 0) return -1;
-        if (!opt_.detailed_checks) {
-            // The quick form: the body's slot is a plain flag; the other
-            // copies' slots are not written.
-            const int i = ir_.check[k];
-            if (i < loop_.begin || i >= loop_.end()) return -1;
-            return i < loop_.begin + loop_.length ? -1 : 1;
-        }
         const int i = ir_.check[k];
         if (i < loop_.begin || i >= loop_.end()) return -1;
-        return (i - loop_.begin) / loop_.length;
+        const int copy = (i - loop_.begin) / loop_.length;
+        return !opt_.detailed_checks && copy == 0 ? -1 : copy;
     }
     bool fold_checked(int k) const { return ir_.reduce_op != GPUPY_OP_NONE && ((ir_.check_folds >> k) & 1u); }
     std::string fold_check(int k, const std::string& acc, const std::string& suffix);
