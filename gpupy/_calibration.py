@@ -89,7 +89,7 @@ _state = _model("not calibrated")
 # (the test suite does, per test) reads no file.
 _by_driver = {}
 # Whether the user set the eager threshold (then the model leaves it alone).
-_eager_set_by_user = _core.eager_threshold_from_environment()
+_eager_set_by_user = _core.eager_threshold_set_in_environment()
 # Driver options this process set (gpupy.set_driver_option): (driver, key) -> value.
 _options_set = {}
 

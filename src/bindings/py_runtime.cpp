@@ -345,7 +345,7 @@ void register_runtime(py::module_& m) {
     m.def("eager_threshold", [] { return Runtime::get().eager_elements(); });
     // Whether the user chose the threshold (GPUPY_EAGER_ELEMENTS), read
     // where the core reads its other settings.
-    m.def("eager_threshold_from_environment", [] { return Runtime::get().eager_elements_chosen(); });
+    m.def("eager_threshold_set_in_environment", [] { return Runtime::get().eager_elements_chosen(); });
     m.def("set_eager_threshold", [](int64_t n) {
         if (n < 0) throw ValueError("the eager threshold must be >= 0");
         Runtime::get().set_eager_elements(n);
