@@ -20,7 +20,6 @@ import numpy as np
 
 from . import _array_api, _core, _indexing_reads, _indexing_writes, _linalg, _reductions, _shape, _sorting
 from ._axes import normalize_axis
-from ._casting import check_output_cast
 from ._convert import asarray, from_pickle, is_supported
 from ._core import GpuArray
 from ._deferral import deferring, hand_over_ufunc, overrides_ufuncs
@@ -544,7 +543,7 @@ class ArrayMethods:
         result = _matmul(self, other)
         if result.shape != self.shape:
             raise ValueError(f"matmul: output shape {self.shape} does not match the result's {result.shape}")
-        check_output_cast("matmul", result.dtype, self.dtype)
+        _core.check_output_cast("matmul", result, self)
         self[...] = result
         return self
 

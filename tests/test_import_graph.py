@@ -24,7 +24,7 @@ if not (PACKAGE / "_registry.py").exists():  # an installed package without sour
 # every module of the package is in one, and imports only those listed
 # before it (_core is the compiled module).
 LAYERS = (
-    ("base", ("_core", "_version", "_environment", "_casting", "_registry", "_axes", "_array_api", "_import_hooks",
+    ("base", ("_core", "_version", "_environment", "_registry", "_axes", "_array_api", "_import_hooks",
               "_deferral", "_convert", "_fallback", "_placement", "_measurement", "_calibration")),
     ("primitives", ("_primitives",)),
     ("sections", ("_reductions", "_linalg", "_creation", "_shape", "_inplace", "_indexing_reads", "_sorting",

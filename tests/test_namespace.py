@@ -464,8 +464,8 @@ class TestMixing:
         np.testing.assert_array_equal(np.asarray(m), np.full((2, 2), 2))
 
     def test_matmul_in_place_refuses_a_cast_in_numpys_and_the_bindings_words(self, gpu):
-        """`a @= b` checks its cast in Python (gpupy/_casting.py), a ufunc's
-        out= in the bindings: one wording, NumPy's."""
+        """`a @= b` (written in Python) checks its cast with the bindings'
+        check of a ufunc's out=: one wording, NumPy's."""
         m = gp.zeros((2, 2), np.int64)
         with pytest.raises(TypeError) as ours:
             m @= gp.ones((2, 2))

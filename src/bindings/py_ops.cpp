@@ -132,12 +132,13 @@ bool can_cast_same_kind(DType from, DType to) {
 
 std::string dtype_repr(DType t) { return std::string("dtype('") + dtype_name(t) + "')"; }
 
-// Writes `value` (already a GpuArray of `target`'s shape after
-// broadcasting) into target, following NumPy's rules for `out=`.
-void check_output_cast(DType result, const GpuArray& target, const char* ufunc_name) {
-    if (!can_cast_same_kind(result, target.dtype())) {
+// NumPy's rule for writing a ufunc's result of dtype `result` into an
+// output of dtype `target` (every `out=`, the in-place operators, and
+// `a @= b` from Python: _core.check_output_cast), in NumPy's words.
+void check_output_cast(DType result, DType target, const char* ufunc_name) {
+    if (!can_cast_same_kind(result, target)) {
         throw TypeError(std::string("Cannot cast ufunc '") + ufunc_name + "' output from " + dtype_repr(result) +
-                        " to " + dtype_repr(target.dtype()) + " with casting rule 'same_kind'");
+                        " to " + dtype_repr(target) + " with casting rule 'same_kind'");
     }
 }
 
@@ -153,7 +154,7 @@ void check_output_shape(const Dims& out_shape, std::vector<Dims> operand_shapes)
 }
 
 void write_output(const GpuArray& target, const GpuArray& result, const char* ufunc_name) {
-    check_output_cast(result.dtype(), target, ufunc_name);
+    check_output_cast(result.dtype(), target.dtype(), ufunc_name);
     if (result.geom.shape != target.geom.shape) check_output_shape(target.geom.shape, {result.geom.shape});
     assign(target, result.node_view());
 }
@@ -274,7 +275,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
         if (op_is_predicate(op)) return call_numpy(name, args, out);
         throw;
     }
-    if (has_out) check_output_cast(loop.out, out_arr, name);
+    if (has_out) check_output_cast(loop.out, out_arr.dtype(), name);
     // The result's shape; in the common case (operands of one shape, or
     // scalars) without building the list of shapes.
     const Dims* common = nullptr;
@@ -468,6 +469,9 @@ void register_ops(py::module_& m) {
             return apply_ufunc(op, hs, out);
         },
         py::arg("name"), py::kw_only(), py::arg("out") = py::none());
+    m.def("check_output_cast", [](const std::string& ufunc_name, const GpuArray& result, const GpuArray& target) {
+        check_output_cast(result.dtype(), target.dtype(), ufunc_name.c_str());
+    });
     m.def("where", &apply_where);
     m.def("host_call", &host_call);
     m.def("ufunc_names", [] {
