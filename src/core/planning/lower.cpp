@@ -9,14 +9,12 @@ namespace gpupy {
 
 namespace {
 
-gpupy_ir_instr blank_instr(OpCode op, DType dtype) {
-    gpupy_ir_instr in;
+void set_blank(gpupy_ir_instr& in, OpCode op, DType dtype) {
     std::memset(&in, 0, sizeof in);
     in.op = op;
     in.dtype = dtype;
     in.arg[0] = in.arg[1] = in.arg[2] = -1;
     for (int d = 0; d < GPUPY_MAX_DIMS; ++d) in.map.div[d] = 1;
-    return in;
 }
 
 }  // namespace
@@ -33,13 +31,18 @@ ItemInstr item_instr(const Item& it, bool as_leaf) {
     }
 }
 
-gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
+void describe_item(const Item& it, bool as_leaf, gpupy_ir_instr& in) {
     const ItemInstr k = item_instr(it, as_leaf);
-    gpupy_ir_instr in = blank_instr(k.op, k.dtype);
+    set_blank(in, k.op, k.dtype);
     if (k.load) in.nblocks = 1;
     // A gather binds all its source's blocks: bounded by the most it may
     // (the exact check counts the real number).
     if (k.op == GPUPY_OP_GATHER) in.nblocks = GPUPY_MAX_LEAF_BLOCKS;
+}
+
+gpupy_ir_instr describe_item(const Item& it, bool as_leaf) {
+    gpupy_ir_instr in;
+    describe_item(it, as_leaf, in);
     return in;
 }
 
@@ -102,7 +105,10 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             const Item& item = part.items[cur];
             const Node* x = item.view.node.get();
             const bool leaf = is_leaf(cur);
-            gpupy_ir_instr in = describe_item(item, leaf);
+            // (Written in place, not copied: lower.hpp's describe_item.)
+            const int32_t at = static_cast<int32_t>(out.size());
+            gpupy_ir_instr& in = out.emplace_back();
+            describe_item(item, leaf, in);
             const Item::Class staged_as = mode == EvalMode::Host ? Item::Storage : Item::Exact;
             const Item::Class cls = leaf && item.cls == Item::Interior ? staged_as : item.cls;
             switch (cls) {
@@ -110,7 +116,7 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
                 in.value = x->value();
                 break;
             case Item::Index: {
-                set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
+                set_map(in, at, item.view.geom.offset, item.view.geom.strides, nullptr);
                 const int axis = x->index_params().axis;
                 in.div = c_strides(x->shape())[axis];
                 in.mod = axis == 0 ? 0 : x->shape()[axis];
@@ -119,35 +125,34 @@ std::vector<gpupy_ir_instr> lower(const PartPlan& part, int32_t top, EvalMode mo
             }
             case Item::Exact:
                 // The view's own blocks, laid out in domain order.
-                set_map(in, static_cast<int32_t>(out.size()), 0, dom.strides, nullptr);
+                set_map(in, at, 0, dom.strides, nullptr);
                 in.flags |= GPUPY_INSTR_CONTIGUOUS;
-                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                leaves->push_back({cur, at});
                 break;
             case Item::Remapped: {
                 const RemapParams& rp = part.remaps.at(item.remap);
-                set_map(in, static_cast<int32_t>(out.size()), item.source.geom.offset, item.source.geom.strides, &rp);
+                set_map(in, at, item.source.geom.offset, item.source.geom.strides, &rp);
                 in.dtype = item.source.node->dtype();
                 in.flags |= GPUPY_INSTR_REMAPPED;
-                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                leaves->push_back({cur, at});
                 break;
             }
             case Item::Storage:
             case Item::Pending:
-                set_map(in, static_cast<int32_t>(out.size()), item.view.geom.offset, item.view.geom.strides, nullptr);
+                set_map(in, at, item.view.geom.offset, item.view.geom.strides, nullptr);
                 if (dom.contiguous_map(item.view.geom.strides)) in.flags |= GPUPY_INSTR_CONTIGUOUS;
-                leaves->push_back({cur, static_cast<int32_t>(out.size())});
+                leaves->push_back({cur, at});
                 break;
             case Item::Interior:
                 for (size_t a = 0; a < item.kids.size(); ++a) in.arg[a] = emitted[item.kids[a]];
-                if (is_gather(in)) leaves->push_back({cur, static_cast<int32_t>(out.size())});  // binds its source
+                if (is_gather(in)) leaves->push_back({cur, at});  // binds its source
                 if (checks && fp_kinds_to_check(*x)) {
-                    checks->check_instrs.push_back(static_cast<int32_t>(out.size()));
+                    checks->check_instrs.push_back(at);
                     checks->check_items.push_back(cur);
                 }
                 break;
             }
-            emitted[cur] = static_cast<int32_t>(out.size());
-            out.push_back(in);
+            emitted[cur] = at;
         }
     }
     if (outputs_at) {

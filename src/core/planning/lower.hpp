@@ -13,6 +13,9 @@ namespace gpupy {
 // How an item enters resource bounds and the IR: its op, or LOAD for
 // anything read from memory (a staged item is read like Exact).
 gpupy_ir_instr describe_item(const Item& it, bool as_leaf);
+// The same, written into `in` (an instruction is 400 bytes: a plan lowers
+// tens of thousands, and a copy of each was most of lowering's time).
+void describe_item(const Item& it, bool as_leaf, gpupy_ir_instr& in);
 
 // What describe_item's instruction is made of, without making it: the op,
 // the dtype and whether it reads a block. A driver's resource bound for one
