@@ -145,6 +145,13 @@ public:
     uint8_t fp_warn = 0;
     uint8_t fp_reported = 0;
     const char* fp_name = nullptr;
+    // The planner's walk (planning/walk.cpp): this node's first item in the
+    // walk numbered `walk_mark` (each walk takes a new number, so nothing is
+    // reset between walks; the core runs on one thread at a time). Looked up
+    // once per operand of every planned item, where a hash map keyed by the
+    // node's id was a fifth of the walk's time.
+    uint64_t walk_mark = 0;
+    int32_t walk_first_item = -1;
 
 private:
     friend class NodeRef;

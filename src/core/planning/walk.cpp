@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
 #include "core/graph/host_state.hpp"
@@ -16,30 +15,26 @@ namespace {
 
 class Walker {
 public:
-    Walker(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), dom_(part.domain) {}
+    Walker(const PlanContext& ctx, PartPlan& part) : ctx_(ctx), part_(part), dom_(part.domain), mark_(++last_mark_) {}
 
     // Continues the walk of an earlier Walker over the same part: its CSE
-    // chains rebuilt from the items it made.
+    // chains rebuilt from the items it made (backwards, so that each chain
+    // is in item order).
     void index_items() {
         next_view_.assign(part_.items.size(), -1);
-        std::unordered_map<uint64_t, int32_t> last;
-        for (int32_t i = 0; i < static_cast<int32_t>(part_.items.size()); ++i) {
-            const uint64_t id = part_.items[i].view.node->id();
-            const auto [at, fresh] = last.try_emplace(id, i);
-            if (fresh) first_view_.emplace(id, i);
-            else {
-                next_view_[at->second] = i;
-                at->second = i;
-            }
+        for (int32_t i = static_cast<int32_t>(part_.items.size()) - 1; i >= 0; --i) {
+            int32_t& first = first_view(part_.items[i].view.node.get());
+            next_view_[i] = first;
+            first = i;
         }
     }
 
     // Adds (or finds) the item of view v; classifies a new one. Takes the
     // view by value: a new item keeps it without copying its geometry.
     int32_t add_item(NodeView v) {
-        const auto first = first_view_.try_emplace(v.node->id(), -1).first;
+        int32_t& first = first_view(v.node.get());
         int32_t last = -1;
-        for (int32_t j = first->second; j >= 0; j = next_view_[j]) {
+        for (int32_t j = first; j >= 0; j = next_view_[j]) {
             const ViewGeometry& g = part_.items[j].view.geom;
             if (g.offset == v.geom.offset && g.strides == v.geom.strides) return j;
             last = j;
@@ -47,7 +42,7 @@ public:
         const int32_t i = static_cast<int32_t>(part_.items.size());
         const bool second_view = last >= 0;
         if (second_view) next_view_[last] = i;
-        else first->second = i;
+        else first = i;
         next_view_.push_back(-1);
         part_.items.emplace_back();
         part_.items[i].view = std::move(v);
@@ -55,7 +50,7 @@ public:
         Node* x = part_.items[i].view.node.get();
         if (second_view && part_.items[i].cls == Item::Interior && costly_to_recompute(x)) {
             std::vector<int32_t> same_node;
-            for (int32_t j = first->second; j >= 0; j = next_view_[j]) same_node.push_back(j);
+            for (int32_t j = first; j >= 0; j = next_view_[j]) same_node.push_back(j);
             store_shared_node(same_node);
             part_.items[i].cls = Item::Pending;
             part_.items[i].kid_views.clear();
@@ -105,6 +100,16 @@ public:
     }
 
 private:
+    // The first item of node x in this walk (-1: none yet), as a reference
+    // add_item updates.
+    int32_t& first_view(Node* x) const {
+        if (x->walk_mark != mark_) {
+            x->walk_mark = mark_;
+            x->walk_first_item = -1;
+        }
+        return x->walk_first_item;
+    }
+
     // Fusion recomputes a node once per distinct view that reads it (two
     // shifted slices of one stencil intermediate, the row, the column and
     // the whole of Floyd-Warshall's previous matrix): cheap for a few ops,
@@ -297,10 +302,11 @@ private:
     PartPlan& part_;
     const Domain& dom_;
     // CSE: the items of each node (usually one view per node), as a chain:
-    // the node's first item, then each item's next view of the same node
-    // (-1 ends it). No allocation per item, where a list per node was one.
-    std::unordered_map<uint64_t, int32_t> first_view_;
+    // the node's first item (kept in the node under this walk's mark), then
+    // each item's next view of the same node (-1 ends it).
     std::vector<int32_t> next_view_;
+    const uint64_t mark_;
+    static inline uint64_t last_mark_ = 0;
 };
 
 }  // namespace
