@@ -230,6 +230,37 @@ class TestPartitioning:
         assert s["collapses"] >= 1
         assert s["check_ir_calls"] >= 1
 
+    def test_a_chain_built_again_is_staged_as_before(self, gpu):
+        """A long chain built again with other constants (a loop run again)
+        is staged as the first one was: each pass checked exactly once, not
+        partitioned again; another driver configuration partitions anew."""
+        gpu.option("max_ops", 12)
+
+        def chain(xp, a, first):
+            shared = a * a  # read by every step: the bounds count it each time
+            acc = a
+            for k in range(40):
+                acc = xp.maximum(acc, shared + (first + k))
+            return acc
+
+        def run(first):
+            h = ramp(64, -5)
+            gp.reset_stats()
+            gpu.assert_same(chain(gp, gp.asarray(h), first), chain(np, h, first))
+            return gp.stats()
+
+        first = run(0.5)
+        assert first["stagings_reused"] == 0
+        assert first["collapses"] > 0
+        assert first["check_ir_calls"] > first["collapses"] + 1
+        again = run(100.5)
+        assert again["stagings_reused"] == 1
+        assert again["collapses"] == first["collapses"]
+        assert again["evaluations"] == first["evaluations"]
+        assert again["check_ir_calls"] == again["collapses"] + 1  # one per pass
+        gpu.option("max_ops", 12)  # the same limit, but set again: another configuration
+        assert run(7.5)["stagings_reused"] == 0
+
     def test_max_ops_one_evaluates_each_distinct_operation_once(self, software):
         software.option("max_ops", 1)
         ha, hb = ramp(10), ramp(10, 1)

@@ -52,6 +52,7 @@ py::dict stats_dict() {
     d["checked_ops"] = s.checked_ops;
     d["fp_errors_reported"] = s.fp_errors_reported;
     d["check_ir_calls"] = s.check_ir_calls;
+    d["stagings_reused"] = s.stagings_reused;
     d["planned_items"] = s.planned_items;
     d["planning_seconds"] = s.planning_ns * 1e-9;
     d["host_evaluations"] = s.host_evaluations;

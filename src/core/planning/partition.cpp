@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/planning/lower.hpp"
+#include "core/planning/staging_memo.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -27,6 +28,18 @@ public:
         }
         for_each_item_postorder(part_.items, part_.top, [this](int32_t i) { bound(i); });
         if (staged_shared_) recheck_passes();
+    }
+
+    // Whether the partition already made (staging_memo.hpp) fits: every
+    // pass it makes, checked exactly.
+    bool passes_fit() {
+        for (int32_t i = 0; i < static_cast<int32_t>(part_.items.size()); ++i) {
+            const Item& it = part_.items[i];
+            if (it.cls != Item::Interior || !(it.staged || i == part_.top)) continue;
+            gpupy_resources exact{};
+            if (!fits_exactly(i, &exact)) return false;
+        }
+        return true;
     }
 
 private:
@@ -173,6 +186,20 @@ private:
 
 }  // namespace
 
-void partition(const PlanContext& ctx, PartPlan& part) { Partitioner(ctx, part).run(); }
+void partition(const PlanContext& ctx, PartPlan& part) {
+    const StagingKey key = staging_key(ctx, part);
+    if (restage(key, part)) {
+        if (Partitioner(ctx, part).passes_fit()) {
+            for (const Item& it : part.items) stats().collapses += it.staged;
+            ++stats().stagings_reused;
+            return;
+        }
+        for (Item& it : part.items) it.staged = false;
+    }
+    const int64_t checks = stats().check_ir_calls;
+    Partitioner(ctx, part).run();
+    // (Only partitions that needed exact checks cost more than a reuse's.)
+    if (stats().check_ir_calls > checks) remember_staging(key, part);
+}
 
 }  // namespace gpupy

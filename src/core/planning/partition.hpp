@@ -12,7 +12,9 @@
 namespace gpupy {
 
 // Computes bounds below part.top, staging operands as needed. Throws
-// DriverError if an op does not fit even with every operand staged.
+// DriverError if an op does not fit even with every operand staged. A part
+// of a structure partitioned before stages what that one staged, once each
+// of its passes is checked to fit (staging_memo.hpp).
 void partition(const PlanContext& ctx, PartPlan& part);
 
 }  // namespace gpupy

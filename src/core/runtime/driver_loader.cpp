@@ -186,6 +186,7 @@ void Driver::set_option(const std::string& key, const std::string& value) {
         throw ValueError(name_ + " driver: cannot set option '" + key + "' to '" + value +
                          "': " + (msg && *msg ? msg : "not understood"));
     }
+    ++configuration_;
 }
 
 gpupy_driver_counters Driver::counters() {

@@ -72,6 +72,10 @@ public:
 
     std::string describe();
     void set_option(const std::string& key, const std::string& value);
+    // How many options were set since the driver was loaded: what the
+    // driver answers (resource checks, code) may differ after each, so
+    // anything remembered from its answers keys on this too.
+    uint64_t configuration() const { return configuration_; }
     gpupy_driver_counters counters();
 
 private:
@@ -82,6 +86,7 @@ private:
     const gpupy_driver_api* api_ = nullptr;
     void* ctx_ = nullptr;
     std::vector<uint8_t> supported_;  // [op * GPUPY_NUM_DTYPES + dtype]
+    uint64_t configuration_ = 0;
 };
 
 }  // namespace gpupy

@@ -21,6 +21,7 @@ struct Stats {
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
     int64_t sibling_outputs = 0;    // blocks of other expressions written by an evaluation as further outputs
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
+    int64_t stagings_reused = 0;    // partitions taken from a plan of the same structure (staging_memo.hpp)
     int64_t planned_items = 0;      // items (views of nodes) the planner's walks made: its work
     // Floating-point error checks (execution/fp_errors.hpp): ops checked,
     // summed over evaluations, and kinds of error found and reported.
