@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace gpupy {
+#include "core/graph/dims.hpp"
 
-using Dims = std::vector<int64_t>;
+namespace gpupy {
 
 int64_t shape_size(const Dims& shape);
 // C-order (row-major) element strides of a contiguous array of `shape`.
