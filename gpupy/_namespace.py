@@ -17,7 +17,8 @@ per kind of object:
   GpuArray arguments flushed to ndarrays and array results wrapped back;
 * classes and constants are NumPy's, except `ndarray` (GpuArray), `ufunc`
   (gpupy's ufunc class) and `vectorize` (results as GpuArrays); the index
-  helpers r_, c_, mgrid and ogrid give GpuArrays;
+  helpers r_ and c_ give GpuArrays (fallbacks), mgrid and ogrid NumPy's
+  grids as GpuArrays (host placements);
 * submodules (random, linalg, fft, ...) are wrapped lazily by
   `_submodules` when first used.
 
