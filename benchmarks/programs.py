@@ -272,6 +272,192 @@ def nbody_step(xp, n=400, steps=5):
     return pos
 
 
+# --- small steps in Python loops: rows, pairs, draws, containers -----------------------------------
+
+@program()
+def symbol_decisions(xp, n=12_000):
+    """nearest of 32 symbols per received sample: argmin(abs(e - symbols) ** 2) in a loop"""
+    r = rng()
+    symbols = xp.asarray(numpy.linspace(-31, 31, 32))
+    received = xp.asarray(r.integers(0, 32, n) * 2.0 - 31 + r.normal(0, 0.6, n))
+    decided = xp.zeros(n, dtype=numpy.int64)
+    for i in range(n):
+        decided[i] = xp.argmin(xp.abs(received[i] - symbols) ** 2)
+    return decided
+
+
+@program()
+def rows_match_pattern(xp, n=20_000):
+    """rows of a boolean n x 4 array compared with a tuple, counted in a loop"""
+    bits = xp.asarray(rng().random((n, 4)) < 0.5)
+    pattern = (True, False, True, True)
+    hits = 0
+    for i in range(n):
+        if (bits[i] == pattern).all():
+            hits += 1
+    return xp.asarray(hits)
+
+
+@program(rtol=1e-12)
+def column_distances(xp, d=16, m=130):
+    """one Euclidean distance per pair of columns, a double loop"""
+    x = xp.asarray(rng().standard_normal((d, m)))
+    dist = xp.zeros((m, m))
+    for i in range(m):
+        for j in range(i + 1, m):
+            dist[i, j] = dist[j, i] = xp.sqrt(xp.sum((x[:, i] - x[:, j]) ** 2))
+    return dist
+
+
+@program(rtol=1e-12)
+def spring_forces(xp, n=40, steps=250):
+    """time steps updating the 2-element force row of each particle (springs to the centre and a neighbour)"""
+    r = rng()
+    pos = xp.asarray(r.standard_normal((n, 2)))
+    vel = xp.zeros((n, 2))
+    force = xp.zeros((n, 2))
+    centre = xp.asarray([0.5, -0.25])
+    dt = 0.01
+    for _ in range(steps):
+        for i in range(n):
+            force[i] = -2.0 * (pos[i] - centre) - 0.5 * (pos[i] - pos[i - 1])
+        vel += dt * force
+        pos += dt * vel
+    return pos
+
+
+@program()
+def mandelbrot_masks(xp, n=400, iterations=40):
+    """Mandelbrot escape counts: Z[I] = Z[I]**2 + C[I] under a shrinking boolean mask (real and imaginary parts apart)"""
+    cr = xp.asarray(numpy.linspace(-2.0, 0.6, n))[None, :] + xp.zeros((n, 1))
+    ci = xp.asarray(numpy.linspace(-1.2, 1.2, n))[:, None] + xp.zeros((1, n))
+    zr = xp.zeros((n, n))
+    zi = xp.zeros((n, n))
+    count = xp.zeros((n, n), dtype=numpy.int32)
+    inside = xp.ones((n, n), dtype=bool)
+    for k in range(iterations):
+        a, b = zr[inside], zi[inside]
+        zr[inside], zi[inside] = a * a - b * b + cr[inside], 2.0 * a * b + ci[inside]
+        escaped = inside & (zr * zr + zi * zi > 4.0)
+        count[escaped] = k + 1
+        inside &= ~escaped
+    return count
+
+
+@program(rtol=1e-12)
+def image_channels(xp, n=1000):
+    """an RGB image built by writing each channel of a new (n, n, 3) array"""
+    y, x = numpy.linspace(0, 1, n)[:, None], numpy.linspace(0, 1, n)[None, :]
+    x, y = xp.asarray(x), xp.asarray(y)
+    img = xp.zeros((n, n, 3))
+    img[:, :, 0] = x * (1 - y)
+    img[:, :, 1] = xp.sqrt(x * y)
+    img[:, :, 2] = 0.5 + 0.5 * xp.cos(6.0 * (x + y))
+    return img.mean(axis=2) + img[:, :, 1]
+
+
+@program(rtol=1e-9)
+def reversed_cumsum(xp, n=2_000_000):
+    """tail sums: cumsum of a reversed view, reversed back"""
+    p = xp.asarray(rng().random(n))
+    tail = xp.cumsum(p[::-1])[::-1]
+    return tail / tail[0]
+
+
+@program(rtol=1e-12)
+def syrk_lower(xp, n=200, m=60):
+    """C = beta*C + alpha*A@A.T on the lower triangle, row slice by row slice (syrk's loop)"""
+    r = rng()
+    a = xp.asarray(r.random((n, m)))
+    c = xp.asarray(r.random((n, n)))
+    alpha, beta = 1.5, 1.2
+    for i in range(n):
+        c[i, :i + 1] *= beta
+        for k in range(m):
+            c[i, :i + 1] += alpha * a[i, k] * a[:i + 1, k]
+    return c
+
+
+@program(rtol=1e-12)
+def csr_matvec(xp, n=2000, per_row=8, products=10):
+    """sparse matrix-vector products in CSR form: a dot of index-array gathers per row"""
+    r = rng()
+    counts = r.integers(1, 2 * per_row, n)
+    indptr_h = numpy.concatenate([[0], numpy.cumsum(counts)])
+    indptr = xp.asarray(indptr_h)
+    indices = xp.asarray(r.integers(0, n, indptr_h[-1]))
+    data = xp.asarray(r.standard_normal(indptr_h[-1]))
+    x = xp.asarray(r.standard_normal(n))
+    for _ in range(products):
+        y = xp.empty(n)
+        for i in range(n):
+            start, stop = indptr[i], indptr[i + 1]
+            y[i] = xp.dot(data[start:stop], x[indices[start:stop]])
+        x = y / xp.sqrt(xp.dot(y, y))
+    return x
+
+
+@program()
+def random_walk(xp, n=20_000):
+    """a 2-D lattice walk drawing one random integer per step"""
+    gen = xp.random.default_rng(2024)
+    moves = xp.asarray([[1, 0], [-1, 0], [0, 1], [0, -1]])
+    path = xp.zeros((n, 2), dtype=numpy.int64)
+    for i in range(1, n):
+        path[i] = path[i - 1] + moves[gen.integers(0, 4)]
+    return path
+
+
+@program()
+def maze_binary_tree(xp, h=120, w=120):
+    """a maze carved cell by cell (binary-tree algorithm), one random draw per cell"""
+    xp.random.seed(99)
+    grid = xp.ones((2 * h + 1, 2 * w + 1), dtype=numpy.int8)
+    for i in range(h):
+        for j in range(w):
+            grid[2 * i + 1, 2 * j + 1] = 0
+            if i == 0 and j == w - 1:
+                continue
+            if i == 0 or (j < w - 1 and xp.random.randint(0, 2) == 1):
+                grid[2 * i + 1, 2 * j + 2] = 0  # carve east
+            else:
+                grid[2 * i, 2 * j + 1] = 0  # carve north
+    return grid
+
+
+class _SortedStore:
+    """A sorted 1-D array with insertion and removal, as scripts write
+    container classes over NumPy arrays."""
+
+    def __init__(self, xp, values):
+        self.xp = xp
+        self.data = xp.sort(xp.asarray(values))
+
+    def add(self, value):
+        i = int(self.xp.searchsorted(self.data, value))
+        self.data = self.xp.insert(self.data, i, value)
+
+    def discard_at(self, i):
+        self.data = self.xp.delete(self.data, i)
+
+    def __len__(self):
+        return len(self.data)
+
+
+@program()
+def sorted_container(xp, n=200_000, adds=400, removals=300):
+    """an array-backed sorted container: insert and delete into a 200,000-element array"""
+    r = rng()
+    store = _SortedStore(xp, r.random(n))
+    new = r.random(adds)
+    drop = r.integers(0, n, removals)
+    for v in new:
+        store.add(float(v))
+    for i in drop:
+        store.discard_at(int(i))
+    return store.data
+
+
 # --- running -------------------------------------------------------------------------------------
 
 def run(fn, xp):
@@ -300,7 +486,9 @@ def measure(name, reps):
         "speedup": statistics.median(t_np) / statistics.median(t_gp), "valid": bool(ok),
         "evaluations": stats["evaluations"], "host_engine_evaluations": stats["host_engine_evaluations"],
         "fallbacks": stats["fallbacks"], "host_placements": stats["host_placements"],
-        "shared_stores": stats["shared_stores"],
+        "shared_stores": stats["shared_stores"], "eager_numpy_ops": stats["eager_numpy_ops"],
+        "fallbacks_by_function": stats["fallbacks_by_function"],
+        "host_placements_by_function": stats["host_placements_by_function"],
     }
 
 
@@ -321,12 +509,13 @@ def main(argv=None):
         rows.append(row)
         print(f"{name}: {row['speedup']:.2f}x {'ok' if row['valid'] else 'MISMATCH'}", file=sys.stderr, flush=True)
     print(f"gpupy {gpupy.__version__}, driver {gpupy.driver()}, {args.reps} repetitions\n")
-    print("| program | NumPy median | gpupy median | speed-up | valid | evaluations device/host | host placements | fallbacks |")
-    print("|---|---:|---:|---:|---|---|---:|---:|")
+    print("| program | NumPy median | gpupy median | speed-up | valid | evaluations device/host | eager NumPy ops "
+          "| host placements | fallbacks |")
+    print("|---|---:|---:|---:|---|---|---:|---:|---:|")
     for r in rows:
         print(f"| {r['program']} | {fmt(r['numpy_median'])} | {fmt(r['gpupy_median'])} | {r['speedup']:.2f}x | "
               f"{'yes' if r['valid'] else 'NO'} | {r['evaluations']}/{r['host_engine_evaluations']} | "
-              f"{r['host_placements']} | {r['fallbacks']} |")
+              f"{r['eager_numpy_ops']} | {r['host_placements']} | {r['fallbacks']} |")
     valid = [r["speedup"] for r in rows if r["valid"]]
     if valid:
         geo = math.exp(sum(math.log(s) for s in valid) / len(valid))

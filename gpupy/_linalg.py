@@ -20,7 +20,7 @@ from . import _core
 from ._convert import asarray as _gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._placement import linear_algebra_on_host, run_on_host
+from ._placement import host_function, linear_algebra_on_host, run_on_host
 from ._registry import REDUCE_CHUNK as CHUNK
 from ._registry import implements
 
@@ -315,6 +315,14 @@ for _name in np.linalg.__all__:
     if callable(_func) and not isinstance(_func, type):
         implements(_func)(_lapack(_name, _func))
 del _name, _func
+
+# polyfit (a least-squares solve: LAPACK, as numpy.linalg), correlate and
+# convolve (a dot product per output position, in NumPy's C loop): NumPy's
+# own on the host values, counted as host placements, as the products and
+# numpy.linalg are where the placement puts them on the host.
+for _func in (np.polyfit, np.correlate, np.convolve):
+    implements(_func)(host_function(_func.__name__, _func))
+del _func
 
 # Names gpupy exports from this module (as NumPy functions of the same name).
 PUBLIC = (

@@ -17,7 +17,8 @@ per kind of object:
   GpuArray arguments flushed to ndarrays and array results wrapped back;
 * classes and constants are NumPy's, except `ndarray` (GpuArray), `ufunc`
   (gpupy's ufunc class) and `vectorize` (results as GpuArrays); the index
-  helpers r_, c_, mgrid and ogrid give GpuArrays;
+  helpers r_ and c_ give GpuArrays (fallbacks), mgrid and ogrid NumPy's
+  grids as GpuArrays (host placements);
 * submodules (random, linalg, fft, ...) are wrapped lazily by
   `_submodules` when first used.
 
@@ -38,6 +39,7 @@ from . import _core, _registry
 from ._core import GpuArray
 from ._deferral import deferring
 from ._fallback import call_numpy, fallback_function
+from ._placement import host_function
 from ._registry import DEVICE_UFUNCS, FUNCTIONS, UFUNC_IMPL
 from ._ufuncs import UFUNCS, ufunc, ufunc_for
 
@@ -148,7 +150,8 @@ class vectorize(np.vectorize):
 
 
 class _IndexHelper:
-    """np.r_ / c_ / mgrid / ogrid, with GpuArray results."""
+    """np.r_ / c_, with GpuArray results (NumPy's on flushed arguments,
+    counted as fallbacks)."""
 
     _gpupy_fallback = True
 
@@ -166,8 +169,47 @@ class _IndexHelper:
         return f"<gpupy {self._name} (NumPy's on the CPU)>"
 
 
+def _host_bound(value):
+    """A slice bound or step as NumPy's grid is given it: a gpupy array's
+    host values (NumPy computes with them as with any 0-d array)."""
+    return value.__array__() if type(value) is GpuArray else value
+
+
+def _host_slice(item):
+    if type(item) is slice and GpuArray in (type(item.start), type(item.stop), type(item.step)):
+        return slice(_host_bound(item.start), _host_bound(item.stop), _host_bound(item.step))
+    return _host_bound(item)
+
+
+class _GridHelper:
+    """np.mgrid / ogrid: NumPy's grid of the slices, counted as a host
+    placement, the arrays as gpupy arrays (ogrid's tuple a tuple of them).
+    A grid is made from Python numbers, on the host whatever gpupy does:
+    NumPy computes it at its own cost, with its dtype rules (int for
+    integer slices, float64 for float steps, num points for complex
+    steps) and its errors."""
+
+    def __init__(self, name, helper):
+        self._name = name
+        self._helper = helper
+        self._placed = host_function(name, helper.__getitem__)
+
+    def __getitem__(self, key):
+        if type(key) is tuple:
+            key = tuple(_host_slice(k) for k in key)
+        else:
+            key = _host_slice(key)
+        return self._placed(key)
+
+    def __len__(self):
+        return len(self._helper)
+
+    def __repr__(self):
+        return f"<gpupy {self._name} (NumPy's grid on the host)>"
+
+
 _CLASSES = {"ndarray": GpuArray, "vectorize": vectorize}
-_INDEX_HELPERS = {"r_", "c_", "mgrid", "ogrid"}
+_INDEX_HELPERS = {"r_": _IndexHelper, "c_": _IndexHelper, "mgrid": _GridHelper, "ogrid": _GridHelper}
 
 
 def public_names(module):
@@ -199,7 +241,7 @@ def populate(ns):
         elif isinstance(value, type):
             gp_value = classes.get(name, value)
         elif name in _INDEX_HELPERS:
-            gp_value = _IndexHelper(name, value)
+            gp_value = _INDEX_HELPERS[name](name, value)
         elif not callable(value) or name in DIRECT:
             gp_value = value
         elif value in FUNCTIONS:
@@ -214,7 +256,7 @@ def populate(ns):
             # numpy.f(g) reaches the implementation itself; gpupy.f first
             # looks for arguments NumPy would hand the call to.
             _registry.register_wrapper(value, gp_value)
-            if name not in _METADATA and callable(gp_value) and not isinstance(gp_value, (type, _IndexHelper)):
+            if name not in _METADATA and callable(gp_value) and not isinstance(gp_value, (type, _IndexHelper, _GridHelper)):
                 gp_value = deferring(name, gp_value, value)
         ns[name] = gp_value
     for name in numpys_private_star_names():

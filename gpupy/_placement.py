@@ -117,3 +117,86 @@ def run_on_host(name, func, args, kwargs):
     result = call.run(name, func, args, kwargs)
     call.write_back()
     return call.wrap(result)
+
+
+
+def _wrapped(result, given, handed):
+    """`result` as gpupy returns it: exact ndarrays as gpupy arrays; one
+    NumPy made as a view of an argument's host values as a view of that
+    gpupy array (`given`: the arguments as given, `handed`: as handed to
+    NumPy, in the same order)."""
+    if type(result) is np.ndarray:
+        base = result.base
+        while base is not None:
+            for array, host in zip(given, handed):
+                if base is host and type(array) is GpuArray:
+                    call = _Call()
+                    for a, h in zip(given, handed):
+                        if type(a) is GpuArray:
+                            call.source(a, h)
+                    return call.wrap(result)
+            base = getattr(base, "base", None)
+        return from_numpy(result)
+    if isinstance(result, (tuple, list)):
+        items = [_wrapped(v, given, handed) for v in result]
+        if isinstance(result, list):
+            return items
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    return result
+
+
+def host_function(name, func):
+    """gpupy's version of NumPy's `func` (one that writes into none of its
+    arguments) as NumPy's own call on the host values of the arguments,
+    counted as a host placement under `name`; array results as gpupy
+    arrays. For functions whose work NumPy does at its own cost on the
+    host and gpupy has no device version of: a loop calling one per step
+    pays NumPy's cost and a few tenths of a microsecond, where the
+    fallback machinery (copies for written arguments, the raise mode's
+    trial run) would add microseconds. NumPy's errors are NumPy's own.
+
+    Only gpupy arrays given as arguments themselves (positional or
+    keyword) are read here: NumPy's dispatch looks at no others, and a
+    gpupy array inside a list reaches NumPy through its __array__."""
+    counts = _counts
+    adopt = _core.array_from_numpy
+    ndarray = np.ndarray
+
+    # (one plain function: it runs once per call, in loops where each
+    # helper call and each lookup shows)
+    def placed(*args, **kwargs):
+        counts[name] += 1
+        handed = args
+        i = 0
+        for a in args:
+            if type(a) is GpuArray:
+                if handed is args:
+                    handed = list(args)
+                handed[i] = a.__array__()
+            i += 1
+        handed_kwargs = kwargs
+        if kwargs:
+            for k, v in kwargs.items():
+                if type(v) is GpuArray:
+                    if handed_kwargs is kwargs:
+                        handed_kwargs = dict(kwargs)
+                    handed_kwargs[k] = v.__array__()
+        result = func(*handed, **handed_kwargs)
+        if type(result) is ndarray:
+            # A new array, or a view of an array NumPy made (its base owns
+            # its memory: base.base is None), becomes a gpupy array as it
+            # is (the common case); a view of an argument's host values
+            # (whose base is the device's memory) is made a view of that
+            # gpupy array by _wrapped.
+            base = result.base
+            if base is None or getattr(base, "base", 0) is None or (handed is args and handed_kwargs is kwargs):
+                try:
+                    return adopt(result)
+                except TypeError:  # a dtype the device cannot hold: NumPy's array
+                    return result
+        return _wrapped(result, (*args, *kwargs.values()), (*handed, *handed_kwargs.values()))
+
+    placed.__name__ = placed.__qualname__ = getattr(func, "__name__", name)
+    placed.__doc__ = getattr(func, "__doc__", None)
+    placed.__wrapped__ = func
+    return placed

@@ -16,6 +16,7 @@ from ._convert import is_supported, stored_as
 from ._core import GpuArray
 from ._creation import arange, zeros
 from ._fallback import call_numpy
+from ._placement import host_function, placement_counts
 from ._reductions import sum as _sum
 from ._registry import implements
 
@@ -164,6 +165,58 @@ def append(arr, values, axis=None):
     if axis is None:
         return concatenate([arr.reshape(-1), values.reshape(-1)], axis=0)
     return concatenate([arr, values], axis=axis)
+
+
+# insert, delete and resize: NumPy's own on the host values, counted as
+# host placements. Their work is one copy of the array with elements
+# added, left out or repeated; NumPy does that at memory speed, where the
+# same array as a lazy join of slices would cost a node per piece and an
+# evaluation to read it back. Their index arguments (scalars, slices,
+# lists, boolean masks, negative and out-of-range positions) are NumPy's
+# to interpret.
+_insert_on_host = host_function("insert", np.insert)
+_delete_on_host = host_function("delete", np.delete)
+implements(np.resize)(host_function("resize", np.resize))
+_placed = placement_counts()
+_NUMBERS = (int, float, bool)
+
+
+# A loop that inserts into or deletes from a large 1-D array one element
+# at a time (an array-backed container) takes the short way below: NumPy's
+# own steps for one position (the same empty array and slice copies as
+# numpy.insert and numpy.delete, the value converted by the same
+# numpy.array call), without their argument handling, which costs more
+# than the copies of a small array. Any other call -- an index out of
+# range included, for NumPy's error -- is NumPy's function itself.
+
+@implements(np.insert)
+def insert(arr, obj, values, axis=None):
+    if (type(arr) is GpuArray and type(obj) is int and type(values) in _NUMBERS and arr.ndim == 1
+            and (axis is None or (type(axis) is int and -1 <= axis <= 0)) and -arr.shape[0] <= obj <= arr.shape[0]):
+        _placed["insert"] += 1
+        host = arr.__array__()
+        index = obj + host.shape[0] if obj < 0 else obj
+        values = np.array(values, copy=None, ndmin=1, dtype=host.dtype)
+        new = np.empty(host.shape[0] + 1, host.dtype)
+        new[:index] = host[:index]
+        new[index:index + 1] = values
+        new[index + 1:] = host[index:]
+        return _core.array_from_numpy(new)
+    return _insert_on_host(arr, obj, values, axis)
+
+
+@implements(np.delete)
+def delete(arr, obj, axis=None):
+    if (type(arr) is GpuArray and type(obj) is int and arr.ndim == 1
+            and (axis is None or (type(axis) is int and -1 <= axis <= 0)) and -arr.shape[0] <= obj < arr.shape[0]):
+        _placed["delete"] += 1
+        host = arr.__array__()
+        index = obj + host.shape[0] if obj < 0 else obj
+        new = np.empty(host.shape[0] - 1, host.dtype)
+        new[:index] = host[:index]
+        new[index:] = host[index + 1:]
+        return _core.array_from_numpy(new)
+    return _delete_on_host(arr, obj, axis)
 
 
 @implements(np.transpose)

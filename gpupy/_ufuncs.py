@@ -20,6 +20,7 @@ from ._core import GpuArray
 from ._fallback import call_numpy
 from ._indexing_writes import ufunc_at
 from ._inplace import copyto
+from ._placement import host_function, run_on_host
 from ._reductions import ufunc_accumulate, ufunc_reduce
 from ._registry import UFUNC_IMPL
 
@@ -74,6 +75,7 @@ class ufunc(_core.ufunc_base):
         self.__name__ = numpy_ufunc.__name__
         self.__qualname__ = numpy_ufunc.__name__
         self.__doc__ = numpy_ufunc.__doc__
+        self._reduceat = host_function(self.__name__ + ".reduceat", numpy_ufunc.reduceat)
 
     nin = property(lambda self: self._np.nin)
     nout = property(lambda self: self._np.nout)
@@ -244,7 +246,14 @@ class ufunc(_core.ufunc_base):
         return self(a2, b)
 
     def reduceat(self, *args, **kwargs):
-        return call_numpy(self.__name__ + ".reduceat", args, kwargs, func=self._np.reduceat)
+        # NumPy's own on the host values, a host placement: a reduction
+        # over segments whose bounds are data, one pass in NumPy's loop.
+        # With out= the result is written back into it.
+        if len(args) == 5 and "out" not in kwargs:
+            args, kwargs = args[:4], dict(kwargs, out=args[4])
+        if kwargs.get("out") is not None:
+            return run_on_host(self.__name__ + ".reduceat", self._np.reduceat, args, kwargs)
+        return self._reduceat(*args, **kwargs)
 
     def at(self, *args, **kwargs):
         if not kwargs and len(args) == 3 and self._nin == 2:

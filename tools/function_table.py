@@ -27,7 +27,8 @@ END = "<!-- end of function table -->"
 KINDS = [
     ("device ufunc", "ufuncs computed by gpupy (the op table, and those composed from it)"),
     ("gpupy", "functions gpupy implements: lazy expressions on the device, or the host engine or BLAS where the "
-              "placement puts them"),
+              "placement puts them, or NumPy's own call on the host values counted as a host placement "
+              "(`insert`, `polyfit`, ...)"),
     ("NumPy, counted", "handed to NumPy on the CPU, each call a counted fallback (`gpupy.stats()`)"),
     ("NumPy, host I/O", "reading and writing files and text: NumPy's, not counted (nothing to compute)"),
     ("NumPy's own", "NumPy's object itself: configuration, dtype questions, printing"),
