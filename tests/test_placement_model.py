@@ -283,6 +283,30 @@ def test_a_device_priced_too_cheap_for_tiny_work_is_corrected_by_what_it_takes(o
         _calibration.hand_to_core()
 
 
+def test_a_scan_is_priced_by_the_work_it_does(opengl):
+    # A cumulative sum is a scan within chunks plus the chunks' totals,
+    # read through a broadcast by every output. The totals are evaluated
+    # once into their own storage; priced as if each output folded a chunk
+    # again, a scan of 2^21 elements cost seconds in either place, and a
+    # device 10x cheaper per operation won it despite moving 32 MB -- five
+    # times slower than the host engine on llvmpipe. Priced by what it
+    # does, the transfers decide, and the host engine takes it.
+    gp.set_host_threshold(None)
+    model = {k: LLVMPIPE[k] for k in _core.cost_model_parameters()}
+    model.update(device_ns_per_element=0.0, device_ns_per_element_op=0.013, upload_ns_per_byte=1.0,
+                 download_ns_per_byte=1.0)
+    _core.set_cost_model(model)
+    try:
+        h = np.random.default_rng(5).random(1 << 21)
+        gp.reset_stats()
+        got = np.asarray(gp.cumsum(gp.asarray(h)[::-1]))
+        np.testing.assert_allclose(got, np.cumsum(h[::-1]), rtol=1e-12)
+        placed = _placements(gp.stats())
+        assert placed["device"] == 0 and placed["host engine"] >= 1, gp.stats()["placements"]
+    finally:
+        _calibration.hand_to_core()
+
+
 # --- the feedback loop on its own: decisions against a known truth --------------------------------
 
 # A CPU renderer's figures (llvmpipe on 2 cores): the truth the simulated

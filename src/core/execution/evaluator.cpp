@@ -79,8 +79,15 @@ Work work_below(const Node& root, int64_t cap) {
             continue;
         }
         double below = times;
-        if (n->op() == CORE_OP_REDUCE && !n->children().empty() && n->size() > 0)
+        if (n->op() == CORE_OP_REDUCE && !n->children().empty() && n->size() > 0) {
+            // A reduction below the root is never fused into it: it is
+            // evaluated into its own storage, once, whatever reads it -- a
+            // cumulative sum's chunk totals, read through a broadcast by
+            // every output, cost their own size, not a chunk per output
+            // (counted so, a scan of 2,000,000 elements was priced at 90 s).
+            if (n != &root && root.size() > 0) below = static_cast<double>(n->size()) / static_cast<double>(root.size());
             below *= static_cast<double>(shape_size(n->children()[0].geom.shape)) / static_cast<double>(n->size());
+        }
         ++w.ops;
         w.computed += below;
         if (op_is_math(n->op())) {
