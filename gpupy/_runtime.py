@@ -168,14 +168,27 @@ def stats():
     d["host_placements"] = sum(placed.values())
     d["host_placements_by_function"] = dict(placed)
     # What ran where and why: the core's host-engine/device decisions, and
-    # NumPy's share (small ops on host values at once; BLAS/LAPACK).
+    # NumPy's share (small ops on host values at once; BLAS/LAPACK; NumPy's
+    # own function on the host values for the rest).
     numpy_side = {}
     if d["eager_numpy_ops"]:
         numpy_side["small ops on host values (eager threshold)"] = d["eager_numpy_ops"]
-    if placed:
-        numpy_side["linear algebra (BLAS/LAPACK)"] = sum(placed.values())
+    blas = sum(n for name, n in placed.items() if _is_linear_algebra(name))
+    if blas:
+        numpy_side["linear algebra (BLAS/LAPACK)"] = blas
+    if sum(placed.values()) > blas:
+        numpy_side["NumPy's function on host values"] = sum(placed.values()) - blas
     d["placements"]["numpy"] = numpy_side
     return d
+
+
+# Host placements that are NumPy's BLAS and LAPACK: the products and
+# numpy.linalg (polyfit is a least-squares solve).
+_LINEAR_ALGEBRA = frozenset({"matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "polyfit"})
+
+
+def _is_linear_algebra(name):
+    return name in _LINEAR_ALGEBRA or name.startswith("linalg.")
 
 
 def reset_stats():

@@ -142,6 +142,16 @@ def test_blas_placements_appear_among_placements(gpu):
     assert gp.stats()["placements"]["numpy"] == {"linear algebra (BLAS/LAPACK)": 1}
 
 
+def test_other_host_placements_are_not_called_linear_algebra(gpu):
+    a = gp.asarray(np.arange(10.0))
+    gp.reset_stats()
+    np.testing.assert_array_equal(np.asarray(gp.delete(a, 3)), np.delete(np.arange(10.0), 3))
+    np.testing.assert_array_equal(np.asarray(gp.linalg.inv(gp.asarray(np.eye(2)) * 2)), np.eye(2) / 2)
+    s = gp.stats()
+    assert s["placements"]["numpy"] == {"linear algebra (BLAS/LAPACK)": 1, "NumPy's function on host values": 1}
+    assert s["host_placements_by_function"] == {"delete": 1, "linalg.inv": 1}
+
+
 # --- the eager crossover --------------------------------------------------------------------------
 
 BASE = {"lazy_node_ns": 1000.0, "host_dispatch_ns": 8000.0, "device_dispatch_ns": 50000.0, "device_readback_ns": 0.0,
