@@ -17,7 +17,7 @@ are imported).
    `__array_ufunc__` for its plain call: after step 2, since setting
    dunder attributes there derived generic slot wrappers that these
    replace; the C `__array_ufunc__` keeps step 2's for every other call.
-6. C methods for `a.sum()`, `a.prod()`, `a.max()`, `a.min()` called without
+6. C methods for `a.sum()`, `a.prod()`, `a.max()`, `a.min()`, `a.all()`, `a.any()` called without
    arguments (src/bindings/py_reduce_methods.cpp), each keeping step 2's
    method for every other call: after step 2 for the same reason.
 """

@@ -1039,7 +1039,7 @@ REDUCE_METHOD_INPUTS = {
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("which", sorted(REDUCE_METHOD_INPUTS))
-@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "all", "any"])
 def test_reduce_methods_without_arguments(gpu, name, which, dtype):
     # `x.sum()` and kin with no arguments are C methods (NumPy's dtype:
     # small integers widened for sum and prod); any argument, or an
@@ -1049,11 +1049,13 @@ def test_reduce_methods_without_arguments(gpu, name, which, dtype):
     make = REDUCE_METHOD_INPUTS[which]
     check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)()))
     check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)(axis=None, keepdims=True)))
+    if which not in ("0-d", "empty"):
+        check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)(-1)))
 
 
 def test_reduce_methods_are_c_methods_keeping_the_package_ones(gpu):
     import types
-    for name in ("sum", "prod", "max", "min"):
+    for name in ("sum", "prod", "max", "min", "all", "any"):
         assert isinstance(getattr(gp.ndarray, name), types.MethodDescriptorType), name
     with pytest.raises(TypeError):
         gp.zeros(3).sum(1, 2, 3, 4, 5, 6, 7, 8)  # the package's signature, NumPy's error class

@@ -74,7 +74,7 @@ def test_reduce_methods_of_host_values_run_in_numpy(eager, dtype):
     # `err.max()` in a loop: the C method runs NumPy's reduce at once.
     h = (np.arange(40) % 9).astype(dtype).reshape(5, 8)[:, ::-3]
     a = on_host(h)
-    for name in ("sum", "prod", "max", "min"):
+    for name in ("sum", "prod", "max", "min", "all", "any"):
         gp.reset_stats()
         got = getattr(a, name)()
         s = gp.stats()

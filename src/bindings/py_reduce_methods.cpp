@@ -1,6 +1,7 @@
-// `x.sum()`, `x.prod()`, `x.max()` and `x.min()` with no arguments or one
-// int axis -- the forms a loop uses (`while err.max() > tol`,
-// `x.sum(axis=0)`) -- as C methods straight into the core's reduction.
+// `x.sum()`, `x.prod()`, `x.max()`, `x.min()`, `x.all()` and `x.any()` with
+// no arguments or one int axis -- the forms a loop uses (`while err.max() >
+// tol`, `x.sum(axis=0)`, `if (row == pattern).all()`) -- as C methods
+// straight into the core's reduction.
 // Through the package's Python method, its function and its argument
 // handling, such a call of 100 elements cost four times NumPy's. Any
 // other argument, an empty array or a subclass goes to that Python
@@ -17,20 +18,26 @@ namespace gpupy {
 
 namespace {
 
+// The dtype of a method's result: NumPy's add/multiply accumulator (small
+// integers widened), the input's, or bool (all, any).
+enum class Result { Widened, Same, Bool };
+
 struct ReduceMethod {
     const char* name;
     const char* fold;          // the NumPy ufunc folded
-    bool widens;               // NumPy's add/multiply accumulator (small integers widened); else the input's dtype
+    Result result;
     PyObject* python = nullptr;  // the package's method
     OpCode op = GPUPY_OP_NONE;
     std::string doc{};         // the package's method's docstring, kept
 };
 
 ReduceMethod g_methods[] = {
-    {"sum", "add", true},
-    {"prod", "multiply", true},
-    {"max", "maximum", false},
-    {"min", "minimum", false},
+    {"sum", "add", Result::Widened},
+    {"prod", "multiply", Result::Widened},
+    {"max", "maximum", Result::Same},
+    {"min", "minimum", Result::Same},
+    {"all", "logical_and", Result::Bool},
+    {"any", "logical_or", Result::Bool},
 };
 
 int64_t g_chunk = 0;
@@ -82,7 +89,9 @@ PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                 axes.resize(static_cast<size_t>(a.ndim()));
                 std::iota(axes.begin(), axes.end(), 0);
             }
-            const DType t = m.widens ? widened(a.dtype()) : a.dtype();
+            const DType t = m.result == Result::Widened ? widened(a.dtype())
+                            : m.result == Result::Bool  ? GPUPY_BOOL
+                                                        : a.dtype();
             return reduce_now_or_lazily(a, m.op, axes, t, g_chunk, true);
         });
     }
@@ -102,6 +111,10 @@ PyMethodDef g_defs[] = {
     {"max", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<2>)), METH_FASTCALL | METH_KEYWORDS,
      nullptr},
     {"min", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<3>)), METH_FASTCALL | METH_KEYWORDS,
+     nullptr},
+    {"all", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<4>)), METH_FASTCALL | METH_KEYWORDS,
+     nullptr},
+    {"any", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<5>)), METH_FASTCALL | METH_KEYWORDS,
      nullptr},
 };
 
