@@ -36,7 +36,8 @@ def scatter(a, key, value):
 
     Through a mask, on the device: one fused select for a single value, and
     for an array of values a gather at each element's rank among the masked
-    ones (a prefix sum). Through integer arrays, where several writes may
+    ones (a prefix sum) -- or, where data-dependent work is placed on the
+    host, NumPy's masked assignment. Through integer arrays, where several writes may
     land on one element and the last one wins: the written positions sorted
     stably, and for each element of the array a binary search for the last
     write to it -- placed like the other data-dependent work (NumPy on a CPU
@@ -53,6 +54,14 @@ def scatter(a, key, value):
         return False
     if not isinstance(v, GpuArray):  # one value
         a[...] = _core.where(spread, v, a)
+        return True
+    if data_dependent_shapes_on_host():
+        # The ranks are a prefix sum, its count read back at once: on a CPU
+        # renderer that is several evaluations for what NumPy's masked
+        # assignment does in one pass (Mandelbrot's `z[inside] = ...` in a
+        # loop: nine host-engine evaluations per write). NumPy writes it, as
+        # it reads masks there.
+        write_on_host("__setitem__", a, key, value)
         return True
     ranks = cumsum(mask.reshape(-1), dtype=np.int64)
     count = int(ranks[-1]) if ranks.size else 0

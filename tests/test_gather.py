@@ -269,7 +269,7 @@ def outcome(action):
 
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "float32"])
 @pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 4)], ids=str)
-def test_mask_assignment(gpu, shape, dtype):
+def test_mask_assignment(gpu, placement, shape, dtype):
     rng = np.random.default_rng(3)
     a = rng.integers(0, 9, shape).astype(dtype)
     gp.reset_stats()
@@ -285,13 +285,18 @@ def test_mask_assignment(gpu, shape, dtype):
             if error is None:
                 gpu.assert_same(got, want)
     assert gp.stats()["fallbacks"] == 0
+    # Values through a mask: NumPy's masked assignment where data-dependent
+    # work is placed on the host, the device's ranks where it is forced.
+    on_host = gp._placement.data_dependent_shapes_on_host()
+    assert on_host == (placement != "device" and gp._core.products_on_host())
+    assert (gp.stats()["host_placements_by_function"].get("__setitem__", 0) > 0) == on_host
 
 
 @pytest.mark.parametrize("shapes", [((0, 0, 0), (0, 0), (0, 0, 0)), ((1, 0), (1, 0), (1, 0)), ((4, 1, 0), (4, 1), (4, 1, 0)),
                                     ((4, 1, 0), (4, 1), (3, 5, 0)), ((3, 4), (3, 4), (2, 2)),
                                     ((3, 4), (3,), (2, 4)), ((3, 4), (3, 4), (1, 2)), ((3, 4), (3,), (1, 1, 4))],
                          ids=str)
-def test_mask_assignment_value_shapes_as_numpy(gpu, shapes):
+def test_mask_assignment_value_shapes_as_numpy(gpu, placement, shapes):
     # NumPy's own rules (found by the fuzz campaign): a mask over every
     # dimension takes a value of at most one dimension (TypeError), an
     # empty selection takes any empty value.
@@ -306,7 +311,7 @@ def test_mask_assignment_value_shapes_as_numpy(gpu, shapes):
     gpu.assert_same(got, a)
 
 
-def test_mask_assignment_through_a_view_keeps_lazy_dependents(gpu):
+def test_mask_assignment_through_a_view_keeps_lazy_dependents(gpu, placement):
     a = np.arange(20.0).reshape(4, 5)
     g = gp.array(a)
     before = g * 1  # still lazy: must see the old values
