@@ -19,7 +19,7 @@ from . import _core
 from ._convert import as_gpu as _gpu
 from ._core import GpuArray
 from ._fallback import call_numpy
-from ._placement import linear_algebra_on_host, run_on_host
+from ._placement import linear_algebra_on_host, placement_counts, run_on_host
 from ._registry import REDUCE_CHUNK as CHUNK
 from ._registry import implements
 
@@ -251,7 +251,18 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE
     return prod(a, axis, dtype, out, keepdims, initial, where)
 
 
+_placed = placement_counts()
+
+
 def _arg_extreme(name, fold, a, axis, out, keepdims):
+    if axis is None and out is None and not keepdims and type(a) is GpuArray and a.size and linear_algebra_on_host():
+        # `argmin(abs(e - symbols))` in a loop over samples: NumPy's own on
+        # the host values at once (the placement below), by the ndarray's
+        # method (numpy.argmin's dispatch costs three times its work on 32
+        # values), without the flattening and the general call's argument
+        # handling, which cost seven times NumPy's argmin.
+        _placed[name] += 1
+        return _core.as_scalar(_core.array_from_numpy(np.asarray(getattr(a.__array__(), name)())))
     a = _gpu(a)
     if not isinstance(a, GpuArray):
         return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="gpupy does not handle this dtype on the device")

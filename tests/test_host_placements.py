@@ -539,3 +539,38 @@ def test_host_dtypes_stay_numpys(gpu):
     assert type(got) is np.ndarray
     np.testing.assert_array_equal(got, np.convolve(SIGNAL, x))
     assert gp.stats()["fallbacks"] == 0
+
+
+# --- argmin / argmax of a whole array: NumPy's on the host values at once -------------------------
+
+ARG_VALUES = {
+    "floats with a NaN": np.array([3.0, 1.0, np.nan, 0.0, np.nan]),
+    "ties": np.array([2, 0, 5, 0, 5], np.int32),
+    "matrix": np.array([[1.5, 7.0], [-2.0, 7.0]], np.float32),
+    "0-d": np.array(4.0),
+    "bools": np.array([False, True, True]),
+}
+
+
+@pytest.mark.parametrize("name", ["argmin", "argmax"])
+@pytest.mark.parametrize("values", sorted(ARG_VALUES))
+@pytest.mark.parametrize("kind", ["gpupy", "strided", "reversed", "lazy"])
+def test_arg_extreme_of_a_whole_array(gpu, name, values, kind):
+    # `argmin(abs(e - symbols))` in a loop over samples: where data work
+    # is placed on the host (a CPU renderer), NumPy's arg-reduction, one
+    # host placement, a gpupy scalar as gpupy's reductions give; else the
+    # device's formulation, no placement. NumPy's result either way.
+    made = KINDS[kind](ARG_VALUES[values])
+    if made is None:
+        pytest.skip("the kind does not apply to a 0-d array")
+    g, h = made
+    want = getattr(np, name)(h)
+    for call in (lambda: getattr(gp, name)(g), lambda: getattr(g, name)()):
+        gp.reset_stats()
+        got = call()
+        assert isinstance(got, gp.ndarray) and got.shape == () and got.dtype == np.asarray(want).dtype
+        assert int(got) == int(want)
+        s = gp.stats()
+        assert s["fallbacks"] == 0
+        on_host = gp._core.products_on_host()
+        assert s["host_placements_by_function"] == ({name: 1} if on_host else {}), s["host_placements_by_function"]
