@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15,9 +16,12 @@ namespace gpupy {
 namespace {
 
 // Leaked on purpose: nodes can outlive static destruction at interpreter
-// exit, and their destructors still look things up here.
-std::unordered_map<std::string, Node*>& hash_table() {
-    static auto* table = new std::unordered_map<std::string, Node*>();
+// exit, and their destructors still look things up here. Each key views
+// the hash_key_ of the node it maps to (set before the node is interned,
+// never changed after): an entry lives no longer than its node, whose
+// destructor removes it, and needs no copy of the key.
+std::unordered_map<std::string_view, Node*>& hash_table() {
+    static auto* table = new std::unordered_map<std::string_view, Node*>();
     return *table;
 }
 
@@ -197,7 +201,7 @@ namespace {
 // A node with this key already in the table, or null.
 Node* lookup(const std::string& key) {
     auto& table = hash_table();
-    auto it = table.find(key);
+    auto it = table.find(std::string_view(key));
     return it == table.end() ? nullptr : it->second;
 }
 
@@ -322,7 +326,7 @@ NodeRef NodeFactory::intern(Node* fresh) {
         scalar_store(fresh->dtype_, fresh->value_, fresh->host_->data());
     }
     fresh->hashed_ = true;
-    hash_table().emplace(fresh->hash_key_, fresh);
+    hash_table().emplace(std::string_view(fresh->hash_key_), fresh);
     ++g_created;
     return NodeRef(fresh);
 }
@@ -345,7 +349,7 @@ int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().si
 void NodeFactory::unhash(Node* n) {
     if (!n->hashed_) return;
     auto& table = hash_table();
-    auto it = table.find(n->hash_key_);
+    auto it = table.find(std::string_view(n->hash_key_));
     if (it != table.end() && it->second == n) table.erase(it);
     n->hashed_ = false;
 }
