@@ -126,3 +126,31 @@ def test_array_api_compat_knows_gpupy(gpu):
     assert compat.array_namespace(g) is gp
     assert compat.device(g) == g.device
     assert compat.is_array_api_obj(g)
+
+
+def test_the_call_is_handed_over_only_for_arguments_numpy_would_dispatch_on():
+    # Every gpupy function passes through _core.handover: arguments no
+    # library can claim -- arrays, numbers, strings, functions (NumPy
+    # looks for __array_function__ on an argument's type) -- go straight
+    # to gpupy's implementation; anything else is looked at by `decide`,
+    # which may hand the call to NumPy's function (and so to the library).
+    looked = []
+
+    def decide(args, keyword_values):
+        looked.append(args)
+        return True
+
+    call = gp._core.handover(lambda *a, **k: "gpupy", lambda *a, **k: "numpy", decide)
+    for plain in ([gp.zeros(2), np.zeros(2), np.float32(1), 2.5, 3, "s", None, slice(1), ...],
+                  [lambda x: x, abs, gp.zeros(2).sum, print, [1.0, gp.zeros(1)]]):
+        assert call(*plain) == "gpupy" and not looked
+
+    class Claims:
+        def __array_function__(self, func, types, args, kwargs):
+            return "library"
+
+    assert call(lambda x: x, Claims()) == "numpy" and len(looked) == 1
+    assert call(like=Claims()) == "numpy" and len(looked) == 2
+    # fromfunction with a function and a shape: gpupy's, without the look.
+    got = gp.fromfunction(lambda i, j: i + j, (2, 3), dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(got), np.fromfunction(lambda i, j: i + j, (2, 3), dtype=np.float32))

@@ -24,11 +24,14 @@ struct HandoverObject {
 constexpr Py_ssize_t kSequenceLook = 64;  // as _deferral._SEQUENCE_LOOK
 
 // An argument no other library can claim: gpupy's and NumPy's arrays and
-// scalars, Python's numbers, strings, None, slices, Ellipsis.
+// scalars, Python's numbers, strings, None, slices, Ellipsis, and functions
+// (fromfunction's, apply_along_axis's: NumPy looks for __array_function__
+// on an argument's type, and a function's type has none).
 bool native(PyObject* p) {
     return is_gpuarray(p) || PyArray_Check(p) || PyArray_IsScalar(p, Generic) || PyFloat_Check(p) ||
            PyLong_Check(p) || p == Py_None || PyUnicode_Check(p) || PyComplex_Check(p) || PySlice_Check(p) ||
-           p == Py_Ellipsis || PyArray_DescrCheck(p) || PyType_Check(p);
+           p == Py_Ellipsis || PyArray_DescrCheck(p) || PyType_Check(p) || PyFunction_Check(p) ||
+           PyCFunction_Check(p) || PyMethod_Check(p);
 }
 
 bool native_or_sequence_of_native(PyObject* p) {
