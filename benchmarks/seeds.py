@@ -32,9 +32,14 @@ NumPy functions; the same source runs on numpy and on gpupy. Its inputs are
 made once per size with NumPy; each run starts from them with xp.asarray
 (so gpupy's time includes the upload, as in a script that loads its data
 with NumPy) and gpupy's time ends when every result is a NumPy array.
---resident converts the inputs before the timer starts instead, as
+--resident makes the inputs before the timer starts instead, as
 Accelerator measured (without the initial transfer; gpupy's results are
-still timed until they are NumPy arrays). After
+still timed until they are NumPy arrays): gpupy arrays holding their own
+memory (xp.array), as a script written with `import gpupy as np` has them.
+(xp.asarray would view NumPy's memory, which the benchmark still holds:
+NumPy could write it, so every lazy operation built on it reads a
+snapshot -- a copy or a comparison of the whole input each time, the cost
+of sharing NumPy's memory, not of computing.) After
 a warm-up of each module (compiling lands there) the repetitions alternate
 NumPy, gpupy, NumPy, ... and their medians are compared (ratio NumPy /
 gpupy: above 1, gpupy is faster). Results are checked against NumPy's:
@@ -476,9 +481,9 @@ def measure(name, n, reps, resident=False):
     host_inputs = spec.inputs(n)
 
     def inputs_for(xp):
-        """The run's inputs: NumPy's arrays, or with `resident` already
-        converted by xp (outside the timed run; for NumPy no change)."""
-        return tuple(xp.asarray(v) for v in host_inputs) if resident else host_inputs
+        """The run's inputs: NumPy's arrays, or with `resident` xp's own
+        arrays of their values, made outside the timed run."""
+        return tuple(xp.array(v) for v in host_inputs) if resident else host_inputs
 
     row = {"workload": name, "origin": spec.origin, "doc": spec.fn.__doc__, "size": size_label(spec.sizes, n), "n": n}
     rtol, atol = spec.tolerance(n)
@@ -642,8 +647,9 @@ def main(argv=None):
                         "distmap_glsl.cpp's kMatmulConfigs, e.g. tiled-8x8-16x16-k8, the fastest with "
                         "shared-memory tiles; default: the fastest measured on llvmpipe)")
     parser.add_argument("--resident", action="store_true",
-                        help="convert each run's inputs before its timer starts (as Accelerator measured: without "
-                             "the initial transfer); results are still timed until they are NumPy arrays")
+                        help="make each run's inputs xp's own arrays before its timer starts (as Accelerator "
+                             "measured: without the initial transfer); results are still timed until they are "
+                             "NumPy arrays")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     names = args.only.split(",") if args.only else list(SEEDS)
