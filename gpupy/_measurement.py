@@ -122,6 +122,22 @@ def _fit(points):
     return [max(0.0, float(c)) for c in coef]
 
 
+def _per_element_left(passes, per_element_op):
+    """A place's cost per element beyond its operations, from its shortest
+    chain's growth with the size -- for when the joint fit gave it none:
+    the cost per element and the cost per element and operation grow
+    together with the size, and noise on the smaller one can hand all of
+    it to the other (a CPU renderer's ~2-7 ns an invocation fitted as 0,
+    which the plausibility check then refuses). `passes`: (elements,
+    operations, ns) of each timed chain."""
+    shortest = min(ops for _, ops, _ in passes)
+    timed = sorted((n, t) for n, ops, t in passes if ops == shortest)
+    (n0, t0), (n1, t1) = timed[0], timed[-1]
+    if n1 == n0:
+        return 0.0
+    return max(0.0, (t1 - t0) / (n1 - n0) - shortest * per_element_op)
+
+
 def chain(x, pairs):
     # Multiply-adds by weak Python scalars: float32 stays float32, and
     # each pair is two operations the planner counts.
@@ -235,8 +251,10 @@ def figures(notes):
     deep_ops = 2 * deep_pairs
     h_op_deep = max(0.0, (host_deep - h_dispatch - deep_ops * h_per_op) / (deep_n * deep_ops))
     # The readback of each result is priced apart (its round trip and bytes).
-    d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], max(1.0, t - readback - n * 4 * download))
-                                               for n, ops, t in device])
+    passes = [(n, ops, max(1.0, t - readback - n * 4 * download)) for n, ops, t in device]
+    d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
+    if d_elem == 0.0:
+        d_elem = _per_element_left(passes, d_op)
     # The fit can hand the whole fixed cost to the per-operation term (noise
     # on a small intercept; a dispatch of 0 is then refused as implausible):
     # the smallest pass left on the device is a dispatch and little else.

@@ -328,3 +328,21 @@ def test_linear_algebra_goes_where_the_product_was_cheaper(gpu, handed_model, bl
 def test_without_a_model_linear_algebra_uses_blas(handed_model):
     handed_model(None)
     assert _placement.linear_algebra_on_host() and _core.products_on_host()
+
+
+def test_a_cost_per_element_fitted_as_none_is_taken_from_the_shortest_chain():
+    # Passes of a place costing 10 us + 2 us an operation + n * (3 ns +
+    # 0.5 ns an operation): the cost per element the joint fit may lose to
+    # noise is what the shortest chain grows by per element beyond its
+    # operations.
+    def ns(n, ops):
+        return 10_000 + 2_000 * ops + n * (3.0 + 0.5 * ops)
+
+    passes = [(n, ops, ns(n, ops)) for n in (1024, 65536) for ops in (2, 32, 96)]
+    assert _measurement._per_element_left(passes, 0.5) == pytest.approx(3.0)
+    assert _measurement._per_element_left(passes, 0.0) == pytest.approx(4.0)  # all of the growth
+    assert _measurement._per_element_left(passes, 10.0) == 0.0  # never below zero
+    assert _measurement._per_element_left([(1024, 2, 5.0), (1024, 2, 6.0)], 0.5) == 0.0  # one size: nothing to tell
+    # The joint fit of exact figures finds it itself.
+    fitted = _measurement._fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
+    assert fitted == pytest.approx([10_000, 2_000, 3.0, 0.5], rel=1e-6)
