@@ -109,40 +109,23 @@ def run_on_host(name, func, args, kwargs):
                 return from_numpy(result)
             # Several results (qr, eigh), or a view of an argument (which
             # becomes a view of the gpupy array).
-            call = _Call()
-            for a, h in zip(args, hosts):
-                call.source(a, h)
-            return call.wrap(result)
+            return _wrapped(result, args, hosts)
     call = _Call()
     result = call.run(name, func, args, kwargs)
     call.write_back()
     return call.wrap(result)
 
 
-
 def _wrapped(result, given, handed):
-    """`result` as gpupy returns it: exact ndarrays as gpupy arrays; one
-    NumPy made as a view of an argument's host values as a view of that
-    gpupy array (`given`: the arguments as given, `handed`: as handed to
-    NumPy, in the same order)."""
-    if type(result) is np.ndarray:
-        base = result.base
-        while base is not None:
-            for array, host in zip(given, handed):
-                if base is host and type(array) is GpuArray:
-                    call = _Call()
-                    for a, h in zip(given, handed):
-                        if type(a) is GpuArray:
-                            call.source(a, h)
-                    return call.wrap(result)
-            base = getattr(base, "base", None)
-        return from_numpy(result)
-    if isinstance(result, (tuple, list)):
-        items = [_wrapped(v, given, handed) for v in result]
-        if isinstance(result, list):
-            return items
-        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
-    return result
+    """`result` as gpupy returns it (_Call.wrap: arrays as gpupy arrays,
+    one NumPy made as a view of an argument's host values as a view of that
+    gpupy array, tuples and lists item by item); `given`: the arguments as
+    given, `handed`: as handed to NumPy, in the same order."""
+    call = _Call()
+    for array, host in zip(given, handed):
+        if type(array) is GpuArray:
+            call.source(array, host)
+    return call.wrap(result)
 
 
 def host_function(name, func):
