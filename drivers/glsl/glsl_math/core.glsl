@@ -58,26 +58,30 @@ float gp__nan() {
 }
 
 // @function gp__ftz
-// x, or a zero of its sign where x is subnormal, in shaders built to
-// behave as a GPU that flushes float32 subnormals (GLSL allows it; NVIDIA's
-// compute shaders do). The OpenGL driver builds them so on any device when
-// GPUPY_GL_FLOAT_PROBE names subnormals_flushed, so that a CPU renderer can
-// test what such a GPU returns; elsewhere this is x.
+// x as NVIDIA's float32 arithmetic leaves it, in shaders built to behave as
+// a GPU that flushes float32 subnormals (GLSL allows it; NVIDIA's compute
+// shaders do): a subnormal becomes a zero of its sign, and a NaN that
+// device's one NaN, 0x7fffffff (which NaN an operation returns is the
+// device's choice; x86 keeps the operand's). The OpenGL driver builds them
+// so where the device flushes, and on any device when GPUPY_GL_FLOAT_PROBE
+// names subnormals_flushed, so that a CPU renderer can test what such a GPU
+// returns; elsewhere this is x.
 float gp__ftz(float x) {
 #ifdef GPUPY_FLUSH_SUBNORMALS
     uint u = floatBitsToUint(x);
-    return (u & 0x7f800000u) == 0u ? uintBitsToFloat(u & 0x80000000u) : x;
+    if ((u & 0x7f800000u) == 0u) return uintBitsToFloat(u & 0x80000000u);
+    return (u & 0x7fffffffu) > 0x7f800000u ? uintBitsToFloat(0x7fffffffu) : x;
 #else
     return x;
 #endif
 }
 
 // @function gp__loosen
-// A normal result q moved by -2..2 ulp, as a hash of `h` (the operands'
+// A normal result q moved by -k..k ulp, as a hash of `h` (the operands'
 // bits) picks: what GLSL lets `/` (2.5 ulp) and sqrt() return, and no
 // device has to. Results near the ends of the exponent range stay as they
 // are, so that the step cannot reach a subnormal or infinity.
-float gp__loosen(float q, uint h) {
+float gp__loosen(float q, uint h, uint k) {
     uint u = floatBitsToUint(q);
     uint e = u & 0x7f800000u;
     if (e <= 0x00800000u || e >= 0x7f000000u) return q;
@@ -85,21 +89,35 @@ float gp__loosen(float q, uint h) {
     h ^= h >> 16;
     h *= 0x85ebca6bu;
     h ^= h >> 13;
-    return uintBitsToFloat(u + uint(int(h % 5u) - 2));
+    return uintBitsToFloat(u + uint(int(h % (2u * k + 1u)) - int(k)));
 }
 
 // @function gp__fdiv requires gp__ftz gp__loosen
 // a / b for the library: GLSL's operator, which a device may round to 2.5
 // ulp. The library's routines correct for that (gp__div_rn's residual
-// step, the double-float quotients' low parts); shaders built to behave as
-// such a device (GPUPY_GL_FLOAT_PROBE=division_inexact) really return a
-// quotient up to 2 ulp off, so that the corrections are tested on any
+// step, the double-float quotients' low parts). A device's `/` may also be
+// a times the reciprocal of b (NVIDIA's is), and where |b| > 2^126 that
+// reciprocal is subnormal, which such a device flushes: inf / FLT_MAX came
+// out NaN and 7.5 / FLT_MAX zero on an H200. Such a divisor is divided by 4
+// first and the quotient after (exact, but where the quotient is
+// subnormal; a quotient of such a divisor is below 4, so never overflows).
+// Shaders built to behave as such a device (GPUPY_GL_FLOAT_PROBE=
+// division_inexact) really compute a times a flushed reciprocal (1.5 ulp)
+// and move the quotient one ulp more (GLSL's 2.5 ulp), so that the corrections are tested on any
 // device, and flush subnormal operands and results where that is built in.
 float gp__fdiv(float a, float b) {
-    precise float q = gp__ftz(a) / gp__ftz(b);
+    precise float fa = gp__ftz(a), fb = gp__ftz(b);
+    bool huge = abs(fb) > 8.50705917e37;  // 2^126
+    precise float d = huge ? fb * 0.25 : fb;
 #ifdef GPUPY_LOOSE_DIVISION
-    q = gp__loosen(q, floatBitsToUint(a) ^ (floatBitsToUint(b) * 0x27d4eb2du));
+    precise float r = 1.0 / d;
+    r = (floatBitsToUint(r) & 0x7f800000u) == 0u ? uintBitsToFloat(floatBitsToUint(r) & 0x80000000u) : r;
+    precise float q = fa * r;
+    q = gp__loosen(q, floatBitsToUint(a) ^ (floatBitsToUint(b) * 0x27d4eb2du), 1u);
+#else
+    precise float q = fa / d;
 #endif
+    if (huge) q = q * 0.25;
     return gp__ftz(q);
 }
 
@@ -110,7 +128,7 @@ float gp__fdiv(float a, float b) {
 float gp__fsqrt(float x) {
     precise float r = sqrt(gp__ftz(x));
 #ifdef GPUPY_LOOSE_SQRT
-    r = gp__loosen(r, floatBitsToUint(x) * 0x2545f491u);
+    r = gp__loosen(r, floatBitsToUint(x) * 0x2545f491u, 2u);
 #endif
     return gp__ftz(r);
 }
@@ -211,7 +229,8 @@ vec2 gp__df_mul(vec2 a, vec2 b) {
 // only accurate to a few ulp. x = xs * 4^k with xs in [1, 4), so that
 // sqrt(x) = sqrt(xs) * 2^k exactly (a subnormal x is first scaled by 2^64);
 // sqrt(xs) is the builtin root, then steps of one ulp towards xs while the
-// neighbour's square is closer to xs. The residual xs - r^2 is exact up to
+// neighbour's square is closer to xs (at most 8: the builtin's few ulp,
+// plus 2 where a GPU-like build loosens a device's already loose root). The residual xs - r^2 is exact up to
 // its last rounding (gp__sqr's p + e is r^2 exactly, and xs - p is exact by
 // Sterbenz), and neighbouring residuals differ by about 2 r ulp(r), so the
 // comparison never errs; no tie exists (the square of a midpoint needs 50
@@ -233,7 +252,7 @@ float gp__sqrt_rn(float x) {
     precise float rs = gp__fsqrt(xs);
     vec2 p = gp__sqr(rs);
     precise float d = (xs - p.x) - p.y;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 8; ++i) {
         // xs - rs^2 > 0: rs is too small.
         float n = uintBitsToFloat(d > 0.0 ? floatBitsToUint(rs) + 1u : floatBitsToUint(rs) - 1u);
         vec2 q = gp__sqr(n);
@@ -250,8 +269,8 @@ float gp__sqrt_rn(float x) {
 // a / b correctly rounded (as NumPy's IEEE division) even where GLSL's `/` is
 // only accurate to 2.5 ulp (NVIDIA). |a| = ma 2^na and |b| = mb 2^nb with ma,
 // mb in [1, 2) (a subnormal operand first scaled by 2^64); ma / mb in
-// (0.5, 2) is the builtin quotient, then steps of one ulp while the
-// neighbour's residual ma - h mb is smaller (exact up to its last rounding:
+// (0.5, 2) is the builtin quotient, then steps of one ulp (at most 8, as
+// gp__sqrt_rn) while the neighbour's residual ma - h mb is smaller (exact up to its last rounding:
 // gp__two_prod, and Sterbenz), as gp__sqrt_rn; a correction h + r / mb
 // would err where the quotient lies within 2^-48 of a midpoint (2^24 /
 // FLT_MAX does). The result is h * 2^(na - nb): exact where it is normal,
@@ -280,7 +299,7 @@ float gp__div_rn(float a, float b) {
     precise float h = gp__fdiv(ma, mb);
     vec2 p = gp__two_prod(h, mb);
     precise float r = (ma - p.x) - p.y;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 8; ++i) {
         // ma - h mb > 0: h is too small.
         float n = uintBitsToFloat(r > 0.0 ? floatBitsToUint(h) + 1u : floatBitsToUint(h) - 1u);
         vec2 pn = gp__two_prod(n, mb);

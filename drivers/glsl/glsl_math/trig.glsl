@@ -277,9 +277,10 @@ float gp_arctan(float x) {
     return gp__copysign(y, x);
 }
 
-// @function gp_arctan2 requires gp__isnan gp__isinf gp__signbit gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__atan_unit gp__ldexp gp__fdiv
+// @function gp_arctan2 requires gp__isnan gp__isinf gp__signbit gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__atan_unit gp__ldexp gp__fdiv gp__div_rn
 // C99 atan2 special cases (signed zeros, infinities), then t = min/max of
-// |x|, |y| as a residual-corrected double-float (operands scaled by a power
+// |x|, |y| as a residual-corrected double-float (below 2^-100, where
+// atan t = t, the correctly rounded quotient) (operands scaled by a power
 // of two so the exact product cannot overflow), theta = atan(t), then
 // pi/2 - theta and pi - theta in double-float as the octant requires.
 float gp_arctan2(float y, float x) {
@@ -309,6 +310,10 @@ float gp_arctan2(float y, float x) {
         vec2 p = gp__two_prod(th, dn);
         precise float res = (nn - p.x) - p.y;
         tl = gp__fdiv(res, dn);
+    } else if (!gp__isinf(den)) {
+        // atan t = t here, so the quotient is the result: rounded correctly
+        // (GLSL's `/` may be 2.5 ulp off; the residual above would underflow).
+        th = gp__div_rn(num, den);
     }
     vec2 a = gp__atan_unit(vec2(th, tl));
     if (swap) {
