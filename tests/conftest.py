@@ -422,6 +422,21 @@ class Gpu:
     max_ulp = staticmethod(max_ulp)
 
     @staticmethod
+    def bytes_of(a, dtype=None):
+        """The bytes of `a` (an array, or a buffer's bytes of `dtype`) with
+        every NaN written as NumPy's default one: which NaN an arithmetic
+        operation returns is the device's choice (IEEE 754 leaves it open;
+        x86 keeps the operand's, NVIDIA's GPUs give 0x7fffffff), so bytes
+        compared through this are equal where the values are NumPy's, any
+        NaN for any NaN (as float_bounds.same_bits)."""
+        a = np.frombuffer(a, dtype) if dtype is not None else np.array(a, copy=True)
+        a = np.array(a, copy=True)
+        if a.dtype.kind in "fc":
+            parts = a.reshape(-1).view(a.real.dtype) if a.dtype.kind == "c" else a.reshape(-1)
+            parts[np.isnan(parts)] = np.nan
+        return a.tobytes()
+
+    @staticmethod
     def warnings_of(fn):
         """The RuntimeWarning messages fn() gives under NumPy's default
         error state (warn for divide, over and invalid), each once, sorted."""

@@ -699,11 +699,11 @@ def test_array_protocol(gpu, name):
     got = np.asarray(g)
     assert type(got) is np.ndarray
     assert got.dtype == n.dtype and got.shape == n.shape
-    assert got.tobytes() == n.tobytes()
-    assert np.array(g, dtype=np.float64).tobytes() == n.astype(np.float64).tobytes()
+    assert gpu.bytes_of(got) == gpu.bytes_of(n)
+    assert gpu.bytes_of(np.array(g, dtype=np.float64)) == gpu.bytes_of(n.astype(np.float64))
     c = np.array(g, copy=True)
     c[...] = 0
-    assert np.asarray(g).tobytes() == n.tobytes()
+    assert gpu.bytes_of(np.asarray(g)) == gpu.bytes_of(n)
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOL_ARRAYS))
@@ -714,8 +714,8 @@ def test_buffer_protocol(gpu, name):
     assert m.itemsize == mn.itemsize
     assert m.shape == mn.shape
     assert m.ndim == mn.ndim
-    assert m.tobytes() == n.tobytes()
-    assert bytes(g) == n.tobytes()
+    assert gpu.bytes_of(m.tobytes(), n.dtype) == gpu.bytes_of(n)
+    assert gpu.bytes_of(bytes(g), n.dtype) == gpu.bytes_of(n)
     assert m.c_contiguous == mn.c_contiguous and m.strides == mn.strides
 
 
@@ -738,7 +738,7 @@ def test_len_and_iteration(gpu, name):
     for r, e in zip(rows, n):
         if n.ndim == 1:
             assert type(r) is type(e)
-            assert np.asarray(r).tobytes() == np.asarray(e).tobytes()
+            assert gpu.bytes_of(np.asarray(r)) == gpu.bytes_of(np.asarray(e))
         else:
             gpu.assert_same(r, e)
 

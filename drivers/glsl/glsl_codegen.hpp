@@ -51,7 +51,13 @@ struct GeneratedShader {
 // and returns what such a GPU may return. Each is a #define the library's
 // gp__ftz, gp__fdiv and gp__fsqrt (glsl_math/core.glsl) read; with
 // flush_subnormals the generated code also flushes every float32 value it
-// loads, computes or folds.
+// loads, computes or folds. The OpenGL driver sets flush_subnormals on a
+// device that flushes by itself too: its arithmetic flushes, but moves and
+// bit operations keep a subnormal's bits, and the library's routines read
+// bits (gp__div_rn scaled a subnormal operand that the device's product
+// then flushed: FLT_MIN / 1e-45 gave 3.7e19 on an H200). Flushed in the
+// code, an operand reaches them as the zero the device computes with, on
+// a GPU as in the GPU-like build.
 struct GpuLikeFloats {
     bool flush_subnormals = false;
     bool loose_division = false;

@@ -103,6 +103,9 @@ struct Driver {
         o.shared_tiles = shared_tiles;
         o.roll_loops = roll_loops;
         o.gpu_like = gpu_like;
+        // (a device that flushes by itself is built as one that is told to:
+        // GpuLikeFloats says why)
+        o.gpu_like.flush_subnormals = gpu_like.flush_subnormals || !floats.f32_subnormals;
         return o;
     }
 };
