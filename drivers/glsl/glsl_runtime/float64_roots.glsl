@@ -1,7 +1,7 @@
 // float64 square roots correctly rounded (as NumPy's) where the device's
 // double sqrt() is not (the float probe measures it; NVIDIA's is not), the
 // way glsl_math's gp__sqrt_rn does it for float32: x = xs * 4^k with xs in
-// [1, 4), the builtin root of xs, then steps of one ulp while the
+// [1, 4), the builtin root of xs, then steps of one ulp (at most 8) while the
 // neighbour's exact residual xs - r^2 is smaller, and the root scaled back
 // by 2^k (exact: the root of a double is normal).
 
@@ -49,25 +49,37 @@ dvec2 gpo_two_prod_f64(double a, double b) {
 
 // @function gpo_sqrt_rn_f64 requires gpo_fsqrt_f64 gpo_two_prod_f64
 // Zeros, negatives, infinities and NaN keep the builtin root (IEEE's
-// values; gpo_sqrt_guard_f64 makes negatives NaN). A subnormal x is first
-// scaled by 2^128.
+// values; gpo_sqrt_guard_f64 makes negatives NaN). They are told apart,
+// and a subnormal x is normalised, by integer operations on the bits: the
+// device's double arithmetic is never asked about a subnormal (an H200
+// returned the roots of subnormals one ulp low where they were compared
+// with zero and scaled by a product with 2^128).
 double gpo_sqrt_rn_f64(double x) {
     precise double r = gpo_fsqrt_f64(x);
     uvec2 u = unpackDouble2x32(x);
-    if (!(x > 0.0lf) || u.y >= 0x7ff00000u) return r;
-    int bias = 0;
-    if (u.y < 0x00100000u) {
-        precise double scaled = x * 340282366920938463463374607431768211456.0lf;  // 2^128: exact
-        u = unpackDouble2x32(scaled);
-        bias = -64;
-    }
+    if ((u.y & 0x80000000u) != 0u || (u.x | u.y) == 0u || u.y >= 0x7ff00000u) return r;
     int e = int(u.y >> 20) - 1023;
+    uint hi = u.y & 0x000fffffu, lo = u.x;
+    if (e == -1023) {
+        // x = m 2^-1074 with m < 2^52: shifted left by s so that its
+        // leading one is the implicit bit 52, x = 1.f 2^(-1022 - s).
+        int s = 52 - (hi != 0u ? 32 + findMSB(hi) : findMSB(lo));
+        if (s >= 32) {
+            hi = lo << (s - 32);
+            lo = 0u;
+        } else {
+            hi = (hi << s) | (lo >> (32 - s));
+            lo = lo << s;
+        }
+        hi &= 0x000fffffu;
+        e = -1022 - s;
+    }
     int k = e >> 1;
-    precise double xs = packDouble2x32(uvec2(u.x, (u.y & 0x000fffffu) | (uint(1023 + e - 2 * k) << 20)));
+    precise double xs = packDouble2x32(uvec2(lo, hi | (uint(1023 + e - 2 * k) << 20)));
     precise double rs = gpo_fsqrt_f64(xs);
     dvec2 p = gpo_two_prod_f64(rs, rs);
     precise double d = (xs - p.x) - p.y;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 8; ++i) {
         // xs - rs^2 > 0: rs is too small. rs lies in [1, 2], so a step of
         // the bits is a step of one ulp.
         uvec2 b = unpackDouble2x32(rs);
@@ -85,6 +97,6 @@ double gpo_sqrt_rn_f64(double x) {
         rs = n;
         d = dn;
     }
-    precise double root = rs * packDouble2x32(uvec2(0u, uint(k + bias + 1023) << 20));
+    precise double root = rs * packDouble2x32(uvec2(0u, uint(k + 1023) << 20));
     return root;
 }
