@@ -14,8 +14,20 @@ uint gpo_cvt_u32_f32(float x) {
                              : uint(gpo_cvt_i32_f32(x));
 }
 // @function gpo_cvt_i64_f32
+// Assembled from 32-bit halves: NVIDIA's int64_t(float) saturates at
+// int32's range (an H200: 2^40 gave 2^31 - 1). Beyond 2^31 the value is an
+// integer of at most 24 significant bits, so its high word (a floor of a
+// product by 2^-32) and the low word left (below 2^32, a multiple of
+// 2^8) are exact floats.
 int64_t gpo_cvt_i64_f32(float x) {
-    return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? int64_t(x) : int64_t(0x8000000000000000ul);
+    if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return int64_t(0x8000000000000000ul);
+    if (abs(x) < 2147483648.0) {
+        int i = int(x);
+        return packInt2x32(ivec2(i, i >> 31));
+    }
+    precise float high = floor(x * 2.3283064365386963e-10);  // x / 2^32
+    precise float low = x - high * 4294967296.0;
+    return packInt2x32(ivec2(int(uint(low)), int(high)));
 }
 // @function gpo_cvt_u64_f32 requires gpo_cvt_i64_f32
 uint64_t gpo_cvt_u64_f32(float x) {
