@@ -225,6 +225,7 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
 
 def test_a_changed_key_measures_again(tmp_path):
     first, _, _ = run_code(REPORT, tmp_path)
+    assert first["path"] is not None, first["source"]  # (why the model was not saved)
     with open(first["path"]) as f:
         saved = json.load(f)
     saved["key"]["gpupy"] = "0.0.0-older"  # the file of another version under this name

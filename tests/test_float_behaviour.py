@@ -92,8 +92,9 @@ def test_what_the_device_measured_is_described_and_results_match_numpy(opengl):
     assert (FLUSH_NOTE in out["stderr"]) == (subnormals != "kept")
     for key in ("float32_division", "float32_sqrt"):
         assert described(out, key) in ("exact", "approximate (corrected)")
-    for key in ("float64_division", "float64_sqrt"):
-        assert described(out, key) in ("exact", "approximate (on the host)", "none")
+    assert described(out, "float64_division") in ("exact", "approximate (on the host)", "none")
+    # (float64's root has a correctly rounded routine: NVIDIA's needs it)
+    assert described(out, "float64_sqrt") in ("exact", "approximate (corrected)", "none")
     for name in RESULTS:
         assert out[name], name
     assert out["subnormals32"] == (subnormals == "kept")
@@ -119,13 +120,17 @@ def test_approximate_division_and_sqrt_are_corrected_to_numpys_rounding(opengl, 
 
 def test_the_gpu_like_build_is_what_the_probe_finds(opengl):
     """The findings are measured, not pretended: each word changes the
-    shaders, and the probe sees exactly what was built loose."""
+    shaders, and the probe sees exactly what was built loose -- and, of
+    what no word names, what the device does by itself (llvmpipe: exact,
+    subnormals kept; a GPU may flush and round loosely already)."""
+    device = run_child()
     out = run_child(findings="division_inexact")
     assert described(out, "gpu_like_floats") == "division_inexact"
     assert described(out, "float32_division") == "approximate (corrected)"
-    assert described(out, "float32_subnormals") == "kept"
+    assert described(out, "float32_subnormals") == described(device, "float32_subnormals")
     flush = run_child(findings="subnormals_flushed")
-    assert described(flush, "float32_division") == described(flush, "float32_sqrt") == "exact"
+    for key in ("float32_division", "float32_sqrt"):
+        assert described(flush, key) == described(device, key)
     # The flush is real: a subnormal operand of a product reads as zero.
     assert not flush["subnormals32"]
     for name in RESULTS:

@@ -403,6 +403,7 @@ def _host_costs_times_100(params, kind):
 def test_a_default_process_saves_a_correction_and_one_with_other_settings_does_not(tmp_path):
     measured = run_code(REPORT, tmp_path)
     path = measured["path"]
+    assert path is not None, measured["source"]  # (why the model was not saved)
     record = json.loads(Path(path).read_text())
     poisoned = _host_costs_times_100(record["parameters"], _calibration.device_kind())
     # Enough device time (~0.1 ms an evaluation at the least) that the
