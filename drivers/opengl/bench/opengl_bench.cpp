@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
         gpupy_ir ir{};
         ir.ninstr = static_cast<int>(ins.size());
         ir.instr = ins.data();
+        ir.noutputs = 1;
+        ir.output[0] = ir.ninstr - 1;
         ir.ndim = 1;
         ir.shape[0] = 64;
         ir.count = 64;
@@ -149,13 +151,13 @@ int main(int argc, char** argv) {
         gpupy_driver_counters before, after;
         api->get_counters(ctx, &before);
         t = Clock::now();
-        if (api->eval_ir(ctx, &ir, small_dst) != GPUPY_OK) std::printf("eval failed: %s\n", api->last_error(ctx));
+        if (api->eval_ir(ctx, &ir, &small_dst) != GPUPY_OK) std::printf("eval failed: %s\n", api->last_error(ctx));
         api->block_read(ctx, small_dst, 0, 1, &one);
         double first = ms_since(t);
         api->get_counters(ctx, &after);
         ins[1].value.f = 2.0;  // new constant: same program
         t = Clock::now();
-        api->eval_ir(ctx, &ir, small_dst);
+        api->eval_ir(ctx, &ir, &small_dst);
         api->block_read(ctx, small_dst, 0, 1, &one);
         double second = ms_since(t);
         std::printf("%4d ops: compile+link %.1f ms, first dispatch (JIT) %.1f ms, total first eval %.1f ms; "
@@ -172,13 +174,15 @@ int main(int argc, char** argv) {
         gpupy_ir ir{};
         ir.ninstr = 5;
         ir.instr = ins;
+        ir.noutputs = 1;
+        ir.output[0] = 4;
         ir.ndim = 1;
         ir.shape[0] = n;
         ir.count = n;
         ir.reduce_op = GPUPY_OP_NONE;
         for (int rep = 0; rep < 3; ++rep) {
             t = Clock::now();
-            api->eval_ir(ctx, &ir, dst);
+            api->eval_ir(ctx, &ir, &dst);
             api->block_read(ctx, dst, 0, 1, &one);
             std::printf("a*b+c on 4M float32 (eval + 1-element read): %.1f ms\n", ms_since(t));
         }
