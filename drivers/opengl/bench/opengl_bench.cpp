@@ -2,13 +2,17 @@
 //   cmake --build <build> --target gpupy_opengl_bench
 //   <build>/gpupy_opengl_bench <path to libgpupy_driver_opengl.so>
 // Prints: init (context creation) time, per-call overhead of the GL-thread
-// hand-off vs. make-current/release, upload and readback bandwidth, compile
-// and first-dispatch (JIT) time by shader size, cached-program reuse, and
-// one fused elementwise evaluation.
+// hand-off vs. make-current/release, upload and readback bandwidth (the
+// driver's, and the same texture written and read through a mapped pixel
+// buffer instead of client memory), compile and first-dispatch (JIT) time
+// by shader size, cached-program reuse, and one fused elementwise
+// evaluation.
+#include <GL/glew.h>
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +34,79 @@ static gpupy_ir_instr leaf_load(gpupy_block* b, int64_t n) {
     in.blocks[0] = b;
     in.block_elems = n;
     return in;
+}
+
+// One 16 MB float32 texture written from and read into host memory the
+// way the driver does it (client memory: the GL implementation copies),
+// and through a persistently mapped buffer (memcpy into memory the GL can
+// move by DMA, then a texture transfer from or to that buffer): whether a
+// device's transfers are bound by the path or by the bus. On a context of
+// its own; best of three, each ended by glFinish.
+static void transfer_paths(EGLDisplay dpy, EGLContext cx) {
+    if (!eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, cx)) return;
+    GLenum glew = glewInit();  // (4: Debian's GLEW finds no GLX display; the entry points are loaded)
+    if ((glew != GLEW_OK && glew != 4) || !glNamedBufferStorage || !glMapNamedBufferRange) {
+        std::printf("transfer paths: GL 4.5 entry points missing\n");
+        eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        return;
+    }
+    const int width = 4096, rows = 1024;
+    const GLsizeiptr bytes = static_cast<GLsizeiptr>(width) * rows * 4;
+    std::vector<float> host(static_cast<size_t>(width) * rows, 1.5f), back(host.size());
+    GLuint tex = 0, pbo = 0;
+    glCreateTextures(GL_TEXTURE_2D, 1, &tex);
+    glTextureStorage2D(tex, 1, GL_R32F, width, rows);
+    const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    glCreateBuffers(1, &pbo);
+    glNamedBufferStorage(pbo, bytes, nullptr, flags);
+    void* mapped = glMapNamedBufferRange(pbo, 0, bytes, flags);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    auto best_ms = [](auto run) {
+        double best = 1e30;
+        for (int rep = 0; rep < 4; ++rep) {  // the first warms
+            auto t = Clock::now();
+            run();
+            glFinish();
+            if (rep > 0) best = std::min(best, ms_since(t));
+        }
+        return best;
+    };
+    const double up_client = best_ms([&] {
+        glTextureSubImage2D(tex, 0, 0, 0, width, rows, GL_RED, GL_FLOAT, host.data());
+    });
+    const double down_client = best_ms([&] {
+        glGetTextureSubImage(tex, 0, 0, 0, 0, width, rows, 1, GL_RED, GL_FLOAT, static_cast<GLsizei>(bytes),
+                             back.data());
+    });
+    double up_mapped = 0, down_mapped = 0;
+    if (mapped) {
+        up_mapped = best_ms([&] {
+            std::memcpy(mapped, host.data(), static_cast<size_t>(bytes));
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, pbo);
+            glTextureSubImage2D(tex, 0, 0, 0, width, rows, GL_RED, GL_FLOAT, nullptr);
+            glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+        });
+        down_mapped = best_ms([&] {
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, pbo);
+            glGetTextureSubImage(tex, 0, 0, 0, 0, width, rows, 1, GL_RED, GL_FLOAT, static_cast<GLsizei>(bytes),
+                                 nullptr);
+            glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+            glFinish();
+            std::memcpy(back.data(), mapped, static_cast<size_t>(bytes));
+        });
+    }
+    const double mb = bytes / 1e6;  // MB per ms: GB/s
+    std::printf("transfer paths, 16 MB float32 texture: upload from client memory %.2f ms (%.2f GB/s), "
+                "through a mapped buffer %.2f ms (%.2f GB/s); readback into client memory %.2f ms (%.2f GB/s), "
+                "through a mapped buffer %.2f ms (%.2f GB/s)%s\n",
+                up_client, mb / up_client, up_mapped, up_mapped > 0 ? mb / up_mapped : 0.0, down_client,
+                mb / down_client, down_mapped, down_mapped > 0 ? mb / down_mapped : 0.0,
+                std::memcmp(back.data(), host.data(), static_cast<size_t>(bytes)) == 0 ? "" : " (values differ!)");
+    if (mapped) glUnmapNamedBuffer(pbo);
+    glDeleteBuffers(1, &pbo);
+    glDeleteTextures(1, &tex);
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
 }
 
 int main(int argc, char** argv) {
@@ -92,6 +169,7 @@ int main(int argc, char** argv) {
                 }
                 std::printf("per call: make-current + release %.2f us (nothing pending)\n",
                             ms_since(t) * 1000.0 / calls);
+                transfer_paths(dpy, cx);
                 eglDestroyContext(dpy, cx);
             }
         }
