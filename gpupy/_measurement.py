@@ -128,14 +128,19 @@ def _per_element_left(passes, per_element_op):
     the cost per element and the cost per element and operation grow
     together with the size, and noise on the smaller one can hand all of
     it to the other (a CPU renderer's ~2-7 ns an invocation fitted as 0,
-    which the plausibility check then refuses). `passes`: (elements,
+    which the plausibility check then refuses). Where the fitted cost per
+    operation explains all of that growth and more (noise on it too: a
+    wheel check refused a model once so), the growth is shared by the
+    chain's operations and the pass itself alike. `passes`: (elements,
     operations, ns) of each timed chain."""
     shortest = min(ops for _, ops, _ in passes)
     timed = sorted((n, t) for n, ops, t in passes if ops == shortest)
     (n0, t0), (n1, t1) = timed[0], timed[-1]
     if n1 == n0:
         return 0.0
-    return max(0.0, (t1 - t0) / (n1 - n0) - shortest * per_element_op)
+    growth = (t1 - t0) / (n1 - n0)
+    left = growth - shortest * per_element_op
+    return left if left > 0.0 else max(0.0, growth / (shortest + 1))
 
 
 def chain(x, pairs):
