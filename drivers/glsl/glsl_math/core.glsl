@@ -102,8 +102,9 @@ float gp__loosen(float q, uint h, uint k) {
 // first and the quotient after (exact, but where the quotient is
 // subnormal; a quotient of such a divisor is below 4, so never overflows).
 // Shaders built to behave as such a device (GPUPY_GL_FLOAT_PROBE=
-// division_inexact) really compute a times a flushed reciprocal (1.5 ulp)
-// and move the quotient one ulp more (GLSL's 2.5 ulp), so that the corrections are tested on any
+// division_inexact) really compute a times a reciprocal flushed whatever
+// the build flushes, as NVIDIA's is (1.5 ulp), and move the quotient one
+// ulp more (GLSL's 2.5 ulp), so that the corrections are tested on any
 // device, and flush subnormal operands and results where that is built in.
 float gp__fdiv(float a, float b) {
     precise float fa = gp__ftz(a), fb = gp__ftz(b);
@@ -230,10 +231,10 @@ vec2 gp__df_mul(vec2 a, vec2 b) {
 // sqrt(x) = sqrt(xs) * 2^k exactly (a subnormal x is first scaled by 2^64);
 // sqrt(xs) is the builtin root, then steps of one ulp towards xs while the
 // neighbour's square is closer to xs (at most 8: the builtin's few ulp,
-// plus 2 where a GPU-like build loosens a device's already loose root). The residual xs - r^2 is exact up to
-// its last rounding (gp__sqr's p + e is r^2 exactly, and xs - p is exact by
-// Sterbenz), and neighbouring residuals differ by about 2 r ulp(r), so the
-// comparison never errs; no tie exists (the square of a midpoint needs 50
+// plus 2 where a GPU-like build loosens a device's already loose root).
+// The residual xs - r^2 is exact up to its last rounding (gp__sqr's p + e
+// is r^2 exactly, and xs - p is exact by Sterbenz), and neighbouring
+// residuals differ by about 2 r ulp(r), so the comparison never errs; no tie exists (the square of a midpoint needs 50
 // bits). The root of a float32 is normal, so the scaling back is exact.
 // Zeros, negatives, infinities and NaN keep the builtin root (IEEE's values;
 // gpo_sqrt_guard makes negatives NaN).
