@@ -25,15 +25,41 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
     int width = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nelems, width_)));
     int height = static_cast<int>(std::max<int64_t>(1, (nelems + width_ - 1) / width_));
     int64_t bytes = static_cast<int64_t>(width) * height * itemsize;
-    if (budget_bytes_ > 0 && used_bytes_ + bytes > budget_bytes_) {
-        error = "block_alloc: memory budget of " + std::to_string(budget_bytes_) + " bytes reached";
-        return GPUPY_ERROR_NOMEM;
+    const auto same_shape = [&](const Spare& s) {
+        return s.format == fmt.internal_format && s.width == width && s.height == height;
+    };
+    if (auto spare = std::find_if(spares_.rbegin(), spares_.rend(), same_shape); spare != spares_.rend()) {
+        const GLuint tex = spare->texture;
+        spare_bytes_ -= spare->bytes;
+        spares_.erase(std::next(spare).base());
+        ++reused_;
+        auto* block = new gpupy_block{tex, dtype, nelems, width, height, bytes};
+        live_.insert(block);
+        used_bytes_ += bytes;
+        *out = block;
+        return GPUPY_OK;
+    }
+    if (budget_bytes_ > 0) {
+        trim_spares(std::max<int64_t>(0, budget_bytes_ - used_bytes_ - bytes));
+        if (used_bytes_ + bytes > budget_bytes_) {
+            error = "block_alloc: memory budget of " + std::to_string(budget_bytes_) + " bytes reached";
+            return GPUPY_ERROR_NOMEM;
+        }
     }
     clear_gl_errors();
     GLuint tex = 0;
     glCreateTextures(GL_TEXTURE_2D, 1, &tex);
     glTextureStorage2D(tex, 1, fmt.internal_format, width, height);
     GLenum err = glGetError();
+    if (err == GL_OUT_OF_MEMORY && !spares_.empty()) {
+        // The device's own limit, below the budget: the spares give way.
+        glDeleteTextures(1, &tex);
+        clear_gl_errors();
+        trim_spares(0);
+        glCreateTextures(GL_TEXTURE_2D, 1, &tex);
+        glTextureStorage2D(tex, 1, fmt.internal_format, width, height);
+        err = glGetError();
+    }
     if (err != GL_NO_ERROR) {
         glDeleteTextures(1, &tex);
         clear_gl_errors();
@@ -57,9 +83,24 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
 
 void BlockTextures::free(gpupy_block* block) {
     if (!block || !live_.erase(block)) return;
-    glDeleteTextures(1, &block->texture);
     used_bytes_ -= block->bytes;
+    if (block->bytes <= spare_limit()) {
+        spares_.push_back(Spare{block->texture, texture_format(block->dtype).internal_format, block->width,
+                                block->height, block->bytes});
+        spare_bytes_ += block->bytes;
+        trim_spares(spare_limit());
+    } else {
+        glDeleteTextures(1, &block->texture);
+    }
     delete block;
+}
+
+void BlockTextures::trim_spares(int64_t bytes) {
+    while (!spares_.empty() && (spare_bytes_ > bytes || spares_.size() > kMaxSpares)) {
+        glDeleteTextures(1, &spares_.front().texture);
+        spare_bytes_ -= spares_.front().bytes;
+        spares_.pop_front();
+    }
 }
 
 void BlockTextures::free_all() {
@@ -69,6 +110,7 @@ void BlockTextures::free_all() {
     }
     live_.clear();
     used_bytes_ = 0;
+    trim_spares(0);
 }
 
 bool BlockTextures::check_range(const gpupy_block* block, int64_t offset, int64_t count,

@@ -11,7 +11,9 @@
 
 #include <GL/glew.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_set>
 
@@ -31,14 +33,32 @@ namespace gpupy_gl {
 class BlockTextures {
 public:
     void configure(int width, int max_height, int64_t budget_bytes) {
+        trim_spares(0);
         width_ = width;
         max_height_ = max_height;
         budget_bytes_ = budget_bytes;
     }
     int width() const { return width_; }
+    // Textures of freed blocks kept for the next block of their shape
+    // (allocating and deleting device memory for every result costs a GPU
+    // driver more than a small dispatch): at most kMaxSpares of them and
+    // spare_limit() bytes, the oldest deleted first; their bytes count
+    // against the budget with the live blocks', spares going first when a
+    // new block needs the room. A reused texture's contents are undefined,
+    // as a new one's are.
+    static constexpr size_t kMaxSpares = 16;
+    static constexpr int64_t kMaxSpareBytes = int64_t(256) << 20;
+    int64_t spare_limit() const {
+        return budget_bytes_ > 0 ? std::min(budget_bytes_ / 8, kMaxSpareBytes) : kMaxSpareBytes;
+    }
+    int64_t spare_bytes() const { return spare_bytes_; }
+    int64_t textures_reused() const { return reused_; }
     int64_t max_block_elems() const { return static_cast<int64_t>(width_) * max_height_; }
     int64_t budget_bytes() const { return budget_bytes_; }
-    void set_budget_bytes(int64_t b) { budget_bytes_ = b; }
+    void set_budget_bytes(int64_t b) {
+        budget_bytes_ = b;
+        trim_spares(spare_limit());
+    }
     int64_t used_bytes() const { return used_bytes_; }
     size_t live_blocks() const { return live_.size(); }
     bool owns(const gpupy_block* b) const { return live_.count(const_cast<gpupy_block*>(b)) != 0; }
@@ -52,7 +72,18 @@ public:
     int write(gpupy_block* block, int64_t offset, int64_t count, const void* src, std::string& error);
 
 private:
+    struct Spare {
+        GLuint texture;
+        GLenum format;
+        int32_t width, height;
+        int64_t bytes;
+    };
     bool check_range(const gpupy_block* block, int64_t offset, int64_t count, std::string& error) const;
+    // Deletes the oldest spares until they hold at most `bytes`.
+    void trim_spares(int64_t bytes);
+    std::deque<Spare> spares_;
+    int64_t spare_bytes_ = 0;
+    int64_t reused_ = 0;
 
     int width_ = gpupy_glsl::kDefaultTextureWidth;
     int max_height_ = 16384;

@@ -621,6 +621,8 @@ const char* drv_describe(void* ctx) {
       << "limit_ops: " << limit(d->limits.slot[kOps]) << "\n"
       << "memory_budget_bytes: " << d->blocks.budget_bytes() << "\n"
       << "memory_used_bytes: " << d->blocks.used_bytes() << "\n"
+      << "memory_spare_bytes: " << d->blocks.spare_bytes() << "\n"
+      << "textures_reused: " << d->blocks.textures_reused() << "\n"
       << "shader_cache_dir: " << d->egl.shader_cache_dir << "\n"
       << "glsl_math_functions: " << (math.empty() ? "none" : math) << "\n";
     if (!d->float_probe_note.empty()) s << "float_probe: " << d->float_probe_note << "\n";
@@ -711,16 +713,21 @@ int drv_set_option(void* ctx, const char* key, const char* value) {
         int64_t n;
         if (is_default(value)) n = default_memory_budget(d->gl);
         else if (!parse_integer(value, &n) || n < 0) return fail("expected bytes >= 0 (0: no budget) or 'default'");
-        d->blocks.set_budget_bytes(n);
-        return GPUPY_OK;
+        // (with the context: spares beyond the new budget are deleted)
+        return with_context(d, [&] {
+            d->blocks.set_budget_bytes(n);
+            return GPUPY_OK;
+        });
     }
     if (k == "block_width") {
         int64_t n;
         if (is_default(value)) n = std::min(kDefaultTextureWidth, d->gl.max_texture_size);
         else if (!parse_integer(value, &n) || n < 1 || n > d->gl.max_texture_size) return fail("expected 1..GL_MAX_TEXTURE_SIZE");
         if (d->blocks.live_blocks() != 0) return fail("blocks are allocated; free them first");
-        d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
-        return GPUPY_OK;
+        return with_context(d, [&] {
+            d->blocks.configure(static_cast<int>(n), d->gl.max_texture_size, d->blocks.budget_bytes());
+            return GPUPY_OK;
+        });
     }
     return fail("unknown option (known: max_ops, max_textures, max_instructions, max_uniform_components, "
                 "max_bytes, block_width, tiled_products, measured_tiles, roll_loops, debug_glsl_append)");
