@@ -4,7 +4,8 @@
 // Prints: init (context creation) time, per-call overhead of the GL-thread
 // hand-off vs. make-current/release, upload and readback bandwidth (the
 // driver's, and the same texture written and read through a mapped pixel
-// buffer instead of client memory), compile and first-dispatch (JIT) time
+// buffer instead of client memory; a texture's allocation and deletion,
+// which the driver's texture pool saves), compile and first-dispatch (JIT) time
 // by shader size, cached-program reuse, and one fused elementwise
 // evaluation.
 #include <GL/glew.h>
@@ -103,6 +104,18 @@ static void transfer_paths(EGLDisplay dpy, EGLContext cx) {
                 up_client, mb / up_client, up_mapped, up_mapped > 0 ? mb / up_mapped : 0.0, down_client,
                 mb / down_client, down_mapped, down_mapped > 0 ? mb / down_mapped : 0.0,
                 std::memcmp(back.data(), host.data(), static_cast<size_t>(bytes)) == 0 ? "" : " (values differ!)");
+    // What the driver's texture pool saves each result: a 16 MB texture
+    // allocated, written by a dispatch's worth of one texel, and deleted.
+    const double alloc_ms = best_ms([&] {
+        for (int k = 0; k < 10; ++k) {
+            GLuint t = 0;
+            glCreateTextures(GL_TEXTURE_2D, 1, &t);
+            glTextureStorage2D(t, 1, GL_R32F, width, rows);
+            glTextureSubImage2D(t, 0, 0, 0, 1, 1, GL_RED, GL_FLOAT, host.data());
+            glDeleteTextures(1, &t);
+        }
+    }) / 10;
+    std::printf("a 16 MB texture allocated, one texel written, deleted: %.1f us\n", alloc_ms * 1e3);
     if (mapped) glUnmapNamedBuffer(pbo);
     glDeleteBuffers(1, &pbo);
     glDeleteTextures(1, &tex);
