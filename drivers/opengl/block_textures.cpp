@@ -25,20 +25,29 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
     int width = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(nelems, width_)));
     int height = static_cast<int>(std::max<int64_t>(1, (nelems + width_ - 1) / width_));
     int64_t bytes = static_cast<int64_t>(width) * height * itemsize;
-    const auto same_shape = [&](const Spare& s) {
-        return s.format == fmt.internal_format && s.width == width && s.height == height;
-    };
-    if (auto spare = std::find_if(spares_.rbegin(), spares_.rend(), same_shape); spare != spares_.rend()) {
-        const GLuint tex = spare->texture;
-        spare_bytes_ -= spare->bytes;
-        spares_.erase(std::next(spare).base());
-        ++reused_;
-        auto* block = new gpupy_block{tex, dtype, nelems, width, height, bytes};
-        live_.insert(block);
-        used_bytes_ += bytes;
-        *out = block;
-        return GPUPY_OK;
+    GLuint tex = take_spare(fmt.internal_format, width, height);
+    if (!tex) {
+        if (int rc = new_texture(fmt.internal_format, width, height, bytes, &tex, error); rc != GPUPY_OK) return rc;
     }
+    auto* block = new gpupy_block{tex, dtype, nelems, width, height, bytes};
+    live_.insert(block);
+    used_bytes_ += bytes;
+    *out = block;
+    return GPUPY_OK;
+}
+
+GLuint BlockTextures::take_spare(GLenum format, int width, int height) {
+    const auto same_shape = [&](const Spare& s) { return s.format == format && s.width == width && s.height == height; };
+    const auto spare = std::find_if(spares_.rbegin(), spares_.rend(), same_shape);
+    if (spare == spares_.rend()) return 0;
+    const GLuint tex = spare->texture;
+    spare_bytes_ -= spare->bytes;
+    spares_.erase(std::next(spare).base());
+    ++reused_;
+    return tex;
+}
+
+int BlockTextures::new_texture(GLenum format, int width, int height, int64_t bytes, GLuint* out, std::string& error) {
     if (budget_bytes_ > 0) {
         trim_spares(std::max<int64_t>(0, budget_bytes_ - used_bytes_ - bytes));
         if (used_bytes_ + bytes > budget_bytes_) {
@@ -48,25 +57,24 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
     }
     clear_gl_errors();
     GLuint tex = 0;
-    glCreateTextures(GL_TEXTURE_2D, 1, &tex);
-    glTextureStorage2D(tex, 1, fmt.internal_format, width, height);
-    GLenum err = glGetError();
-    if (err == GL_OUT_OF_MEMORY && !spares_.empty()) {
-        // The device's own limit, below the budget: the spares give way.
+    GLenum err = GL_NO_ERROR;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        glCreateTextures(GL_TEXTURE_2D, 1, &tex);
+        glTextureStorage2D(tex, 1, format, width, height);
+        err = glGetError();
+        if (err == GL_NO_ERROR) break;
         glDeleteTextures(1, &tex);
         clear_gl_errors();
+        // The device's own limit, below the budget: the spares give way,
+        // and the allocation is tried once more.
+        if (err != GL_OUT_OF_MEMORY || spares_.empty()) break;
         trim_spares(0);
-        glCreateTextures(GL_TEXTURE_2D, 1, &tex);
-        glTextureStorage2D(tex, 1, fmt.internal_format, width, height);
-        err = glGetError();
+    }
+    if (err == GL_OUT_OF_MEMORY) {
+        error = "block_alloc: GL_OUT_OF_MEMORY";
+        return GPUPY_ERROR_NOMEM;
     }
     if (err != GL_NO_ERROR) {
-        glDeleteTextures(1, &tex);
-        clear_gl_errors();
-        if (err == GL_OUT_OF_MEMORY) {
-            error = "block_alloc: GL_OUT_OF_MEMORY";
-            return GPUPY_ERROR_NOMEM;
-        }
         error = "block_alloc: glTextureStorage2D failed: " + gl_error_name(err);
         return GPUPY_ERROR;
     }
@@ -74,10 +82,7 @@ int BlockTextures::alloc(int32_t dtype, int64_t nelems, gpupy_block** out, std::
     // with the default (mipmapped, linear) filters.
     glTextureParameteri(tex, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTextureParameteri(tex, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    auto* block = new gpupy_block{tex, dtype, nelems, width, height, bytes};
-    live_.insert(block);
-    used_bytes_ += bytes;
-    *out = block;
+    *out = tex;
     return GPUPY_OK;
 }
 

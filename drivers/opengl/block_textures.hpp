@@ -81,6 +81,13 @@ private:
     bool check_range(const gpupy_block* block, int64_t offset, int64_t count, std::string& error) const;
     // Deletes the oldest spares until they hold at most `bytes`.
     void trim_spares(int64_t bytes);
+    // A spare texture of that format and size, taken from the spares; 0 if
+    // none.
+    GLuint take_spare(GLenum format, int width, int height);
+    // A new texture of that format and size into *out, the spares deleted
+    // first where the budget or the device needs their room; GPUPY_OK,
+    // GPUPY_ERROR_NOMEM or GPUPY_ERROR (`error` says why).
+    int new_texture(GLenum format, int width, int height, int64_t bytes, GLuint* out, std::string& error);
     std::deque<Spare> spares_;
     int64_t spare_bytes_ = 0;
     int64_t reused_ = 0;
