@@ -429,8 +429,7 @@ class Gpu:
         x86 keeps the operand's, NVIDIA's GPUs give 0x7fffffff), so bytes
         compared through this are equal where the values are NumPy's, any
         NaN for any NaN (as float_bounds.same_bits)."""
-        a = np.frombuffer(a, dtype) if dtype is not None else np.array(a, copy=True)
-        a = np.array(a, copy=True)
+        a = np.array(np.frombuffer(a, dtype) if dtype is not None else a, copy=True)
         if a.dtype.kind in "fc":
             parts = a.reshape(-1).view(a.real.dtype) if a.dtype.kind == "c" else a.reshape(-1)
             parts[np.isnan(parts)] = np.nan

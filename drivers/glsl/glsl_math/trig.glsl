@@ -279,9 +279,9 @@ float gp_arctan(float x) {
 
 // @function gp_arctan2 requires gp__isnan gp__isinf gp__signbit gp__copysign gp__two_prod gp__two_sum gp__fast_two_sum gp__atan_unit gp__ldexp gp__fdiv gp__div_rn
 // C99 atan2 special cases (signed zeros, infinities), then t = min/max of
-// |x|, |y| as a residual-corrected double-float (below 2^-100, where
-// atan t = t, the correctly rounded quotient) (operands scaled by a power
-// of two so the exact product cannot overflow), theta = atan(t), then
+// |x|, |y| as a residual-corrected double-float (operands scaled by a power
+// of two so the exact product cannot overflow; below 2^-100, where
+// atan t = t, the correctly rounded quotient), theta = atan(t), then
 // pi/2 - theta and pi - theta in double-float as the octant requires.
 float gp_arctan2(float y, float x) {
     const float PIO2_H = 1.570796371e+00;
