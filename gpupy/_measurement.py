@@ -143,6 +143,16 @@ def _per_element_left(passes, per_element_op):
     return left if left > 0.0 else max(0.0, growth / (shortest + 1))
 
 
+def _device_per_element(passes, measured, per_element_op):
+    """The device's cost per element where its joint fit gave none:
+    _per_element_left of the passes (the times less the readback priced
+    apart), or, where even their growth with the size is gone -- the cost
+    of reading back, estimated apart and as noisy, taken away too much
+    (a wheel check's calibration was refused so) -- of the times as
+    `measured`, readback included: a little high, never nothing."""
+    return _per_element_left(passes, per_element_op) or _per_element_left(measured, per_element_op)
+
+
 def chain(x, pairs):
     # Multiply-adds by weak Python scalars: float32 stays float32, and
     # each pair is two operations the planner counts.
@@ -259,7 +269,7 @@ def figures(notes):
     passes = [(n, ops, max(1.0, t - readback - n * 4 * download)) for n, ops, t in device]
     d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
     if d_elem == 0.0:
-        d_elem = _per_element_left(passes, d_op)
+        d_elem = _device_per_element(passes, device, d_op)
     # The fit can hand the whole fixed cost to the per-operation term (noise
     # on a small intercept; a dispatch of 0 is then refused as implausible):
     # the smallest pass left on the device is a dispatch and little else.
