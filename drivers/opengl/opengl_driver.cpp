@@ -760,6 +760,14 @@ void drv_get_counters(void* ctx, gpupy_driver_counters* out) {
     out->first_run_ns = d->first_run_ns;
 }
 
+// glDispatchCompute returns once the work is queued; glFinish waits for it.
+int drv_finish(void* ctx) {
+    return with_context(D(ctx), [] {
+        glFinish();
+        return GPUPY_OK;
+    });
+}
+
 const gpupy_driver_api kApi = {
     GPUPY_DRIVER_ABI_VERSION, "opengl",
     drv_init, drv_cleanup, drv_get_method,
@@ -770,6 +778,7 @@ const gpupy_driver_api kApi = {
     nullptr,  // block_wrap: device memory is not host memory
     drv_prefers_host,
     nullptr,  // offer_host_loop: this driver computes on the device
+    drv_finish,
     gpupy::gpupy_op_rows, gpupy::gpupy_num_op_rows,
     gpupy::gpupy_dtype_rows, gpupy::gpupy_num_dtype_rows,
 };

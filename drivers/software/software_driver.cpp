@@ -285,6 +285,7 @@ const gpupy_driver_api kApi = {
     sw_block_wrap,
     nullptr,  // prefers_host: the software driver computes on the host already
     sw_offer_host_loop,
+    nullptr,  // finish: eval_ir returns once its work is done
     gpupy::gpupy_op_rows, gpupy::gpupy_num_op_rows,
     gpupy::gpupy_dtype_rows, gpupy::gpupy_num_dtype_rows,
 };

@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 7
+#define GPUPY_DRIVER_ABI_VERSION 8
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.
@@ -424,6 +424,11 @@ typedef struct gpupy_driver_api {
     // for bit. Returns 1 if the driver will use it, else 0. Never offered
     // after the first eval_ir.
     int (*offer_host_loop)(void* ctx, int32_t op, int32_t dtype, gpupy_host_loop loop, void* data);
+    // Waits until the work eval_ir handed the device is complete. A device
+    // runs evaluations asynchronously (a GPU returns from a dispatch before
+    // the work is done); the calibration times passes left on the device
+    // through it. Null where eval_ir returns only once its work is done.
+    int (*finish)(void* ctx);
 
     // --- the tables the driver was built with (required) ------------------
     // The core checks them against its own at load and refuses a driver

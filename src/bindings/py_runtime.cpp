@@ -285,10 +285,12 @@ void register_runtime(py::module_& m) {
         return d;
     });
     // Evaluates every block of `a` into the device cache, reading nothing
-    // back (the calibration times the readback apart).
+    // back (the calibration times the readback apart), and returns once the
+    // device has done the work (a GPU's dispatch returns before).
     m.def("evaluate_on_device", [](const GpuArray& a) {
         const int64_t B = Runtime::get().cache().block_size();
         for (int64_t k = 0; k * B < a.size(); ++k) ensure_device_block(a.node_view(), k);
+        Runtime::get().driver().finish();
     });
     // fn() once an evaluation that corrected the cost model is complete.
     m.def("set_model_corrected_hook", [](py::object fn) {

@@ -201,7 +201,7 @@ const gpupy_driver_api kApi = {
     check_ir, eval_ir,
     resource_get, resource_zero, resource_add, resource_sub, resource_check,
     last_error, describe, set_option, get_counters,
-    nullptr, nullptr, nullptr,
+    nullptr, nullptr, nullptr, nullptr,  // block_wrap, prefers_host, offer_host_loop, finish
     gpupy::gpupy_op_rows, gpupy::gpupy_num_op_rows,
     gpupy::gpupy_dtype_rows, gpupy::gpupy_num_dtype_rows,
 };

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 7
+ABI_VERSION = 8
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 MAX_OUTPUTS = 4
@@ -110,6 +110,7 @@ class DriverApi(ctypes.Structure):
         ("block_wrap", _F(ctypes.c_int, _vp, _i32, _i64, _vp, ctypes.POINTER(_vp))),
         ("prefers_host", _F(ctypes.c_int, _vp, _i64, _i64)),
         ("offer_host_loop", _F(ctypes.c_int, _vp, _i32, _i32, _vp, _vp)),
+        ("finish", _F(ctypes.c_int, _vp)),
         ("op_rows", ctypes.POINTER(OpRow)),
         ("num_op_rows", ctypes.c_int32),
         ("dtype_rows", ctypes.POINTER(DtypeRow)),

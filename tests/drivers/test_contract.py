@@ -235,6 +235,27 @@ def test_block_wrap_evaluates_in_host_memory(driver):
     np.testing.assert_array_equal(src, np.arange(16, dtype=np.float32))
 
 
+def test_finish_waits_for_the_work_handed_over(driver):
+    """The optional finish: once eval_ir has handed work to the device,
+    finish returns OK (with nothing pending too), and the results are
+    there to read. A device that computes asynchronously must offer it
+    (the calibration times passes through it)."""
+    if not driver.api.finish:
+        assert driver.name == "software", "a device driver waits for its work through finish"
+        return
+    assert driver.api.finish(driver.ctx) == OK  # nothing pending
+    x = np.arange(1 << 16, dtype=np.float32)
+    a = driver.upload(x)
+    dst = driver.alloc(F32, x.size)
+    ir = IrBuilder(x.shape)
+    ir.op("MULTIPLY", F32, ir.load(a, F32), ir.const(F32, 3.0))
+    driver.eval(ir.build(), dst)
+    assert driver.api.finish(driver.ctx) == OK
+    np.testing.assert_array_equal(driver.read(dst, 0, x.size, np.float32), x * np.float32(3))
+    driver.free(a)
+    driver.free(dst)
+
+
 HOST_LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64),
                              ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p)
 

@@ -175,6 +175,10 @@ int Driver::offer_host_loops(const std::vector<HostLoop>& loops) {
     return taken;
 }
 
+void Driver::finish() {
+    if (api_->finish && api_->finish(ctx_) != GPUPY_OK) fail("finish");
+}
+
 std::string Driver::describe() {
     const char* s = api_->describe(ctx_);
     return s ? s : "";

@@ -69,6 +69,8 @@ public:
     // Offers each loop through the optional offer_host_loop; returns how
     // many the driver took.
     int offer_host_loops(const std::vector<HostLoop>& loops);
+    // Waits for the work handed to the device (the optional finish).
+    void finish();
 
     std::string describe();
     void set_option(const std::string& key, const std::string& value);
