@@ -94,6 +94,8 @@ check_end() {  # check_end LABEL PYTHON NUMPY-REQUIREMENT EXTRAS
     "$venv/bin/python" -m pytest -p gpupy_installed_only -p no:cacheprovider -q --tb=short ${PYTEST_ARGS:-} "$SRC/tests") \
     > "$log-tests.log" 2>&1
   local status=$?
+  # The failing tests by name, so that a log read elsewhere (CI) says which.
+  grep -E '^(FAILED|ERROR) ' "$log-tests.log" | sed 's/^/   /' || true
   tail -n 1 "$log-tests.log" | sed 's/^/   /'
   echo "   $label: $((SECONDS - began)) s"
   return $status
