@@ -78,10 +78,10 @@ FIXED_AT_LOAD = ("GPUPY_SOFTWARE_MAX_OPS", "GPUPY_SOFTWARE_MAX_BYTES", "GPUPY_GL
                  "GPUPY_FLOAT32_SUBNORMALS", "GPUPY_GL_DUMP_SHADERS", "GPUPY_GL_CHECK_PROGRAM_KEYS")
 
 
-def _model(source, path=None, parameters=None, eager_threshold=None, key=None, seconds=None, notes=()):
+def _model(source, path=None, parameters=None, eager_threshold=None, key=None, seconds=None, notes=(), attempts=0):
     """What cost_model() reports (see there)."""
     return {"source": source, "path": path, "parameters": parameters, "eager_threshold": eager_threshold,
-            "key": key, "seconds": seconds, "notes": list(notes)}
+            "key": key, "seconds": seconds, "notes": list(notes), "attempts": attempts}
 
 
 _state = _model("not calibrated")
@@ -360,22 +360,32 @@ def _loaded(path, key, saved):
                   saved.get("notes", ()))
 
 
+# Measurements taken before giving up on saving one: a neighbour that came
+# and went disturbs one measurement (a busy core, two rounds that happened
+# to agree on a bad figure), seldom two in a row.
+ATTEMPTS = 2
+
+
 def _measure_and_keep(path, key):
     t0 = time.perf_counter()
-    params, eager, notes = measure()
-    seconds = time.perf_counter() - t0
     problems = configuration_problems()
+    for attempt in range(1, ATTEMPTS + 1):
+        params, eager, notes = measure()
+        if problems or not notes:
+            break  # (a configuration problem stays whatever is measured)
+    seconds = time.perf_counter() - t0
     if notes or problems:
         why = "; ".join(problems + notes)
         _use(_model(f"measured (for this process only, not saved: {why})", None, params, eager, key, seconds,
-                    problems + notes))
+                    problems + notes, attempt))
         return
     record = {"key": key, "parameters": params, "eager_threshold": eager, "seconds": seconds,
               "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "corrections": 0}
     if _save(path, record):
-        _use(_model("measured", path, params, eager, key, seconds))
+        _use(_model("measured", path, params, eager, key, seconds, attempts=attempt))
     else:
-        _use(_model("measured (not saved: the cache directory is not writable)", None, params, eager, key, seconds))
+        _use(_model("measured (not saved: the cache directory is not writable)", None, params, eager, key, seconds,
+                    attempts=attempt))
 
 
 def _wait_for_another(lock, path, key):
@@ -425,7 +435,9 @@ def cost_model():
     (...)", "waiting for another process's calibration"), its file, its
     parameters in nanoseconds (as corrected by what evaluations measured),
     the eager threshold it derived, the key it was measured under, how long
-    the measurement took, and notes on what made it unfit to keep."""
+    the measurement took, how many measurements it took (a disturbed one is
+    taken again once; 0: none in this process), and notes on what made it
+    unfit to keep."""
     model = dict(_state)
     corrected = _core.corrected_cost_model()
     if corrected and model["parameters"] is not None:

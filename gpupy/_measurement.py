@@ -143,16 +143,6 @@ def _per_element_left(passes, per_element_op):
     return left if left > 0.0 else max(0.0, growth / (shortest + 1))
 
 
-def _device_per_element(passes, measured, per_element_op):
-    """The device's cost per element where its joint fit gave none:
-    _per_element_left of the passes (the times less the readback priced
-    apart), or, where even their growth with the size is gone -- the cost
-    of reading back, estimated apart and as noisy, taken away too much
-    (a wheel check's calibration was refused so) -- of the times as
-    `measured`, readback included: a little high, never nothing."""
-    return _per_element_left(passes, per_element_op) or _per_element_left(measured, per_element_op)
-
-
 def chain(x, pairs):
     # Multiply-adds by weak Python scalars: float32 stays float32, and
     # each pair is two operations the planner counts.
@@ -218,25 +208,34 @@ def figures(notes):
     # measured apart and taken out of each place's times.
     build = figure("lazy node", lambda: chain(arrays[small], 32)) / 64
 
-    def place(where, threshold):
+    # The host engine's passes end in host memory; the device's are timed
+    # left on the device, the work done (evaluate_on_device waits for it),
+    # and reading back is priced apart below: taken out of passes read
+    # back, its estimate's noise (a difference of two times) went to the
+    # cost per element, and a calibration was refused for a device element
+    # at 0.002 ns.
+    on_host = numpy.asarray
+    on_device = _core.evaluate_on_device
+
+    def place(where, threshold, run):
         points = []
         for n in (small, big):
             for k in pairs:
                 _core.set_host_threshold(threshold)
-                t = figure(f"{where} chain of {2 * k} at {n}", lambda: numpy.asarray(chain(arrays[n], k)))
+                t = figure(f"{where} chain of {2 * k} at {n}", lambda: run(chain(arrays[n], k)))
                 points.append((n, 2 * k, max(1.0, t - 2 * k * build)))
         return points
 
-    host = place("host engine", 1 << 62)
-    device = place("device", 0)
+    host = place("host engine", 1 << 62, on_host)
+    device = place("device", 0, on_device)
 
-    def place_math(where, threshold):
+    def place_math(where, threshold, run):
         _core.set_host_threshold(threshold)
-        t = figure(f"{where} math chain", lambda: numpy.asarray(_math_chain(arrays[big], MATH_OPS)))
+        t = figure(f"{where} math chain", lambda: run(_math_chain(arrays[big], MATH_OPS)))
         return max(1.0, t - MATH_OPS * build)
 
-    host_math = place_math("host engine", 1 << 62)
-    device_math = place_math("device", 0)
+    host_math = place_math("host engine", 1 << 62, on_host)
+    device_math = place_math("device", 0, on_device)
 
     # A deep expression on the host engine (more registers per element:
     # smaller chunks, more cache traffic), at a quarter of the size (it is
@@ -255,7 +254,7 @@ def figures(notes):
     fresh = figure("upload", lambda: numpy.asarray(chain(_core.array_from_numpy(data[move].copy()), 1)))
     warm = figure("resident", lambda: numpy.asarray(chain(arrays[move], 1)))
     upload = max(0.0, (fresh - warm) / (move * 4))
-    kept = {n: figure(f"device pass kept at {n}", lambda n=n: _core.evaluate_on_device(chain(arrays[n], 1)))
+    kept = {n: figure(f"device pass kept at {n}", lambda n=n: on_device(chain(arrays[n], 1)))
             for n in (small, move)}
     read = {n: figure(f"device pass read at {n}", lambda n=n: numpy.asarray(chain(arrays[n], 1)))
             for n in (small, move)}
@@ -265,11 +264,9 @@ def figures(notes):
     h_dispatch, h_per_op, h_op = _fit([([1.0, ops, n * ops], t) for n, ops, t in host])
     deep_ops = 2 * deep_pairs
     h_op_deep = max(0.0, (host_deep - h_dispatch - deep_ops * h_per_op) / (deep_n * deep_ops))
-    # The readback of each result is priced apart (its round trip and bytes).
-    passes = [(n, ops, max(1.0, t - readback - n * 4 * download)) for n, ops, t in device]
-    d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
+    d_dispatch, d_per_op, d_elem, d_op = _fit([([1.0, ops, n, n * ops], t) for n, ops, t in device])
     if d_elem == 0.0:
-        d_elem = _device_per_element(passes, device, d_op)
+        d_elem = _per_element_left(device, d_op)
     # The fit can hand the whole fixed cost to the per-operation term (noise
     # on a small intercept; a dispatch of 0 is then refused as implausible):
     # the smallest pass left on the device is a dispatch and little else.
@@ -277,8 +274,7 @@ def figures(notes):
     # Math functions: what a chain of them costs beyond each place's
     # fixed and per-element costs.
     h_math = max(0.0, (host_math - h_dispatch - MATH_OPS * h_per_op) / (big * MATH_OPS))
-    d_math = max(0.0, (device_math - d_dispatch - MATH_OPS * d_per_op - readback - big * (d_elem + 4 * download))
-                 / (big * MATH_OPS))
+    d_math = max(0.0, (device_math - d_dispatch - MATH_OPS * d_per_op - big * d_elem) / (big * MATH_OPS))
     # Matrix products: NumPy's BLAS against the device's fused product.
     h = numpy.random.default_rng(0).random((PRODUCT_N, PRODUCT_N), dtype=numpy.float32)
     g = _core.array_from_numpy(h)

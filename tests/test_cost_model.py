@@ -200,6 +200,7 @@ REPORT = "m = gp.cost_model(); print(json.dumps([m, gp.eager_threshold(), gp.dri
 def test_the_calibration_is_measured_once_then_loaded(tmp_path):
     first, eager, driver = run_code(REPORT, tmp_path)
     assert first["source"] == "measured"
+    assert first["attempts"] in (1, 2)  # (2: the first was disturbed)
     path = first["path"]
     assert os.path.dirname(path) == str(tmp_path) and os.path.basename(path).startswith(f"calibration-{driver}-")
     with open(path) as f:
@@ -213,6 +214,7 @@ def test_the_calibration_is_measured_once_then_loaded(tmp_path):
 
     second, eager2, _ = run_code(REPORT, tmp_path)
     assert second["source"] == "loaded" and second["parameters"] == first["parameters"] and eager2 == eager
+    assert second["attempts"] == 0  # nothing measured in that process
 
     # The core uses the loaded model: a small evaluation is placed by it.
     placed = run_code("import numpy as np\n"
@@ -347,13 +349,8 @@ def test_a_cost_per_element_fitted_as_none_is_taken_from_the_shortest_chain():
     assert _measurement._per_element_left(passes, 10.0) == pytest.approx(4.0 / 3)
     assert _measurement._per_element_left(passes, 2.0) == pytest.approx(4.0 / 3)  # (exactly explained: the same)
     assert _measurement._per_element_left([(1024, 2, 5.0), (1024, 2, 6.0)], 0.5) == 0.0  # one size: nothing to tell
-    # Where the readback taken away leaves no growth at all, the times as
-    # measured (readback included) give it.
-    measured = [(n, ops, ns(n, ops) + n * 2.0) for n, ops, _ in passes]
     flat = [(n, ops, 10_000.0) for n, ops, _ in passes]
-    assert _measurement._per_element_left(flat, 0.5) == 0.0
-    assert _measurement._device_per_element(flat, measured, 0.5) == pytest.approx(5.0)
-    assert _measurement._device_per_element(passes, measured, 0.5) == pytest.approx(3.0)  # (the passes first)
+    assert _measurement._per_element_left(flat, 0.5) == 0.0  # no growth: none
     # The joint fit of exact figures finds it itself.
     fitted = _measurement._fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
     assert fitted == pytest.approx([10_000, 2_000, 3.0, 0.5], rel=1e-6)

@@ -111,6 +111,7 @@ def test_a_saved_model_out_of_the_plausible_range_is_measured_again(tmp_path):
 def test_settings_a_driver_read_as_it_loaded_keep_the_model_out_of_the_file(tmp_path):
     m = run_code(REPORT, tmp_path, GPUPY_SOFTWARE_MAX_OPS="1")
     assert m["source"].startswith("measured (for this process only, not saved: GPUPY_SOFTWARE_MAX_OPS is set")
+    assert m["attempts"] == 1  # measuring again cannot mend a setting
     assert model_files(tmp_path) == []
 
 
@@ -146,6 +147,7 @@ def test_a_model_measured_on_a_busy_machine_is_not_saved(tmp_path):
             p.wait()
     assert m["source"].startswith("measured (for this process only, not saved: "), m["source"]
     assert any(note.startswith("the machine was busy") for note in m["notes"]), m["notes"]
+    assert m["attempts"] == 2  # the busy measurement was taken again, busy again
     assert model_files(tmp_path) == []
 
 
