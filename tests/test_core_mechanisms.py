@@ -1284,6 +1284,80 @@ class TestDirectWrites:
         np.testing.assert_array_equal(np.asarray(a), want)
 
 
+class TestScalarFills:
+    """`a[view] = one value` where the target may be written in place: the
+    view's elements set in host memory at once (stats direct_writes), in
+    the target's own storage; where something else needs the old values,
+    copied first; NumPy's conversion of the value, and its errors."""
+
+    VIEWS = [slice(10, 20), slice(None, None, 3), slice(None, None, -2), (slice(1, 4), slice(None, None, 2)),
+             (slice(None), 2), (slice(2, 2),), (Ellipsis, slice(-1, None)), (slice(None, None, -1), slice(0, 1))]
+
+    @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float32", "int64", "float64"])
+    @pytest.mark.parametrize("view", VIEWS, ids=lambda v: repr(v).replace(" ", ""))
+    @pytest.mark.parametrize("value", [3, 2.75, True, np.float32(-1.5)], ids=["int", "float", "bool", "np.float32"])
+    def test_every_view_and_dtype(self, gpu, dtype, view, value):
+        h = (np.arange(6 * 8) % 7).astype(dtype).reshape(6, 8)
+        if isinstance(view, slice):
+            h = h.reshape(-1)
+        a = gp.asarray(h.copy())
+        before = TestDirectWrites.storage(a)
+        want = h.copy()
+        want[view] = value
+        gp.reset_stats()
+        a[view] = value
+        assert gp.stats()["direct_writes"] == (1 if 0 < want[view].size < h.size else 0)
+        assert gp.stats()["evaluations"] == 0
+        np.testing.assert_array_equal(np.asarray(a), want)
+        assert np.asarray(a).dtype == want.dtype
+        assert TestDirectWrites.storage(a) == before
+
+    def test_values_others_need_are_copied_first(self, gpu):
+        h = ramp(12)
+        a = gp.asarray(h.copy())
+        lazy, shared = a * 2, a.copy()
+        gp.reset_stats()
+        a[3:7] = -1.0
+        assert gp.stats()["write_copies"] == 1 and gp.stats()["direct_writes"] == 0
+        np.testing.assert_array_equal(np.asarray(lazy), h * 2)
+        np.testing.assert_array_equal(np.asarray(shared), h)
+        want = h.copy()
+        want[3:7] = -1.0
+        np.testing.assert_array_equal(np.asarray(a), want)
+        # A lazy target is evaluated first, then written.
+        b = gp.asarray(h) + 1
+        b[::5] = 0.5
+        want = h + 1
+        want[::5] = 0.5
+        np.testing.assert_array_equal(np.asarray(b), want)
+
+    def test_a_view_writes_through_to_its_base(self, gpu):
+        h = ramp(10)
+        a = gp.asarray(h.copy())
+        v = a[2:8]
+        v[1:3] = 9.0
+        want = h.copy()
+        want[3:5] = 9.0
+        np.testing.assert_array_equal(np.asarray(a), want)
+        np.testing.assert_array_equal(np.asarray(v), want[2:8])
+
+    def test_numpy_errors(self, gpu):
+        a = gp.asarray(np.zeros(8, dtype=np.uint8))
+        with pytest.raises(OverflowError):
+            np.zeros(8, dtype=np.uint8)[1:3] = 300
+        with pytest.raises(OverflowError):
+            a[1:3] = 300
+        with pytest.raises(ValueError):
+            np.zeros(8, dtype=np.int32)[1:3] = float("nan")
+        with pytest.raises(ValueError):
+            gp.asarray(np.zeros(8, dtype=np.int32))[1:3] = float("nan")
+        ro = gp.asarray(np.zeros(8))
+        ro.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            ro[1:3] = 1.0
+        np.testing.assert_array_equal(np.asarray(a), np.zeros(8, dtype=np.uint8))
+
+
 @pytest.mark.parametrize("n", [100_000, 250_007])
 def test_a_reduction_whose_first_pass_needs_more_than_64_pieces(gpu, n):
     # With 1024-element blocks, the first pass of a sum folds ~100 blocks

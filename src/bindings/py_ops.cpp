@@ -413,7 +413,9 @@ void assign_value(const GpuArray& target, py::handle value) {
     PyObject* p = value.ptr();
     if (PyLong_Check(p) || PyFloat_Check(p) || PyBool_Check(p) ||
         (PyArray_IsScalar(p, Generic) && !is_gpuarray(value))) {
-        v = GpuArray::of(NodeFactory::constant(t, scalar_from_python(value, t)));
+        const gpupy_scalar element = scalar_from_python(value, t);
+        if (!target.is_whole() && fill_in_place(target, element)) return;
+        v = GpuArray::of(NodeFactory::constant(t, element));
     } else {
         Operand o = PyList_Check(p) || PyTuple_Check(p) ? Operand{} : classify(value);
         if (o.kind != Operand::Array) {

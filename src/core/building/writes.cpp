@@ -1,5 +1,6 @@
 #include "core/building/writes.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -169,6 +170,30 @@ Node* writable_in_place(const GpuArray& target) {
         node->refcount() > 1)
         return nullptr;
     return node;
+}
+
+bool fill_in_place(const GpuArray& target, gpupy_scalar element) {
+    const int64_t n = target.size();
+    if (n == 0) return true;  // nothing to write, nothing to forget
+    Node* node = writable_in_place(target);
+    if (!node) return false;
+    const size_t item = static_cast<size_t>(dtype_itemsize(node->dtype()));
+    forget_old_values(node);
+    // The element, then doubled until the run is filled: one store and
+    // log2(n) copies. A strided view takes the run through a scatter.
+    const bool in_place = is_c_contiguous(target.geom.shape, target.geom.strides);
+    std::vector<char> run(in_place ? 0 : static_cast<size_t>(n) * item);
+    char* dst = in_place ? node->host_data() + target.geom.offset * static_cast<int64_t>(item) : run.data();
+    scalar_store(node->dtype(), element, dst);
+    const size_t bytes = static_cast<size_t>(n) * item;
+    for (size_t filled = item; filled < bytes;) {
+        const size_t chunk = std::min(filled, bytes - filled);
+        std::memcpy(dst + filled, dst, chunk);
+        filled += chunk;
+    }
+    if (!in_place) scatter_to_host(node, target.geom, 0, n, run.data());
+    ++stats().direct_writes;
+    return true;
 }
 
 void forget_old_values(Node* node) {

@@ -38,6 +38,13 @@ Node* export_target(const GpuArray& target);
 // old values). nullptr otherwise (then assign() is the way). The caller
 // writes and calls forget_old_values.
 Node* writable_in_place(const GpuArray& target);
+
+// target[...] = one value (`a[10:20] = 2.5` in a loop): every element of
+// the view set to `element` (of the target's dtype) in host memory, now,
+// where the target may be written in place (writable_in_place); false,
+// nothing done, otherwise (then assign() is the way). NumPy's fill, without
+// the constant node, its broadcast view and the gather assign() costs.
+bool fill_in_place(const GpuArray& target, gpupy_scalar element);
 // For a write into the node's host memory: its cached device blocks, its
 // hash-consing entry and its children describe the old values.
 void forget_old_values(Node* node);
