@@ -304,6 +304,14 @@ GpuArray from_numpy_result(py::handle r) {
         PyArray_NBYTES(reinterpret_cast<PyArrayObject*>(r.ptr())) >= kAdoptBytes) {
         return lend_ndarray(r, Lending::Sole);
     }
+    gpupy_scalar value;
+    if (const DType t = exact_numpy_scalar(r.ptr(), &value); t >= 0) {
+        // A NumPy scalar (a small reduction's, `.all()`'s): its value into
+        // a 0-d node, without the 0-d ndarray NumPy would make of it first.
+        NodeRef node = NodeFactory::array_uninitialized(t, Dims{});
+        scalar_store(t, value, node->host_data());
+        return GpuArray::of(std::move(node));
+    }
     py::object arr = py::reinterpret_steal<py::object>(PyArray_FromAny(r.ptr(), nullptr, 0, 0, 0, nullptr));
     if (!arr) throw py::error_already_set();
     return copy_of_ndarray(arr);

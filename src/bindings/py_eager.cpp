@@ -48,7 +48,8 @@ py::object numbers_in_numpy(OpCode op, const std::vector<py::handle>& args, py::
 bool host_operands(const std::vector<Operand>& ops, std::vector<PyObject*>* argv) {
     for (const Operand& o : ops) {
         if (o.kind != Operand::Array || !o.borrowed) {
-            argv->push_back(py::reinterpret_borrow<py::object>(o.obj).release().ptr());  // a number or an ndarray
+            // a number, an ndarray, or the ndarray an array-like became
+            argv->push_back(py::reinterpret_borrow<py::object>(o.converted ? o.converted : o.obj).release().ptr());
             continue;
         }
         Node* x = o.arr().node();

@@ -89,6 +89,7 @@ Operand classify(py::handle obj, bool defer_foreign) {
                PyObject_HasAttrString(p, "__array_interface__")) {
         arr = py::reinterpret_steal<py::object>(PyArray_FromAny(p, nullptr, 0, 0, 0, nullptr));
         if (!arr) throw py::error_already_set();
+        o.converted = arr;
     } else {
         return o;  // Unknown: the caller returns NotImplemented
     }

@@ -22,6 +22,10 @@ struct Operand {
     const GpuArray* borrowed = nullptr;
     mutable GpuArray owned;
     py::handle obj;
+    // The ndarray an array-like (a list, a tuple) was converted to, which
+    // NumPy then reads as it is (an eager op hands NumPy this, not `obj`,
+    // so the sequence is not discovered twice).
+    py::object converted;
     // A NumPy scalar or a bool: its value, made a constant node only when
     // an expression needs one (an eager op reads the value directly: the
     // node would cost as much as the op).
