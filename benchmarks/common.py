@@ -19,13 +19,14 @@ import numpy as np
 
 
 def import_gpupy():
-    """gpupy as installed, or this checkout's in-place build
-    (tools/dev_build.sh) when it is not."""
-    try:
-        import gpupy
-    except ImportError:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        import gpupy
+    """This checkout's in-place build (tools/dev_build.sh, tools/gpu_check.sh)
+    where it has one, else gpupy as installed: an older installation must
+    not stand in for the code beside the script (a benchmark run from a
+    checkout measured a stale site-packages copy so)."""
+    root = Path(__file__).resolve().parents[1]
+    if any((root / "gpupy").glob("_core*.so")):
+        sys.path.insert(0, str(root))
+    import gpupy
     return gpupy
 
 

@@ -588,7 +588,7 @@ def child_main(args):
     # with what other processes take: said with each section.
     with LoadMeter() as load:
         try:
-            import_gpupy()  # as installed, else this checkout's in-place build (as seeds.py and run.py take it)
+            import_gpupy()  # this checkout's in-place build, else as installed (as seeds.py and run.py take it)
             CHILDREN[args.child](child)
         except Exception as exc:  # noqa: BLE001 -- the section's failure, said to the parent
             child.fail(args.child, exc)

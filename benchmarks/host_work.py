@@ -33,7 +33,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gpupy as gp  # noqa: E402
+from common import import_gpupy  # noqa: E402
+
+gp = import_gpupy()
 from distmap import make_points, thesis_program  # noqa: E402
 
 

@@ -20,11 +20,17 @@ device then uploads what NumPy computed.)
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import gpupy as gp
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import import_gpupy  # noqa: E402
+
+gp = import_gpupy()
 
 
 def life_step(xp, z):
