@@ -230,6 +230,9 @@ def submodule_names():
 # Values a draw's arguments may be while it still asks for one number: with
 # no size, only an array argument (which broadcasts) makes an array.
 _SCALAR_ARGUMENTS = (type(None), bool, int, float, complex, str, np.generic, np.dtype, type)
+# The common ones by exact type: one set lookup where isinstance would try
+# nine classes (a loop drawing one number per step checks every argument).
+_PLAIN_ARGUMENTS = frozenset((type(None), bool, int, float, str))
 
 
 def _size_position(func):
@@ -252,7 +255,7 @@ def _asks_one_value(size_at, args, kwargs):
     if len(args) > size_at and args[size_at] is not None:
         return False
     for v in args:
-        if not isinstance(v, _SCALAR_ARGUMENTS):
+        if type(v) not in _PLAIN_ARGUMENTS and not isinstance(v, _SCALAR_ARGUMENTS):
             return False
     if kwargs:
         if kwargs.get("size") is not None:
@@ -273,6 +276,14 @@ def _one_value_draws(qualname, func, size_at, otherwise):
 
     @functools.wraps(func)
     def draw(*args, **kwargs):
+        if not kwargs and len(args) <= size_at:
+            # randint(0, 10), random(): the common call checked inline
+            for v in args:
+                if type(v) not in _PLAIN_ARGUMENTS:
+                    break
+            else:
+                _placed[qualname] += 1
+                return func(*args)
         if _asks_one_value(size_at, args, kwargs):
             _placed[qualname] += 1
             return func(*args, **kwargs)
@@ -298,15 +309,21 @@ def _method(cls_name, name, unbound):
     size_at = _size_position(unbound)
 
     def method(self, *args, **kwargs):
-        bound = unbound.__get__(self)
-        if getattr(_drawing, "active", False):
+        drawing = _drawing
+        if getattr(drawing, "active", False):
             # NumPy's draw calling another method of this generator
             # (choice calls integers): part of the call already counted.
-            return bound(*args, **kwargs)
-        numpys = functools.partial(_numpys_draw, bound)
+            return unbound(self, *args, **kwargs)
         if size_at is not None and _asks_one_value(size_at, args, kwargs):
             _placed[qualname] += 1  # one number (see _one_value_draws)
-            return numpys(*args, **kwargs)
+            # (_numpys_draw written out: a loop drawing one number per step
+            # pays for every call made here)
+            drawing.active = True
+            try:
+                return unbound(self, *args, **kwargs)
+            finally:
+                drawing.active = False
+        numpys = functools.partial(_numpys_draw, unbound.__get__(self))
         return call_numpy(qualname, args, kwargs, func=numpys, reason="random numbers are generated on the CPU")
 
     method.__name__ = name
