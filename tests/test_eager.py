@@ -252,8 +252,11 @@ def test_small_advanced_reads_run_in_numpy(eager, key, gpu_key):
         k = tuple(on_host(x) if isinstance(x, np.ndarray) else x for x in k) if isinstance(k, tuple) else on_host(k)
     gp.reset_stats()
     got = a[k]
-    assert gp.stats()["fallbacks"] == 0 and gp.stats()["eager_numpy_ops"] == 1
-    assert gp.stats()["evaluations"] == 0
+    # (a gpupy boolean mask of the array's own shape is applied in C++)
+    own_mask = isinstance(k, gp.GpuArray) and k.dtype == bool and k.shape == a.shape
+    s = gp.stats()
+    assert s["fallbacks"] == 0 and (s["eager_numpy_ops"], s["host_masks"]) == ((0, 1) if own_mask else (1, 0))
+    assert s["evaluations"] == 0
     want = h[key(h)]
     assert isinstance(got, gp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(np.asarray(got), want)
@@ -594,3 +597,53 @@ def test_small_where_of_host_values_runs_in_numpy(eager):
         want = np.where(*want_args)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+class TestHostMasks:
+    """`a[mask]` of a small host array by a boolean gpupy mask of its own
+    shape: the selected elements copied into a new array at once (stats
+    host_masks, no NumPy call, no evaluation), NumPy's values, order and
+    dtype; any other key takes NumPy's indexing, and its errors."""
+
+    CASES = {
+        "1-d": lambda h, k: (h[:30], k[:30]),
+        "2-d": lambda h, k: (h[:30].reshape(5, 6), k[:30].reshape(5, 6)),
+        "strided": lambda h, k: (h[::2], k[1::2]),
+        "reversed": lambda h, k: (h[::-1], k),
+        "transposed": lambda h, k: (h[:30].reshape(5, 6).T, k[:30].reshape(6, 5)),
+        "all false": lambda h, k: (h[:8], k[:8] & False),
+        "all true": lambda h, k: (h[:8], k[:8] | True),
+        "empty": lambda h, k: (h[:0], k[:0]),
+    }
+
+    @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float32", "int64", "float64"])
+    @pytest.mark.parametrize("case", CASES)
+    def test_values_order_and_dtype(self, eager, dtype, case):
+        rng = np.random.default_rng(3)
+        h = (rng.random(60) * 100).astype(dtype)
+        k = rng.random(60) < 0.5
+        hv, kv = self.CASES[case](h, k)
+        a, m = on_host(h), on_host(k)
+        av, mv = self.CASES[case](a, m)
+        gp.reset_stats()
+        got = av[mv]
+        assert gp.stats()["host_masks"] == 1 and gp.stats()["eager_numpy_ops"] == 0
+        assert gp.stats()["evaluations"] == 0
+        want = hv[kv]
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+        if want.size:
+            got[0] = got[0] + 1  # a copy: the array is not written
+            np.testing.assert_array_equal(np.asarray(av), hv)
+
+    def test_other_keys_take_numpys_indexing(self, eager):
+        h = np.arange(12.0).reshape(3, 4)
+        a = gp.asarray(h)
+        for key in (gp.asarray(h[:, 0] > 3), gp.asarray((h > 5).astype(np.int64)), h > 5):
+            gp.reset_stats()
+            np.testing.assert_array_equal(np.asarray(a[key]), h[np.asarray(key)])
+            assert gp.stats()["host_masks"] == 0
+        with pytest.raises(IndexError):
+            h[np.ones(5, dtype=bool)]
+        with pytest.raises(IndexError):
+            a[gp.asarray(np.ones(5, dtype=bool))]

@@ -6,8 +6,14 @@
 // (gpupy/_indexing.py), which indexes on the device where it can (GATHER
 // in the IR) and hands the rest to NumPy, writing through write_on_host
 // too.
+#include <cstring>
+#include <vector>
+
 #include "bindings/py_array.hpp"
 #include "core/building/writes.hpp"
+#include "core/graph/host_state.hpp"
+#include "core/graph/node_factory.hpp"
+#include "core/memory/host_transfer.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -35,6 +41,43 @@ py::object host_key(py::handle key) {
     return std::move(out);
 }
 
+// a[mask] for a boolean gpupy mask of a's own shape with its values on the
+// host (`x[x > 0]` of a few elements in a loop): the elements it selects,
+// in C order, copied into a new 1-d node -- NumPy's boolean subscript,
+// without viewing both as ndarrays and copying NumPy's result again.
+// nullopt for any other key (NumPy's indexing decides, and raises).
+std::optional<GpuArray> masked_on_host(const GpuArray& a, py::handle key) {
+    if (!is_gpuarray(key)) return std::nullopt;
+    const GpuArray& m = gpuarray_ref(key);
+    const int64_t n = a.size();
+    if (m.dtype() != GPUPY_BOOL || a.ndim() == 0 || m.geom.shape != a.geom.shape || !m.node()->host() ||
+        !view_evaluated(*m.node(), m.geom, 0, n))
+        return std::nullopt;
+    const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
+    std::vector<char> picks(static_cast<size_t>(n));
+    if (n) gather_from_host(m.node(), m.geom, 0, n, picks.data());
+    int64_t count = 0;
+    for (char p : picks) count += p != 0;
+    // The values in C order: in place where the view is contiguous.
+    std::vector<char> gathered;
+    const char* values = nullptr;
+    if (is_c_contiguous(a.geom.shape, a.geom.strides)) {
+        values = a.node()->host_data() + a.geom.offset * static_cast<int64_t>(item);
+    } else {
+        gathered.resize(static_cast<size_t>(n) * item);
+        if (n) gather_from_host(a.node(), a.geom, 0, n, gathered.data());
+        values = gathered.data();
+    }
+    NodeRef out = NodeFactory::array_uninitialized(a.dtype(), Dims{count});
+    char* dst = out->host_data();
+    for (int64_t i = 0; i < n; ++i) {
+        if (!picks[static_cast<size_t>(i)]) continue;
+        std::memcpy(dst, values + static_cast<size_t>(i) * item, item);
+        dst += item;
+    }
+    return GpuArray::of(std::move(out));
+}
+
 }  // namespace
 
 bool small_host_array(const GpuArray& a) {
@@ -44,6 +87,10 @@ bool small_host_array(const GpuArray& a) {
 
 py::object small_advanced_get(const GpuArray& a, py::handle key) {
     if (!small_host_array(a)) return py::object();
+    if (std::optional<GpuArray> picked = masked_on_host(a, key)) {
+        ++stats().host_masks;
+        return py::cast(std::move(*picked));
+    }
     py::object host = host_values(a);
     py::object k = host_key(key);
     if (!host || !k) return py::object();
