@@ -89,7 +89,6 @@ Operand classify(py::handle obj, bool defer_foreign) {
                PyObject_HasAttrString(p, "__array_interface__")) {
         arr = py::reinterpret_steal<py::object>(PyArray_FromAny(p, nullptr, 0, 0, 0, nullptr));
         if (!arr) throw py::error_already_set();
-        o.converted = arr;
     } else {
         return o;  // Unknown: the caller returns NotImplemented
     }
@@ -101,8 +100,19 @@ Operand classify(py::handle obj, bool defer_foreign) {
     // takes a snapshot while anything else may still write it (NumPy
     // memory is viewed, not copied: lend_ndarray).
     o.kind = Operand::Array;
-    o.owned = lend_ndarray(arr, Lending::Shared);
+    o.converted = std::move(arr);
+    o.pending_array = true;
+    o.converted_dtype = dtype_from_numpy(PyArray_DESCR(reinterpret_cast<PyArrayObject*>(o.converted.ptr())));
     return o;
+}
+
+Dims Operand::shape() const {
+    if (kind != Array || pending_constant) return {};
+    if (pending_array) {
+        PyArrayObject* a = reinterpret_cast<PyArrayObject*>(converted.ptr());
+        return Dims(PyArray_DIMS(a), PyArray_DIMS(a) + PyArray_NDIM(a));
+    }
+    return arr().geom.shape;
 }
 
 gpupy_scalar weak_value(const Operand& o, DType t, bool wrap) {

@@ -22,10 +22,14 @@ struct Operand {
     const GpuArray* borrowed = nullptr;
     mutable GpuArray owned;
     py::handle obj;
-    // The ndarray an array-like (a list, a tuple) was converted to, which
-    // NumPy then reads as it is (an eager op hands NumPy this, not `obj`,
-    // so the sequence is not discovered twice).
+    // An ndarray operand, or the ndarray an array-like (a list, a tuple)
+    // was converted to: NumPy reads it as it is (an eager op hands NumPy
+    // this, not `obj`, so a sequence is not discovered twice), and it is
+    // lent to a gpupy array (lend_ndarray) only when an expression needs
+    // one -- as a NumPy scalar becomes a constant only then.
     py::object converted;
+    mutable bool pending_array = false;
+    DType converted_dtype = GPUPY_BOOL;
     // A NumPy scalar or a bool: its value, made a constant node only when
     // an expression needs one (an eager op reads the value directly: the
     // node would cost as much as the op).
@@ -38,9 +42,17 @@ struct Operand {
             owned = GpuArray::of(NodeFactory::constant(constant_dtype, constant_value));
             pending_constant = false;
         }
+        if (pending_array) {
+            owned = lend_ndarray(converted, Lending::Shared);
+            pending_array = false;
+        }
         return borrowed ? *borrowed : owned;
     }
-    DType dtype() const { return pending_constant ? constant_dtype : arr().dtype(); }
+    DType dtype() const {
+        return pending_constant ? constant_dtype : pending_array ? converted_dtype : arr().dtype();
+    }
+    // The operand's shape as an array ({} for a scalar).
+    Dims shape() const;
     // The value of a scalar operand known now (a NumPy scalar, a bool, a
     // constant array), if this is one.
     std::optional<gpupy_scalar> known_value() const {

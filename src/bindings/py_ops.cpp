@@ -92,9 +92,7 @@ std::optional<double> constant_exponent(const Operand& o) {
     return std::nullopt;
 }
 
-Dims operand_shape(const Operand& o) {
-    return o.kind == Operand::Array && !o.pending_constant ? o.arr().geom.shape : Dims{};
-}
+Dims operand_shape(const Operand& o) { return o.shape(); }
 
 py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out,
                       const char* reason = nullptr) {
@@ -278,12 +276,12 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     if (has_out) check_output_cast(loop.out, out_arr.dtype(), name);
     // The result's shape; in the common case (operands of one shape, or
     // scalars) without building the list of shapes.
-    const Dims* common = nullptr;
+    std::optional<Dims> common;
     bool one_shape = true;
     for (const Operand& o : ops) {
-        if (o.kind != Operand::Array || o.pending_constant || o.arr().geom.shape.empty()) continue;
-        const Dims& s = o.arr().geom.shape;
-        if (!common) common = &s;
+        Dims s = o.shape();
+        if (s.empty()) continue;
+        if (!common) common = std::move(s);
         else if (s != *common) one_shape = false;
     }
     auto all_shapes = [&] {
