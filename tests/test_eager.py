@@ -71,14 +71,17 @@ def test_small_triangles_run_at_once(eager, name):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.bool_])
 def test_reduce_methods_of_host_values_run_in_numpy(eager, dtype):
-    # `err.max()` in a loop: the C method runs NumPy's reduce at once.
+    # `err.max()` in a loop: the C method runs NumPy's reduce at once
+    # (all/any of integers are answered from the bytes, without NumPy).
     h = (np.arange(40) % 9).astype(dtype).reshape(5, 8)[:, ::-3]
     a = on_host(h)
     for name in ("sum", "prod", "max", "min", "all", "any"):
         gp.reset_stats()
         got = getattr(a, name)()
         s = gp.stats()
-        assert s["eager_numpy_ops"] == 1 and s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
+        direct = name in ("all", "any") and h.dtype.kind in "biu"
+        assert (s["eager_numpy_ops"], s["direct_host_ops"]) == ((0, 1) if direct else (1, 0)), s
+        assert s["evaluations"] == 0 and s["host_engine_evaluations"] == 0, s
         want = getattr(h, name)()
         assert got.dtype == want.dtype, name
         np.testing.assert_array_equal(np.asarray(got), want)
@@ -255,7 +258,7 @@ def test_small_advanced_reads_run_in_numpy(eager, key, gpu_key):
     # (a gpupy boolean mask of the array's own shape is applied in C++)
     own_mask = isinstance(k, gp.GpuArray) and k.dtype == bool and k.shape == a.shape
     s = gp.stats()
-    assert s["fallbacks"] == 0 and (s["eager_numpy_ops"], s["host_masks"]) == ((0, 1) if own_mask else (1, 0))
+    assert s["fallbacks"] == 0 and (s["eager_numpy_ops"], s["direct_host_ops"]) == ((0, 1) if own_mask else (1, 0))
     assert s["evaluations"] == 0
     want = h[key(h)]
     assert isinstance(got, gp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
@@ -602,7 +605,7 @@ def test_small_where_of_host_values_runs_in_numpy(eager):
 class TestHostMasks:
     """`a[mask]` of a small host array by a boolean gpupy mask of its own
     shape: the selected elements copied into a new array at once (stats
-    host_masks, no NumPy call, no evaluation), NumPy's values, order and
+    direct_host_ops, no NumPy call, no evaluation), NumPy's values, order and
     dtype; any other key takes NumPy's indexing, and its errors."""
 
     CASES = {
@@ -627,7 +630,7 @@ class TestHostMasks:
         av, mv = self.CASES[case](a, m)
         gp.reset_stats()
         got = av[mv]
-        assert gp.stats()["host_masks"] == 1 and gp.stats()["eager_numpy_ops"] == 0
+        assert gp.stats()["direct_host_ops"] == 1 and gp.stats()["eager_numpy_ops"] == 0
         assert gp.stats()["evaluations"] == 0
         want = hv[kv]
         assert got.shape == want.shape and got.dtype == want.dtype
@@ -642,8 +645,38 @@ class TestHostMasks:
         for key in (gp.asarray(h[:, 0] > 3), gp.asarray((h > 5).astype(np.int64)), h > 5):
             gp.reset_stats()
             np.testing.assert_array_equal(np.asarray(a[key]), h[np.asarray(key)])
-            assert gp.stats()["host_masks"] == 0
+            assert gp.stats()["direct_host_ops"] == 0
         with pytest.raises(IndexError):
             h[np.ones(5, dtype=bool)]
         with pytest.raises(IndexError):
             a[gp.asarray(np.ones(5, dtype=bool))]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "uint64"])
+@pytest.mark.parametrize("fill", ["mixed", "zeros", "ones", "one zero", "high byte"])
+@pytest.mark.parametrize("view", [lambda x: x, lambda x: x[::-2], lambda x: x.reshape(4, 6).T])
+def test_all_and_any_of_small_host_integers_scan_the_bytes(eager, dtype, fill, view):
+    """all()/any() of a small boolean or integer array on the host over every
+    axis: answered from its bytes at once (stats direct_host_ops), NumPy's
+    answer and result type."""
+    h = {"mixed": np.arange(24) % 3, "zeros": np.zeros(24), "ones": np.ones(24),
+         "one zero": np.where(np.arange(24) == 17, 0, 1), "high byte": np.where(np.arange(24) == 5, 256, 0)}[fill]
+    h = h.astype(dtype)
+    a = on_host(h)
+    for name in ("all", "any"):
+        gp.reset_stats()
+        got = getattr(view(a), name)()
+        want = getattr(view(h), name)()
+        assert gp.stats()["direct_host_ops"] == 1 and gp.stats()["eager_numpy_ops"] == 0
+        assert got.dtype == want.dtype and got.shape == want.shape and bool(got) == bool(want)
+
+
+def test_all_and_any_of_floats_are_numpys(eager):
+    h = np.array([-0.0, 0.0, np.nan, 2.0])
+    a = on_host(h)
+    for part in (h[:2], h[2:], h):
+        for name in ("all", "any"):
+            gp.reset_stats()
+            got = getattr(on_host(part), name)()
+            assert bool(got) == bool(getattr(part, name)()) and gp.stats()["direct_host_ops"] == 0
+    assert bool(a.any(axis=0)) and gp.stats()["direct_host_ops"] == 0

@@ -88,7 +88,7 @@ bool small_host_array(const GpuArray& a) {
 py::object small_advanced_get(const GpuArray& a, py::handle key) {
     if (!small_host_array(a)) return py::object();
     if (std::optional<GpuArray> picked = masked_on_host(a, key)) {
-        ++stats().host_masks;
+        ++stats().direct_host_ops;
         return py::cast(std::move(*picked));
     }
     py::object host = host_values(a);

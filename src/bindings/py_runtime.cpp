@@ -84,7 +84,7 @@ py::dict stats_dict() {
     d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;
-    d["host_masks"] = s.host_masks;
+    d["direct_host_ops"] = s.direct_host_ops;
     d["export_snapshots"] = NodeFactory::export_snapshots();
     d["snapshots_reused"] = NodeFactory::snapshots_reused();
     d["host_matmuls"] = s.host_matmuls;

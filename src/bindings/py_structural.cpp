@@ -3,6 +3,8 @@
 // (core/building/movement.hpp). Argument conversion only.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
 #include "core/graph/host_state.hpp"
@@ -35,9 +37,37 @@ std::vector<int64_t> ints_from(py::handle seq) {
 // (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
 // cost microseconds where NumPy's reduce costs one (`while diff > tol:`
 // loops reduce every step). nullopt when not small or not on the host.
+// `(row == pattern).all()`, `mask.any()` of a small boolean or integer
+// array whose values are on the host, over every axis: an element is true
+// when any of its bytes is nonzero, so the answer is a scan of the bytes --
+// no NumPy call. (Floats are NumPy's: -0.0 is false.) nullopt otherwise.
+std::optional<GpuArray> small_truth_on_host(const GpuArray& a, OpCode fold, size_t naxes, DType t) {
+    if ((fold != GPUPY_OP_LOGICAL_AND && fold != GPUPY_OP_LOGICAL_OR) || t != GPUPY_BOOL ||
+        naxes != static_cast<size_t>(a.ndim()) || dtype_is_float(a.dtype()))
+        return std::nullopt;
+    const Node* x = a.node();
+    const int64_t n = a.size();
+    if (!x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
+    const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
+    std::vector<char> bytes(static_cast<size_t>(n) * item);
+    gather_from_host(x, a.geom, 0, n, bytes.data());
+    const bool want_all = fold == GPUPY_OP_LOGICAL_AND;
+    bool answer = want_all;
+    for (int64_t i = 0; i < n && answer == want_all; ++i) {
+        const char* e = bytes.data() + static_cast<size_t>(i) * item;
+        const bool truth = std::any_of(e, e + item, [](char c) { return c != 0; });
+        if (truth != want_all) answer = !want_all;
+    }
+    NodeRef node = NodeFactory::array_uninitialized(GPUPY_BOOL, Dims{});
+    *node->host_data() = answer ? 1 : 0;
+    ++stats().direct_host_ops;
+    return GpuArray::of(std::move(node));
+}
+
 std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
                                              DType t) {
     if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
+    if (std::optional<GpuArray> truth = small_truth_on_host(a, fold, axes.size(), t)) return truth;
     py::object host = host_values(a);
     if (!host) return std::nullopt;
     // ufunc.reduce(host, axis=axes, dtype=t) by vectorcall: pybind11's

@@ -44,7 +44,9 @@ struct Stats {
     int64_t direct_numpy_loops = 0;  // ... of them, by NumPy's inner loop called directly
     int64_t direct_writes = 0;    // partial writes copied straight from the value's host memory, or filled with one value
     int64_t write_copies = 0;     // partial writes that copied the whole node first (copy-on-write)
-    int64_t host_masks = 0;       // small host arrays indexed by a boolean mask of their shape, copied at once
+    // Small work on host values done at once without a NumPy call: a
+    // boolean mask of the array's own shape, all()/any() of integers.
+    int64_t direct_host_ops = 0;
     // Products placed on the host (BLAS) by the bindings' own path, without
     // the package's Python (`a @ b`, matmul/dot of two arrays in a loop).
     int64_t host_matmuls = 0, host_dots = 0;
