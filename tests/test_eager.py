@@ -680,3 +680,42 @@ def test_all_and_any_of_floats_are_numpys(eager):
             got = getattr(on_host(part), name)()
             assert bool(got) == bool(getattr(part, name)()) and gp.stats()["direct_host_ops"] == 0
     assert bool(a.any(axis=0)) and gp.stats()["direct_host_ops"] == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 16, 17, 127, 128, 129, 130, 255, 257, 1000, 1024, 8192])
+@pytest.mark.parametrize("shape", ["1-d", "2-d"])
+def test_small_float_folds_run_numpys_loop_bit_for_bit(eager, dtype, n, shape):
+    """x.sum()/prod()/max()/min() of a small C-contiguous float array on the
+    host: NumPy's inner loop run as NumPy's reduce runs it (add's pairwise
+    summation, identities, -0.0, NaN), the bytes NumPy gives."""
+    gp.set_eager_threshold(8192)
+    rng = np.random.default_rng(n)
+    cases = [(rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype),
+             np.full(n, -0.0, dtype), np.where(np.arange(n) % 3 == 0, -0.0, rng.random(n)).astype(dtype)]
+    nan = cases[0].copy()
+    nan[n // 2] = np.nan
+    cases.append(nan)
+    for h in cases:
+        h = h.reshape((n,) if shape == "1-d" else (1, n))
+        a = on_host(h)
+        for name in ("sum", "prod", "max", "min"):
+            gp.reset_stats()
+            with np.errstate(over="ignore", under="ignore"):
+                got = getattr(a, name)()
+                want = getattr(h, name)()
+            s = gp.stats()
+            assert got.dtype == want.dtype and np.asarray(got).tobytes() == np.asarray(want).tobytes(), (name, h)
+            # (only a product overflows or underflows here: a flag, NumPy's call)
+            assert s["eager_numpy_ops"] == 1 and (s["direct_numpy_loops"] == 1 or name == "prod"), (name, s)
+
+
+def test_a_small_float_fold_that_overflows_warns_as_numpy(eager):
+    h = np.array([3e38, 3e38, 1.0], dtype=np.float32)
+    a = on_host(h)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        want = h.sum()
+    gp.reset_stats()
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        got = a.sum()
+    assert np.asarray(got) == want and gp.stats()["direct_numpy_loops"] == 0

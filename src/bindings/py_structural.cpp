@@ -4,6 +4,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cfenv>
+#include <cstring>
 
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
@@ -64,10 +66,60 @@ std::optional<GpuArray> small_truth_on_host(const GpuArray& a, OpCode fold, size
     return GpuArray::of(std::move(node));
 }
 
+// NumPy's reduce of a contiguous array calls its ufunc's inner loop once
+// over the whole array, in its reduce form (the output as the first
+// operand, stride 0), when the array fits the iterator's buffer: larger
+// ones it may hand over in pieces.
+constexpr int64_t kOneLoopCall = 8192;  // NPY_BUFSIZE
+
+// `err.max()`, `x.sum()` of a small C-contiguous float host array into its
+// own dtype: NumPy's inner loop called as NumPy's reduce calls it -- the
+// output starting at the ufunc's identity (add, multiply) or at the first
+// element (maximum, minimum: no identity), then the loop over the rest --
+// so the value is NumPy's bit for bit (add's pairwise summation included)
+// without NumPy's reduce machinery. A loop that raised a floating-point
+// flag is discarded (NumPy's call then warns or raises as errstate says).
+// nullopt where this does not apply.
+std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold, size_t naxes, DType t) {
+    const bool identity = fold == GPUPY_OP_ADD || fold == GPUPY_OP_MULTIPLY;
+    if ((!identity && fold != GPUPY_OP_MAXIMUM && fold != GPUPY_OP_MINIMUM) || !dtype_is_float(t) ||
+        t != a.dtype() || naxes != static_cast<size_t>(a.ndim()) || a.size() > kOneLoopCall ||
+        !is_c_contiguous(a.geom.shape, a.geom.strides))
+        return std::nullopt;
+    const HostLoop* l = numpy_loop(fold, t);
+    const Node* x = a.node();
+    const int64_t n = a.size();
+    if (!l || !x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
+    const int64_t item = dtype_itemsize(t);
+    const char* values = x->host_data() + a.geom.offset * item;
+    NodeRef node = NodeFactory::array_uninitialized(t, Dims{});
+    char* out = node->host_data();
+    int64_t first = 0;
+    if (identity) {
+        scalar_store(t, scalar_from_double(t, fold == GPUPY_OP_ADD ? 0.0 : 1.0), out);
+    } else {
+        std::memcpy(out, values, static_cast<size_t>(item));
+        first = 1;
+    }
+    const int64_t rest = n - first;
+    if (rest > 0) {
+        char* args[3] = {out, const_cast<char*>(values + first * item), out};
+        const int64_t steps[3] = {0, item, 0};
+        constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
+        std::feclearexcept(kReported);
+        l->loop(args, &rest, steps, l->data);
+        if (std::fetestexcept(kReported)) return std::nullopt;
+    }
+    ++stats().eager_numpy_ops;
+    ++stats().direct_numpy_loops;
+    return GpuArray::of(std::move(node));
+}
+
 std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
                                              DType t) {
     if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
     if (std::optional<GpuArray> truth = small_truth_on_host(a, fold, axes.size(), t)) return truth;
+    if (std::optional<GpuArray> folded = small_fold_by_numpy_loop(a, fold, axes.size(), t)) return folded;
     py::object host = host_values(a);
     if (!host) return std::nullopt;
     // ufunc.reduce(host, axis=axes, dtype=t) by vectorcall: pybind11's
