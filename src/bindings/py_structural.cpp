@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <cstring>
+#include <type_traits>
 
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
@@ -112,6 +113,42 @@ std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold,
     }
     ++stats().eager_numpy_ops;
     ++stats().direct_numpy_loops;
+    return GpuArray::of(std::move(node));
+}
+
+// argmin/argmax of a whole array whose values are all in host memory
+// (`argmin(abs(e - symbols))` per sample in a loop): NumPy's answer -- the
+// flat C-order index of the first extreme, of the first NaN where there is
+// one -- found in one pass over the values; nullopt where they are not on
+// the host.
+std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
+    const Node* x = a.node();
+    const int64_t n = a.size();
+    if (n == 0 || !x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
+    std::vector<char> gathered;
+    const char* values;
+    if (is_c_contiguous(a.geom.shape, a.geom.strides)) {
+        values = x->host_data() + a.geom.offset * dtype_itemsize(a.dtype());
+    } else {
+        gathered.resize(static_cast<size_t>(n * dtype_itemsize(a.dtype())));
+        gather_from_host(x, a.geom, 0, n, gathered.data());
+        values = gathered.data();
+    }
+    const int64_t at = with_ctype<int64_t>(a.dtype(), [&](auto zero) -> int64_t {
+        using T = decltype(zero);
+        const T* v = reinterpret_cast<const T*>(values);
+        int64_t best = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            if constexpr (std::is_floating_point_v<T>) {
+                if (v[i] != v[i]) return i;  // NaN: NumPy's answer is the first one
+            }
+            if (want_max ? v[i] > v[best] : v[i] < v[best]) best = i;
+        }
+        return best;
+    });
+    NodeRef node = NodeFactory::array_uninitialized(GPUPY_INT64, Dims{});
+    scalar_store(GPUPY_INT64, scalar_from_int(GPUPY_INT64, at), node->host_data());
+    ++stats().direct_host_ops;
     return GpuArray::of(std::move(node));
 }
 
@@ -238,6 +275,15 @@ void register_structural(py::module_& m) {
         },
         py::arg("array"), py::arg("fold"), py::arg("axes"), py::arg("dtype"), py::arg("chunk") = 256,
         py::arg("checked") = true);
+    // argmin/argmax of a whole array with its values on the host, as a
+    // gpupy scalar; None where they are not.
+    m.def(
+        "arg_extreme_on_host",
+        [](const GpuArray& a, bool want_max) -> py::object {
+            if (std::optional<GpuArray> r = arg_extreme_on_host(a, want_max)) return wrap_result(std::move(*r));
+            return py::none();
+        },
+        py::arg("array"), py::arg("want_max"));
     m.def(
         "scan",
         [](const GpuArray& a, const std::string& fold, int64_t axis, py::handle dtype, int64_t chunk) -> py::object {
