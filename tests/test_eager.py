@@ -719,3 +719,26 @@ def test_a_small_float_fold_that_overflows_warns_as_numpy(eager):
     with pytest.warns(RuntimeWarning, match="overflow"):
         got = a.sum()
     assert np.asarray(got) == want and gp.stats()["direct_numpy_loops"] == 0
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_flags_raised_by_numpys_integer_loops_reach_numpys_warning(eager, dtype):
+    # INT_MIN // -1: NumPy's loop raises the overflow flag (glibc raises it
+    # through the x87 unit, apart from SSE's flags): the direct loop's
+    # result is discarded, and NumPy's call warns as NumPy does.
+    low = np.iinfo(dtype).min
+    h = np.array([low, 7, -9], dtype)
+    a = on_host(h)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in floor_divide"):
+        want = h // dtype(-1)
+    gp.reset_stats()
+    with pytest.warns(RuntimeWarning, match="overflow encountered in floor_divide"):
+        got = a // dtype(-1)
+    assert gp.stats()["direct_numpy_loops"] == 0 and gp.stats()["eager_numpy_ops"] == 1
+    np.testing.assert_array_equal(np.asarray(got), want)
+    # The flags were cleared for the next loop: no warning, the direct loop.
+    gp.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(np.asarray(a // dtype(3)), h // dtype(3))
+    assert gp.stats()["direct_numpy_loops"] == 1

@@ -4,9 +4,9 @@
 #include "bindings/py_eager.hpp"
 
 #include <array>
-#include <cfenv>
 #include <cstring>
 
+#include "bindings/fp_flags.hpp"
 #include "bindings/numpy_api.hpp"
 #include "core/building/writes.hpp"
 #include "core/execution/evaluator.hpp"
@@ -206,8 +206,7 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
     int64_t steps[3];
     for (size_t i = 0; i <= nin; ++i) steps[i] = step[outer][i];
     int64_t at[kLoopDims] = {0};  // the odometer over the outer dimensions
-    constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
-    std::feclearexcept(kReported);
+    clear_reported_fp_flags();
     for (;;) {
         for (size_t i = 0; i <= nin; ++i) {
             int64_t off = 0;
@@ -222,7 +221,7 @@ bool run_numpy_loop(OpCode op, const Loop& loop, const std::vector<Operand>& ops
         while (d > 0 && ++at[d - 1] == len[d - 1]) at[--d] = 0;
         if (d == 0) break;
     }
-    return !std::fetestexcept(kReported);
+    return !reported_fp_flags_raised();
 }
 
 }  // namespace

@@ -4,10 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <cfenv>
 #include <cstring>
 #include <type_traits>
 
+#include "bindings/fp_flags.hpp"
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
 #include "core/graph/host_state.hpp"
@@ -106,10 +106,9 @@ std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold,
     if (rest > 0) {
         char* args[3] = {out, const_cast<char*>(values + first * item), out};
         const int64_t steps[3] = {0, item, 0};
-        constexpr int kReported = FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW;
-        std::feclearexcept(kReported);
+        clear_reported_fp_flags();
         l->loop(args, &rest, steps, l->data);
-        if (std::fetestexcept(kReported)) return std::nullopt;
+        if (reported_fp_flags_raised()) return std::nullopt;
     }
     ++stats().eager_numpy_ops;
     ++stats().direct_numpy_loops;
