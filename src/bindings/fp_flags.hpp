@@ -23,8 +23,13 @@ inline constexpr int kReportedFpFlags = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW 
 
 inline void clear_reported_fp_flags() {
 #if defined(__x86_64__)
-    _mm_setcsr(_mm_getcsr() & ~static_cast<unsigned>(kReportedFpFlags));
-    __asm__ volatile("fnclex");
+    // Written only when set (NumPy clears them after its own loops): a
+    // write of MXCSR costs several times its read.
+    constexpr unsigned kFlags = kReportedFpFlags;
+    if (const unsigned csr = _mm_getcsr(); csr & kFlags) _mm_setcsr(csr & ~kFlags);
+    unsigned short x87_status;
+    __asm__ volatile("fnstsw %0" : "=am"(x87_status));
+    if (x87_status & kFlags) __asm__ volatile("fnclex");
 #else
     std::feclearexcept(kReportedFpFlags);
 #endif
