@@ -32,11 +32,11 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import sys
-import threading
 import types
 
 import numpy as np
 
+from . import _core
 from ._fallback import _Call, _has_callable, call_numpy, fallback_function, note_fallback
 from ._placement import placement_counts
 from ._registry import FUNCTIONS as _FUNCTIONS
@@ -227,14 +227,6 @@ def submodule_names():
 
 # --- random --------------------------------------------------------------------------------------
 
-# Values a draw's arguments may be while it still asks for one number: with
-# no size, only an array argument (which broadcasts) makes an array.
-_SCALAR_ARGUMENTS = (type(None), bool, int, float, complex, str, np.generic, np.dtype, type)
-# The common ones by exact type: one set lookup where isinstance would try
-# nine classes (a loop drawing one number per step checks every argument).
-_PLAIN_ARGUMENTS = frozenset((type(None), bool, int, float, str))
-
-
 def _size_position(func):
     """Where `size` stands among the positional parameters of NumPy's draw
     `func` (None: it has none, or its signature cannot be read)."""
@@ -249,87 +241,48 @@ def _size_position(func):
 _placed = placement_counts()
 
 
-def _asks_one_value(size_at, args, kwargs):
-    # (a plain loop: this runs once per draw, in loops that draw one number
-    # per step, where a generator expression's setup shows)
-    if len(args) > size_at and args[size_at] is not None:
-        return False
-    for v in args:
-        if type(v) not in _PLAIN_ARGUMENTS and not isinstance(v, _SCALAR_ARGUMENTS):
-            return False
-    if kwargs:
-        if kwargs.get("size") is not None:
-            return False
-        for v in kwargs.values():
-            if not isinstance(v, _SCALAR_ARGUMENTS):
-                return False
-    return True
+def _named_like(draw, func, name, qualname, module):
+    draw.__name__ = name
+    draw.__qualname__ = qualname
+    draw.__doc__ = getattr(func, "__doc__", None)
+    draw.__wrapped__ = func
+    draw.__module__ = module
+    return draw
 
 
 def _one_value_draws(qualname, func, size_at, otherwise):
     """`func` (a draw of NumPy's, function or bound method) as gpupy offers
-    it: a draw of one number from plain arguments is NumPy's own call and
-    result, counted as a host placement -- the number lives on the host
-    whatever gpupy does, and a loop drawing one per step pays NumPy's cost
-    -- and any other call goes to `otherwise` (arrays made by NumPy and
-    handed over, counted as a fallback)."""
-
-    @functools.wraps(func)
-    def draw(*args, **kwargs):
-        if not kwargs and len(args) <= size_at:
-            # randint(0, 10), random(): the common call checked inline
-            for v in args:
-                if type(v) not in _PLAIN_ARGUMENTS:
-                    break
-            else:
-                _placed[qualname] += 1
-                return func(*args)
-        if _asks_one_value(size_at, args, kwargs):
-            _placed[qualname] += 1
-            return func(*args, **kwargs)
-        return otherwise(*args, **kwargs)
-
-    return draw
-
-
-# Set while NumPy runs one of its generator's methods for gpupy.
-_drawing = threading.local()
+    it: a draw of one number from plain arguments (None, numbers, strings,
+    NumPy scalars, dtypes, types; no size) is NumPy's own call and result,
+    counted as a host placement -- the number lives on the host whatever
+    gpupy does, and a loop drawing one per step pays NumPy's cost -- and
+    any other call goes to `otherwise` (arrays made by NumPy and handed
+    over, counted as a fallback). The choice is a C object's
+    (src/bindings/py_random_draws.cpp): a Python wrapper cost half NumPy's
+    own draw."""
+    name = qualname.rsplit(".", 1)[1]
+    return _named_like(_core.random_draw(func, otherwise, size_at, _placed, qualname, False), func, name, name,
+                       PREFIX + "random")
 
 
 def _numpys_draw(bound, *args, **kwargs):
-    _drawing.active = True
+    # NumPy's draws that this one calls (choice calls integers) are part of it.
+    _core.enter_draw()
     try:
         return bound(*args, **kwargs)
     finally:
-        _drawing.active = False
+        _core.leave_draw()
 
 
 def _method(cls_name, name, unbound):
     qualname = f"random.{cls_name}.{name}"
-    size_at = _size_position(unbound)
 
-    def method(self, *args, **kwargs):
-        drawing = _drawing
-        if getattr(drawing, "active", False):
-            # NumPy's draw calling another method of this generator
-            # (choice calls integers): part of the call already counted.
-            return unbound(self, *args, **kwargs)
-        if size_at is not None and _asks_one_value(size_at, args, kwargs):
-            _placed[qualname] += 1  # one number (see _one_value_draws)
-            # (_numpys_draw written out: a loop drawing one number per step
-            # pays for every call made here)
-            drawing.active = True
-            try:
-                return unbound(self, *args, **kwargs)
-            finally:
-                drawing.active = False
+    def otherwise(self, *args, **kwargs):
         numpys = functools.partial(_numpys_draw, unbound.__get__(self))
         return call_numpy(qualname, args, kwargs, func=numpys, reason="random numbers are generated on the CPU")
 
-    method.__name__ = name
-    method.__qualname__ = f"{cls_name}.{name}"
-    method.__doc__ = getattr(unbound, "__doc__", None)
-    return method
+    draw = _core.random_draw(unbound, otherwise, _size_position(unbound), _placed, qualname, True)
+    return _named_like(draw, unbound, name, f"{cls_name}.{name}", PREFIX + "random")
 
 
 def _wrap_methods(cls, base, skip):

@@ -61,6 +61,7 @@ PYBIND11_MODULE(_core, m) {
     register_runtime(m);
     register_structural(m);
     register_ufunc_base(m);
+    register_random_draws(m);
     register_handover(m);
     register_memory(m);
     register_numpy_loops();

@@ -222,6 +222,7 @@ py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vecto
 // reduction chunk.
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
+void register_random_draws(py::module_& m);  // py_random_draws.cpp
 void register_handover(py::module_& m);
 void register_memory(py::module_& m);      // py_memory.cpp: which arrays share memory    // py_handover.cpp: gpupy's functions as the namespace holds them
 void register_products(py::module_& m);    // py_products.cpp
