@@ -255,10 +255,11 @@ def test_small_advanced_reads_run_in_numpy(eager, key, gpu_key):
         k = tuple(on_host(x) if isinstance(x, np.ndarray) else x for x in k) if isinstance(k, tuple) else on_host(k)
     gp.reset_stats()
     got = a[k]
-    # (a gpupy boolean mask of the array's own shape is applied in C++)
-    own_mask = isinstance(k, gp.GpuArray) and k.dtype == bool and k.shape == a.shape
+    # (a gpupy boolean mask of the array's own shape, or a gpupy integer
+    # index array alone, is applied in C++)
+    direct = isinstance(k, gp.GpuArray) and (k.shape == a.shape if k.dtype == bool else k.ndim > 0)
     s = gp.stats()
-    assert s["fallbacks"] == 0 and (s["eager_numpy_ops"], s["direct_host_ops"]) == ((0, 1) if own_mask else (1, 0))
+    assert s["fallbacks"] == 0 and (s["eager_numpy_ops"], s["direct_host_ops"]) == ((0, 1) if direct else (1, 0))
     assert s["evaluations"] == 0
     want = h[key(h)]
     assert isinstance(got, gp.GpuArray) and got.dtype == want.dtype and got.shape == want.shape
@@ -642,9 +643,11 @@ class TestHostMasks:
     def test_other_keys_take_numpys_indexing(self, eager):
         h = np.arange(12.0).reshape(3, 4)
         a = gp.asarray(h)
-        for key in (gp.asarray(h[:, 0] > 3), gp.asarray((h > 5).astype(np.int64)), h > 5):
+        rows = np.array([0, 2])
+        for key, numpy_key in ((gp.asarray(h[:, 0] > 3), h[:, 0] > 3), (h > 5, h > 5),
+                               ((gp.asarray(rows), slice(None)), (rows, slice(None)))):
             gp.reset_stats()
-            np.testing.assert_array_equal(np.asarray(a[key]), h[np.asarray(key)])
+            np.testing.assert_array_equal(np.asarray(a[key]), h[numpy_key])
             assert gp.stats()["direct_host_ops"] == 0
         with pytest.raises(IndexError):
             h[np.ones(5, dtype=bool)]
@@ -742,3 +745,48 @@ def test_flags_raised_by_numpys_integer_loops_reach_numpys_warning(eager, dtype)
         warnings.simplefilter("error")
         np.testing.assert_array_equal(np.asarray(a // dtype(3)), h // dtype(3))
     assert gp.stats()["direct_numpy_loops"] == 1
+
+
+class TestHostTakes:
+    """`a[idx]` of a small host array by a gpupy integer index array alone:
+    the rows of a's first axis it names copied into a new array at once
+    (stats direct_host_ops, no NumPy call), NumPy's values, shape, dtype
+    and IndexError; unsigned 64-bit and 0-d indices take NumPy's indexing."""
+
+    @pytest.mark.parametrize("index_dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"])
+    @pytest.mark.parametrize("values", ["1-d", "2-d", "strided 2-d", "bool"])
+    @pytest.mark.parametrize("index", ["1-d", "2-d", "strided", "empty"])
+    def test_rows_named(self, eager, index_dtype, values, index):
+        rng = np.random.default_rng(4)
+        h = {"1-d": rng.random(9), "2-d": rng.random((9, 3)), "strided 2-d": rng.random((9, 6))[:, ::2],
+             "bool": rng.random(9) < 0.5}[values]
+        signed = np.dtype(index_dtype).kind == "i"
+        raw = np.array([0, 8, 3, 3, -1, -9] if signed else [0, 8, 3, 3, 1, 5])
+        k = {"1-d": raw, "2-d": raw.reshape(2, 3), "strided": np.repeat(raw, 2)[::2], "empty": raw[:0]}[index]
+        k = k.astype(index_dtype)
+        a = on_host(h) if values != "strided 2-d" else on_host(np.ascontiguousarray(h.base))[:, ::2]
+        g = on_host(np.repeat(k, 2)) [::2] if index == "strided" else on_host(k)
+        gp.reset_stats()
+        got = a[g]
+        assert gp.stats()["direct_host_ops"] == 1 and gp.stats()["eager_numpy_ops"] == 0
+        want = h[k]
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+    @pytest.mark.parametrize("bad", [9, -10])
+    def test_numpys_index_error(self, eager, bad):
+        h = np.arange(9.0)
+        with pytest.raises(IndexError) as want:
+            h[np.array([1, bad])]
+        with pytest.raises(IndexError) as got:
+            on_host(h)[on_host(np.array([1, bad]))]
+        assert str(got.value) == str(want.value)
+
+    def test_other_integer_keys_take_numpys_indexing(self, eager):
+        h = np.arange(9.0)
+        a = on_host(h)
+        for key in (np.array([1, 2], np.uint64), np.array(4)):
+            gp.reset_stats()
+            got = a[on_host(key)]
+            assert gp.stats()["direct_host_ops"] == 0
+            np.testing.assert_array_equal(np.asarray(got), h[key])

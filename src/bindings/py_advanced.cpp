@@ -7,6 +7,7 @@
 // in the IR) and hands the rest to NumPy, writing through write_on_host
 // too.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bindings/py_array.hpp"
@@ -14,6 +15,7 @@
 #include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/memory/host_transfer.hpp"
+#include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -41,6 +43,17 @@ py::object host_key(py::handle key) {
     return std::move(out);
 }
 
+// The values of a view in C order: its node's memory where the view is
+// contiguous, else gathered into `scratch`.
+const char* c_order_values(const GpuArray& a, std::vector<char>* scratch) {
+    const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
+    if (is_c_contiguous(a.geom.shape, a.geom.strides))
+        return a.node()->host_data() + a.geom.offset * static_cast<int64_t>(item);
+    scratch->resize(static_cast<size_t>(a.size()) * item);
+    if (a.size()) gather_from_host(a.node(), a.geom, 0, a.size(), scratch->data());
+    return scratch->data();
+}
+
 // a[mask] for a boolean gpupy mask of a's own shape with its values on the
 // host (`x[x > 0]` of a few elements in a loop): the elements it selects,
 // in C order, copied into a new 1-d node -- NumPy's boolean subscript,
@@ -54,26 +67,54 @@ std::optional<GpuArray> masked_on_host(const GpuArray& a, py::handle key) {
         !view_evaluated(*m.node(), m.geom, 0, n))
         return std::nullopt;
     const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
-    std::vector<char> picks(static_cast<size_t>(n));
-    if (n) gather_from_host(m.node(), m.geom, 0, n, picks.data());
+    std::vector<char> mask_scratch, value_scratch;
+    const char* picks = c_order_values(m, &mask_scratch);
+    const char* values = c_order_values(a, &value_scratch);
     int64_t count = 0;
-    for (char p : picks) count += p != 0;
-    // The values in C order: in place where the view is contiguous.
-    std::vector<char> gathered;
-    const char* values = nullptr;
-    if (is_c_contiguous(a.geom.shape, a.geom.strides)) {
-        values = a.node()->host_data() + a.geom.offset * static_cast<int64_t>(item);
-    } else {
-        gathered.resize(static_cast<size_t>(n) * item);
-        if (n) gather_from_host(a.node(), a.geom, 0, n, gathered.data());
-        values = gathered.data();
-    }
+    for (int64_t i = 0; i < n; ++i) count += picks[i] != 0;
     NodeRef out = NodeFactory::array_uninitialized(a.dtype(), Dims{count});
     char* dst = out->host_data();
     for (int64_t i = 0; i < n; ++i) {
-        if (!picks[static_cast<size_t>(i)]) continue;
+        if (!picks[i]) continue;
         std::memcpy(dst, values + static_cast<size_t>(i) * item, item);
         dst += item;
+    }
+    return GpuArray::of(std::move(out));
+}
+
+// a[idx] for an integer gpupy index array (a signed type, or an unsigned one
+// narrower than 64 bits) with its values on the host (`x[indices[s:e]]` per
+// row of a sparse product): the rows of a's first axis it names, negative
+// ones from the end, copied into a new array of shape idx.shape +
+// a.shape[1:] -- NumPy's take along axis 0, with its IndexError. nullopt
+// for any other key (a 0-d index is an integer to NumPy: a scalar read).
+std::optional<GpuArray> taken_on_host(const GpuArray& a, py::handle key) {
+    if (!is_gpuarray(key) || a.ndim() == 0) return std::nullopt;
+    const GpuArray& k = gpuarray_ref(key);
+    const DType kt = k.dtype();
+    if (k.ndim() == 0 || kt == GPUPY_BOOL || dtype_is_float(kt) || kt == GPUPY_UINT64 || !k.node()->host() ||
+        !view_evaluated(*k.node(), k.geom, 0, k.size()))
+        return std::nullopt;
+    const int64_t rows = a.geom.shape[0];
+    const int64_t row_items = rows ? a.size() / rows : 0;
+    const size_t row_bytes = static_cast<size_t>(row_items * dtype_itemsize(a.dtype()));
+    std::vector<char> key_scratch, value_scratch;
+    const char* keys = c_order_values(k, &key_scratch);
+    const char* values = c_order_values(a, &value_scratch);
+    Dims shape = k.geom.shape;
+    for (size_t d = 1; d < a.geom.shape.size(); ++d) shape.push_back(a.geom.shape[d]);
+    NodeRef out = NodeFactory::array_uninitialized(a.dtype(), shape);
+    char* dst = out->host_data();
+    const int key_item = dtype_itemsize(kt);
+    for (int64_t i = 0; i < k.size(); ++i) {
+        const int64_t index = scalar_load(kt, keys + i * key_item).i;  // (signed, or unsigned below 2^32: exact)
+        const int64_t row = index < 0 ? index + rows : index;
+        if (row < 0 || row >= rows) {
+            throw IndexError("index " + std::to_string(index) + " is out of bounds for axis 0 with size " +
+                             std::to_string(rows));
+        }
+        std::memcpy(dst, values + static_cast<size_t>(row) * row_bytes, row_bytes);
+        dst += row_bytes;
     }
     return GpuArray::of(std::move(out));
 }
@@ -87,7 +128,9 @@ bool small_host_array(const GpuArray& a) {
 
 py::object small_advanced_get(const GpuArray& a, py::handle key) {
     if (!small_host_array(a)) return py::object();
-    if (std::optional<GpuArray> picked = masked_on_host(a, key)) {
+    std::optional<GpuArray> picked = masked_on_host(a, key);
+    if (!picked) picked = taken_on_host(a, key);
+    if (picked) {
         ++stats().direct_host_ops;
         return py::cast(std::move(*picked));
     }

@@ -45,8 +45,9 @@ struct Stats {
     int64_t direct_writes = 0;    // partial writes copied straight from the value's host memory, or filled with one value
     int64_t write_copies = 0;     // partial writes that copied the whole node first (copy-on-write)
     // Small work on host values done at once without a NumPy call: a
-    // boolean mask of the array's own shape, all()/any() of integers,
-    // argmin/argmax of a whole array placed on the host.
+    // boolean mask of the array's own shape, an integer index array alone,
+    // all()/any() of integers, argmin/argmax of a whole array placed on
+    // the host.
     int64_t direct_host_ops = 0;
     // Products placed on the host (BLAS) by the bindings' own path, without
     // the package's Python (`a @ b`, matmul/dot of two arrays in a loop).
