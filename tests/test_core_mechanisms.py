@@ -1284,6 +1284,45 @@ class TestDirectWrites:
         np.testing.assert_array_equal(np.asarray(a), want)
 
 
+class TestZeroDimElementStores:
+    """`y[i] = r` with r a 0-d gpupy result: of y's dtype with its value on
+    the host, stored as the element at once, in y's own storage; otherwise
+    NumPy's cast and copy-on-write rules as for any value."""
+
+    def test_a_host_result_of_the_same_dtype_is_stored_at_once(self, gpu):
+        h = np.arange(10, dtype=np.int64)
+        y = gp.asarray(h.copy())
+        before = TestDirectWrites.storage(y)
+        r = gp.asarray(np.array([4, 2, 9])).max()  # a 0-d result on the host
+        shared, lazy = y.copy(), y * 2
+        np.asarray(r)
+        gp.reset_stats()
+        y[3] = r
+        y[-1] = y[2, ...]  # a 0-d view of y itself: read before the write
+        assert gp.stats()["evaluations"] + gp.stats()["host_engine_evaluations"] == 0
+        want = h.copy()
+        want[3], want[-1] = 9, 2
+        np.testing.assert_array_equal(np.asarray(y), want)
+        np.testing.assert_array_equal(np.asarray(shared), h)  # copied before the write
+        np.testing.assert_array_equal(np.asarray(lazy), h * 2)
+        y2 = gp.asarray(h.copy())
+        b2 = TestDirectWrites.storage(y2)
+        y2[1] = r
+        assert TestDirectWrites.storage(y2) == b2
+
+    @pytest.mark.parametrize("value_dtype", ["float64", "int32", "bool"])
+    def test_other_dtypes_and_lazy_values_cast_as_numpy(self, gpu, value_dtype):
+        h = np.arange(6, dtype=np.int16)
+        v = np.array(-3.75 if value_dtype == "float64" else 1).astype(value_dtype)
+        y, want = gp.asarray(h.copy()), h.copy()
+        want[2] = v
+        y[2] = gp.asarray(v)
+        np.testing.assert_array_equal(np.asarray(y), want)
+        want[4] = v * 2
+        y[4] = gp.asarray(v) * 2  # lazy
+        np.testing.assert_array_equal(np.asarray(y), want)
+
+
 class TestScalarFills:
     """`a[view] = one value` where the target may be written in place: the
     view's elements set in host memory at once (stats direct_writes), in

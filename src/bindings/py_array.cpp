@@ -1,6 +1,7 @@
 // The GpuArray Python class: attributes, indexing, operators, conversion
 // protocols. Anything NumPy-namespace shaped (repr, __array_ufunc__,
 // __array_function__, pickling, iteration) is added by the gpupy package.
+#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/memory/host_memory.hpp"
@@ -118,7 +119,20 @@ void store_element(const GpuArray& a, int64_t offset, py::handle value) {
         // rules for one element (a bool element takes the truth value of a
         // one-element array, other dtypes refuse it).
         if (is_gpuarray(value) && gpuarray_ref(value).ndim() == 0) {
-            assign_value(a.view(std::move(g)), value);
+            // `y[i] = x.argmin()`: a 0-d result of the element's dtype with
+            // its value on the host is that element (read before the write:
+            // it may be one of a's own); any other stays lazy.
+            const GpuArray& v = gpuarray_ref(value);
+            Node* node = v.dtype() == t && v.node()->host() && view_evaluated(*v.node(), v.geom, 0, 1)
+                             ? writable_in_place(a)
+                             : nullptr;
+            if (!node) {
+                assign_value(a.view(std::move(g)), value);
+                return;
+            }
+            element = scalar_load(t, v.node()->host_data() + v.geom.offset * dtype_itemsize(t));
+            forget_old_values(node);
+            scalar_store(t, element, node->host_data() + offset * dtype_itemsize(t));
             return;
         }
         element = element_from_python(
