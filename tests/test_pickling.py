@@ -93,3 +93,13 @@ def test_dask_distributed_serializes_a_chunk_without_copies(gpu):
     back = protocol.deserialize(header, frames)
     assert type(back) is gp.GpuArray and np.shares_memory(back.__array__(), np.frombuffer(frames[1], np.float64))
     np.testing.assert_array_equal(np.asarray(back), np.arange(20_000) / 3)
+
+
+def test_random_draws_pickle_as_the_functions_they_are():
+    # gpupy.random's draws are C objects (one number: NumPy's own call);
+    # they pickle by reference, as functions and methods do.
+    for f in (gp.random.randint, gp.random.random, gp.random.Generator.integers, gp.random.RandomState.randint):
+        assert pickle.loads(pickle.dumps(f)) is f
+    rng = gp.random.default_rng(3)
+    draw = pickle.loads(pickle.dumps(rng.integers))
+    assert draw(0, 100) == np.random.default_rng(3).integers(0, 100)

@@ -120,6 +120,20 @@ PyObject* draw_repr(PyObject* self) {
     return PyUnicode_FromFormat("<gpupy draw %R>", reinterpret_cast<DrawObject*>(self)->key);
 }
 
+// Pickled by reference, as the function or method it stands for:
+// gpupy.random.<qualname>.
+PyObject* draw_reduce(PyObject* self, PyObject*) { return PyObject_GetAttrString(self, "__qualname__"); }
+
+PyMethodDef draw_methods[] = {
+    {"__reduce__", draw_reduce, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef draw_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
 PyTypeObject draw_type = [] {
     PyTypeObject t{};
     Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);
@@ -135,6 +149,8 @@ PyTypeObject draw_type = [] {
     t.tp_clear = draw_clear;
     t.tp_dealloc = draw_dealloc;
     t.tp_repr = draw_repr;
+    t.tp_methods = draw_methods;
+    t.tp_getset = draw_getset;
     return t;
 }();
 
