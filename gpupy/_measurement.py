@@ -209,13 +209,16 @@ def figures(notes):
     build = figure("lazy node", lambda: chain(arrays[small], 32)) / 64
 
     # The host engine's passes end in host memory; the device's are timed
-    # left on the device, the work done (evaluate_on_device waits for it),
+    # left on the device, the work done (evaluate_on_device waits for it:
+    # the driver's finish),
     # and reading back is priced apart below: taken out of passes read
     # back, its estimate's noise (a difference of two times) went to the
     # cost per element, and a calibration was refused for a device element
     # at 0.002 ns.
     on_host = numpy.asarray
-    on_device = _core.evaluate_on_device
+
+    def on_device(x):
+        _core.evaluate_on_device(x, wait=True)
 
     def place(where, threshold, run):
         points = []

@@ -354,3 +354,17 @@ def test_a_cost_per_element_fitted_as_none_is_taken_from_the_shortest_chain():
     # The joint fit of exact figures finds it itself.
     fitted = _measurement._fit([([1.0, ops, n, n * ops], t) for n, ops, t in passes])
     assert fitted == pytest.approx([10_000, 2_000, 3.0, 0.5], rel=1e-6)
+
+
+@pytest.mark.parametrize("wait", [False, True])
+def test_a_pass_left_on_the_device_reads_nothing_back(gpu, wait):
+    # The calibration times the device's passes so, waiting for the work
+    # (the driver's finish); the values stay there for the next reader.
+    h = np.linspace(-1.0, 1.0, 5000, dtype=np.float32)
+    x = gp.asarray(h) * np.float32(3.0) + np.float32(1.0)
+    gp.reset_stats()
+    _core.evaluate_on_device(x, wait=wait)
+    s = gp.stats()
+    assert s["evaluations"] == 1 and s["bytes_downloaded"] == 0, s
+    np.testing.assert_array_equal(np.asarray(x), h * np.float32(3.0) + np.float32(1.0))
+    assert gp.stats()["evaluations"] == 1  # read back, not evaluated again

@@ -286,13 +286,18 @@ void register_runtime(py::module_& m) {
         return d;
     });
     // Evaluates every block of `a` into the device cache, reading nothing
-    // back (the calibration times the readback apart), and returns once the
-    // device has done the work (a GPU's dispatch returns before).
-    m.def("evaluate_on_device", [](const GpuArray& a) {
-        const int64_t B = Runtime::get().cache().block_size();
-        for (int64_t k = 0; k * B < a.size(); ++k) ensure_device_block(a.node_view(), k);
-        Runtime::get().driver().finish();
-    });
+    // back (the calibration times the readback apart). With `wait`, returns
+    // once the device has done the work (a GPU's dispatch returns while it
+    // is queued: the calibration times passes so); without, the work may
+    // still be queued (a benchmark's loop of dispatches, waited for once).
+    m.def(
+        "evaluate_on_device",
+        [](const GpuArray& a, bool wait) {
+            const int64_t B = Runtime::get().cache().block_size();
+            for (int64_t k = 0; k * B < a.size(); ++k) ensure_device_block(a.node_view(), k);
+            if (wait) Runtime::get().driver().finish();
+        },
+        py::arg("array"), py::arg("wait") = false);
     // fn() once an evaluation that corrected the cost model is complete.
     m.def("set_model_corrected_hook", [](py::object fn) {
         Runtime::get().on_model_corrected = [fn] { fn(); };
