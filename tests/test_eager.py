@@ -713,6 +713,20 @@ def test_small_float_folds_run_numpys_loop_bit_for_bit(eager, dtype, n, shape):
             assert s["eager_numpy_ops"] == 1 and (s["direct_numpy_loops"] == 1 or name == "prod"), (name, s)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(16, 24), (3, 5, 7), (64, 128), (2, 4096)])
+def test_small_float_folds_of_n_d_arrays_are_numpys_too(eager, dtype, shape):
+    # NumPy's reduce over every axis of a C-contiguous array runs its loop
+    # once over all the elements, as over their ravel.
+    gp.set_eager_threshold(8192)
+    h = (np.random.default_rng(len(shape)).standard_normal(shape) * 1e3).astype(dtype)
+    a = on_host(h)
+    for name in ("sum", "max", "min"):
+        gp.reset_stats()
+        got, want = getattr(a, name)(), getattr(h, name)()
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes() and gp.stats()["direct_numpy_loops"] == 1
+
+
 def test_a_small_float_fold_that_overflows_warns_as_numpy(eager):
     h = np.array([3e38, 3e38, 1.0], dtype=np.float32)
     a = on_host(h)
