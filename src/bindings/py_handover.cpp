@@ -7,6 +7,7 @@
 // function of a few microseconds a fifth more.
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
+#include "bindings/py_function_object.hpp"
 
 namespace gpupy {
 
@@ -123,22 +124,9 @@ void handover_dealloc(PyObject* self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-// Pickled by reference: the global the function is, gpupy.<qualname>.
-PyObject* handover_reduce(PyObject* self, PyObject*) { return PyObject_GetAttrString(self, "__qualname__"); }
-
 PyObject* handover_repr(PyObject* self) {
     return PyObject_Repr(reinterpret_cast<HandoverObject*>(self)->implementation);
 }
-
-PyMethodDef handover_methods[] = {
-    {"__reduce__", handover_reduce, METH_NOARGS, nullptr},
-    {nullptr, nullptr, 0, nullptr},
-};
-
-PyGetSetDef handover_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr},
-};
 
 PyTypeObject handover_type = [] {
     PyTypeObject t{};  // every slot empty but those set below
@@ -155,8 +143,8 @@ PyTypeObject handover_type = [] {
     t.tp_traverse = handover_traverse;
     t.tp_clear = handover_clear;
     t.tp_dealloc = handover_dealloc;
-    t.tp_methods = handover_methods;
-    t.tp_getset = handover_getset;
+    t.tp_methods = function_object::methods;  // pickled by reference: gpupy.<qualname>
+    t.tp_getset = function_object::getset;
     t.tp_repr = handover_repr;
     t.tp_getattro = PyObject_GenericGetAttr;
     t.tp_setattro = PyObject_GenericSetAttr;

@@ -12,6 +12,7 @@
 // again; a draw already under way is not counted twice. It is per thread.
 #include "bindings/numpy_api.hpp"
 #include "bindings/py_array.hpp"
+#include "bindings/py_function_object.hpp"
 
 namespace gpupy {
 
@@ -120,20 +121,6 @@ PyObject* draw_repr(PyObject* self) {
     return PyUnicode_FromFormat("<gpupy draw %R>", reinterpret_cast<DrawObject*>(self)->key);
 }
 
-// Pickled by reference, as the function or method it stands for:
-// gpupy.random.<qualname>.
-PyObject* draw_reduce(PyObject* self, PyObject*) { return PyObject_GetAttrString(self, "__qualname__"); }
-
-PyMethodDef draw_methods[] = {
-    {"__reduce__", draw_reduce, METH_NOARGS, nullptr},
-    {nullptr, nullptr, 0, nullptr},
-};
-
-PyGetSetDef draw_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr},
-};
-
 PyTypeObject draw_type = [] {
     PyTypeObject t{};
     Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);
@@ -149,8 +136,8 @@ PyTypeObject draw_type = [] {
     t.tp_clear = draw_clear;
     t.tp_dealloc = draw_dealloc;
     t.tp_repr = draw_repr;
-    t.tp_methods = draw_methods;
-    t.tp_getset = draw_getset;
+    t.tp_methods = function_object::methods;  // pickled by reference: gpupy.random.<qualname>
+    t.tp_getset = function_object::getset;
     return t;
 }();
 
