@@ -8,13 +8,10 @@
 // too.
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "bindings/py_array.hpp"
 #include "core/building/writes.hpp"
-#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
-#include "core/memory/host_transfer.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
@@ -43,17 +40,6 @@ py::object host_key(py::handle key) {
     return std::move(out);
 }
 
-// The values of a view in C order: its node's memory where the view is
-// contiguous, else gathered into `scratch`.
-const char* c_order_values(const GpuArray& a, std::vector<char>* scratch) {
-    const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
-    if (is_c_contiguous(a.geom.shape, a.geom.strides))
-        return a.node()->host_data() + a.geom.offset * static_cast<int64_t>(item);
-    scratch->resize(static_cast<size_t>(a.size()) * item);
-    if (a.size()) gather_from_host(a.node(), a.geom, 0, a.size(), scratch->data());
-    return scratch->data();
-}
-
 // a[mask] for a boolean gpupy mask of a's own shape with its values on the
 // host (`x[x > 0]` of a few elements in a loop): the elements it selects,
 // in C order, copied into a new 1-d node -- NumPy's boolean subscript,
@@ -63,8 +49,7 @@ std::optional<GpuArray> masked_on_host(const GpuArray& a, py::handle key) {
     if (!is_gpuarray(key)) return std::nullopt;
     const GpuArray& m = gpuarray_ref(key);
     const int64_t n = a.size();
-    if (m.dtype() != GPUPY_BOOL || a.ndim() == 0 || m.geom.shape != a.geom.shape || !m.node()->host() ||
-        !view_evaluated(*m.node(), m.geom, 0, n))
+    if (m.dtype() != GPUPY_BOOL || a.ndim() == 0 || m.geom.shape != a.geom.shape || !values_on_host(m))
         return std::nullopt;
     const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
     std::vector<char> mask_scratch, value_scratch;
@@ -92,8 +77,7 @@ std::optional<GpuArray> taken_on_host(const GpuArray& a, py::handle key) {
     if (!is_gpuarray(key) || a.ndim() == 0) return std::nullopt;
     const GpuArray& k = gpuarray_ref(key);
     const DType kt = k.dtype();
-    if (k.ndim() == 0 || kt == GPUPY_BOOL || dtype_is_float(kt) || kt == GPUPY_UINT64 || !k.node()->host() ||
-        !view_evaluated(*k.node(), k.geom, 0, k.size()))
+    if (k.ndim() == 0 || kt == GPUPY_BOOL || dtype_is_float(kt) || kt == GPUPY_UINT64 || !values_on_host(k))
         return std::nullopt;
     const int64_t rows = a.geom.shape[0];
     const int64_t row_items = rows ? a.size() / rows : 0;

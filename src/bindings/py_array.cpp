@@ -1,7 +1,6 @@
 // The GpuArray Python class: attributes, indexing, operators, conversion
 // protocols. Anything NumPy-namespace shaped (repr, __array_ufunc__,
 // __array_function__, pickling, iteration) is added by the gpupy package.
-#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/runtime/errors.hpp"
 #include "core/memory/host_memory.hpp"
@@ -123,9 +122,7 @@ void store_element(const GpuArray& a, int64_t offset, py::handle value) {
             // its value on the host is that element (read before the write:
             // it may be one of a's own); any other stays lazy.
             const GpuArray& v = gpuarray_ref(value);
-            Node* node = v.dtype() == t && v.node()->host() && view_evaluated(*v.node(), v.geom, 0, 1)
-                             ? writable_in_place(a)
-                             : nullptr;
+            Node* node = v.dtype() == t && values_on_host(v) ? writable_in_place(a) : nullptr;
             if (!node) {
                 assign_value(a.view(std::move(g)), value);
                 return;

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <vector>
 
 #include "core/building/views.hpp"
 #include "core/graph/array.hpp"
@@ -102,6 +103,12 @@ py::object host_ndarray(Node* node, const ViewGeometry& g, bool writeable);
 // last such export ends the bytes are the array's value (HostBuffer::
 // exported). A read-only array's export is to_ndarray's.
 py::object exported_ndarray(const GpuArray& a);
+// Whether all of a view's values are in host memory now (no evaluation
+// needed): what the paths that read them there at once ask first.
+bool values_on_host(const GpuArray& a);
+// The values of such a view in C order: its node's memory where the view
+// is C-contiguous, else gathered into `scratch` (which holds them).
+const char* c_order_values(const GpuArray& a, std::vector<char>* scratch);
 // The read-only ndarray of a view whose values are all in host memory now
 // (no evaluation); an empty object if some are not.
 py::object host_values(const GpuArray& a);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/graph/host_state.hpp"
+#include "core/memory/host_transfer.hpp"
 #include "core/graph/memory_order.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/building/export_watch.hpp"
@@ -286,10 +287,22 @@ GpuArray lend_ndarray(py::handle obj, Lending how) {
     return a;
 }
 
+bool values_on_host(const GpuArray& a) {
+    const Node* x = a.node();
+    return x->host() && view_evaluated(*x, a.geom, 0, a.size());
+}
+
+const char* c_order_values(const GpuArray& a, std::vector<char>* scratch) {
+    const int64_t item = dtype_itemsize(a.dtype());
+    if (is_c_contiguous(a.geom.shape, a.geom.strides)) return a.node()->host_data() + a.geom.offset * item;
+    scratch->resize(static_cast<size_t>(a.size() * item));
+    if (a.size()) gather_from_host(a.node(), a.geom, 0, a.size(), scratch->data());
+    return scratch->data();
+}
+
 py::object host_values(const GpuArray& a) {
-    Node* x = a.node();
-    if (!x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return py::object();
-    return host_ndarray(x, a.geom, false);
+    if (!values_on_host(a)) return py::object();
+    return host_ndarray(a.node(), a.geom, false);
 }
 
 GpuArray from_numpy_result(py::handle r) {

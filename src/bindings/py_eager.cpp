@@ -10,7 +10,6 @@
 #include "bindings/numpy_api.hpp"
 #include "core/building/writes.hpp"
 #include "core/execution/evaluator.hpp"
-#include "core/graph/host_state.hpp"
 #include "core/memory/host_transfer.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
@@ -129,7 +128,7 @@ bool loop_operand(const Operand& o, DType t, const Dims& shape, LoopOperand* out
     }
     const GpuArray& a = o.arr();
     const Node* x = a.node();
-    if (a.dtype() != t || !x->host() || !view_evaluated(*x, a.geom, 0, a.size())) return false;
+    if (a.dtype() != t || !values_on_host(a)) return false;
     const size_t nd = shape.size(), gnd = a.geom.shape.size();
     for (size_t k = 0; k < gnd; ++k) {  // aligned on the right, as broadcasting is
         if (a.geom.shape[gnd - 1 - k] != 1) out->strides[nd - 1 - k] = a.geom.strides[gnd - 1 - k] * item;

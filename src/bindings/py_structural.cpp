@@ -10,7 +10,6 @@
 #include "bindings/fp_flags.hpp"
 #include "bindings/py_array.hpp"
 #include "core/building/movement.hpp"
-#include "core/graph/host_state.hpp"
 #include "core/graph/node_factory.hpp"
 #include "core/graph/value_bounds.hpp"
 #include "core/building/reductions.hpp"
@@ -36,10 +35,6 @@ std::vector<int64_t> ints_from(py::handle seq) {
     return out;
 }
 
-// A small reduction of values already in host memory, by NumPy at once
-// (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
-// cost microseconds where NumPy's reduce costs one (`while diff > tol:`
-// loops reduce every step). nullopt when not small or not on the host.
 // `(row == pattern).all()`, `mask.any()` of a small boolean or integer
 // array whose values are on the host, over every axis: an element is true
 // when any of its bytes is nonzero, so the answer is a scan of the bytes --
@@ -48,16 +43,15 @@ std::optional<GpuArray> small_truth_on_host(const GpuArray& a, OpCode fold, size
     if ((fold != GPUPY_OP_LOGICAL_AND && fold != GPUPY_OP_LOGICAL_OR) || t != GPUPY_BOOL ||
         naxes != static_cast<size_t>(a.ndim()) || dtype_is_float(a.dtype()))
         return std::nullopt;
-    const Node* x = a.node();
+    if (!values_on_host(a)) return std::nullopt;
     const int64_t n = a.size();
-    if (!x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
     const size_t item = static_cast<size_t>(dtype_itemsize(a.dtype()));
-    std::vector<char> bytes(static_cast<size_t>(n) * item);
-    gather_from_host(x, a.geom, 0, n, bytes.data());
+    std::vector<char> scratch;
+    const char* bytes = c_order_values(a, &scratch);
     const bool want_all = fold == GPUPY_OP_LOGICAL_AND;
     bool answer = want_all;
     for (int64_t i = 0; i < n && answer == want_all; ++i) {
-        const char* e = bytes.data() + static_cast<size_t>(i) * item;
+        const char* e = bytes + static_cast<size_t>(i) * item;
         const bool truth = std::any_of(e, e + item, [](char c) { return c != 0; });
         if (truth != want_all) answer = !want_all;
     }
@@ -88,11 +82,10 @@ std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold,
         !is_c_contiguous(a.geom.shape, a.geom.strides))
         return std::nullopt;
     const HostLoop* l = numpy_loop(fold, t);
-    const Node* x = a.node();
+    if (!l || !values_on_host(a)) return std::nullopt;
     const int64_t n = a.size();
-    if (!l || !x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
     const int64_t item = dtype_itemsize(t);
-    const char* values = x->host_data() + a.geom.offset * item;
+    const char* values = a.node()->host_data() + a.geom.offset * item;  // (C-contiguous)
     NodeRef node = NodeFactory::array_uninitialized(t, Dims{});
     char* out = node->host_data();
     int64_t first = 0;
@@ -121,18 +114,10 @@ std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold,
 // one -- found in one pass over the values; nullopt where they are not on
 // the host.
 std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
-    const Node* x = a.node();
     const int64_t n = a.size();
-    if (n == 0 || !x->host() || !view_evaluated(*x, a.geom, 0, n)) return std::nullopt;
-    std::vector<char> gathered;
-    const char* values;
-    if (is_c_contiguous(a.geom.shape, a.geom.strides)) {
-        values = x->host_data() + a.geom.offset * dtype_itemsize(a.dtype());
-    } else {
-        gathered.resize(static_cast<size_t>(n * dtype_itemsize(a.dtype())));
-        gather_from_host(x, a.geom, 0, n, gathered.data());
-        values = gathered.data();
-    }
+    if (n == 0 || !values_on_host(a)) return std::nullopt;
+    std::vector<char> scratch;
+    const char* values = c_order_values(a, &scratch);
     const int64_t at = with_ctype<int64_t>(a.dtype(), [&](auto zero) -> int64_t {
         using T = decltype(zero);
         const T* v = reinterpret_cast<const T*>(values);
@@ -151,6 +136,10 @@ std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
     return GpuArray::of(std::move(node));
 }
 
+// A small reduction of values already in host memory, by NumPy at once
+// (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
+// cost microseconds where NumPy's reduce costs one (`while diff > tol:`
+// loops reduce every step). nullopt when not small or not on the host.
 std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
                                              DType t) {
     if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
@@ -195,8 +184,7 @@ std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& a
     // (NumPy's concatenate with out= cost eight times NumPy's own call).
     bool direct = axis == 0;
     for (const GpuArray& a : arrays) {
-        const Node* x = a.node();
-        direct = direct && a.dtype() == t && x->host() && view_evaluated(*x, a.geom, 0, a.size());
+        direct = direct && a.dtype() == t && values_on_host(a);
     }
     if (direct) {
         NodeRef node = NodeFactory::array_uninitialized(t, shape);
