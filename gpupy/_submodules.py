@@ -90,14 +90,15 @@ def _wrap_callable(path, name, value):
         return impl
     if qualname in _DIRECT or name == "test":
         return value
+    size_at = None
     if path == "random":
         special = _RANDOM_SPECIAL.get(name)
         if special is not None:
             return special
         size_at = _size_position(value)
-        if size_at is not None:
-            return _one_value_draws(qualname, value, size_at, fallback_function(qualname, value, module=PREFIX + path))
-    if mode == "wrap":
+    if size_at is not None:
+        wrapper = _one_value_draws(qualname, value, size_at, fallback_function(qualname, value, module=PREFIX + path))
+    elif mode == "wrap":
         wrapper = fallback_function(qualname, value, module=PREFIX + path)
     elif mode == "flush":
         wrapper = _flush_call(qualname, value, count=True, wrap_results=False)
@@ -106,13 +107,20 @@ def _wrap_callable(path, name, value):
             return value
         wrapper = _flush_call(qualname, value, count=False, wrap_results=False)
     try:
-        wrapper.__name__ = getattr(value, "__name__", name)
-        wrapper.__qualname__ = name
-        wrapper.__doc__ = getattr(value, "__doc__", None)
-        wrapper.__wrapped__ = value
-        wrapper.__module__ = PREFIX + path
+        _named_like(wrapper, value, getattr(value, "__name__", name), name, PREFIX + path)
     except (AttributeError, TypeError):
         pass
+    return wrapper
+
+
+def _named_like(wrapper, func, name, qualname, module):
+    """`wrapper` named and documented as the NumPy function `func` it
+    stands for, under gpupy's `module`."""
+    wrapper.__name__ = name
+    wrapper.__qualname__ = qualname
+    wrapper.__doc__ = getattr(func, "__doc__", None)
+    wrapper.__wrapped__ = func
+    wrapper.__module__ = module
     return wrapper
 
 
@@ -241,15 +249,6 @@ def _size_position(func):
 _placed = placement_counts()
 
 
-def _named_like(draw, func, name, qualname, module):
-    draw.__name__ = name
-    draw.__qualname__ = qualname
-    draw.__doc__ = getattr(func, "__doc__", None)
-    draw.__wrapped__ = func
-    draw.__module__ = module
-    return draw
-
-
 def _one_value_draws(qualname, func, size_at, otherwise):
     """`func` (a draw of NumPy's, function or bound method) as gpupy offers
     it: a draw of one number from plain arguments (None, numbers, strings,
@@ -259,10 +258,8 @@ def _one_value_draws(qualname, func, size_at, otherwise):
     any other call goes to `otherwise` (arrays made by NumPy and handed
     over, counted as a fallback). The choice is a C object's
     (src/bindings/py_random_draws.cpp): a Python wrapper cost half NumPy's
-    own draw."""
-    name = qualname.rsplit(".", 1)[1]
-    return _named_like(_core.random_draw(func, otherwise, size_at, _placed, qualname, False), func, name, name,
-                       PREFIX + "random")
+    own draw. (_wrap_callable names it.)"""
+    return _core.random_draw(func, otherwise, size_at, _placed, qualname, False)
 
 
 def _numpys_draw(bound, *args, **kwargs):
