@@ -92,8 +92,6 @@ std::optional<double> constant_exponent(const Operand& o) {
     return std::nullopt;
 }
 
-Dims operand_shape(const Operand& o) { return o.shape(); }
-
 py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out,
                       const char* reason = nullptr) {
     if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
@@ -286,7 +284,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     }
     auto all_shapes = [&] {
         std::vector<Dims> shapes;
-        for (const Operand& o : ops) shapes.push_back(operand_shape(o));
+        for (const Operand& o : ops) shapes.push_back(o.shape());
         return shapes;
     };
     const Dims shape = one_shape ? (common ? *common : Dims{}) : broadcast_shapes(all_shapes());
@@ -375,7 +373,7 @@ py::object apply_where(py::handle cond, py::handle x, py::handle y) {
     static py::handle result_type = py::object(py::module_::import("numpy").attr("result_type")).release();
     const DType t = dtype_from_object(result_type(rt_arg(ox), rt_arg(oy)));
     if (t < 0) return call_numpy("where", {cond, x, y}, py::handle());
-    const Dims shape = broadcast_shapes({operand_shape(oc), operand_shape(ox), operand_shape(oy)});
+    const Dims shape = broadcast_shapes({oc.shape(), ox.shape(), oy.shape()});
     if (shape_size(shape) <= Runtime::get().eager_elements()) {
         // Small and on the host: NumPy's where at once, as small ufuncs.
         std::vector<PyObject*> argv;
