@@ -234,8 +234,9 @@ vec2 gp__df_mul(vec2 a, vec2 b) {
 // plus 2 where a GPU-like build loosens a device's already loose root).
 // The residual xs - r^2 is exact up to its last rounding (gp__sqr's p + e
 // is r^2 exactly, and xs - p is exact by Sterbenz), and neighbouring
-// residuals differ by about 2 r ulp(r), so the comparison never errs; no tie exists (the square of a midpoint needs 50
-// bits). The root of a float32 is normal, so the scaling back is exact.
+// residuals differ by about 2 r ulp(r), so the comparison never errs; no
+// tie exists (the square of a midpoint needs 50 bits). The root of a
+// float32 is normal, so the scaling back is exact.
 // Zeros, negatives, infinities and NaN keep the builtin root (IEEE's values;
 // gpo_sqrt_guard makes negatives NaN).
 float gp__sqrt_rn(float x) {
@@ -271,14 +272,14 @@ float gp__sqrt_rn(float x) {
 // only accurate to 2.5 ulp (NVIDIA). |a| = ma 2^na and |b| = mb 2^nb with ma,
 // mb in [1, 2) (a subnormal operand first scaled by 2^64); ma / mb in
 // (0.5, 2) is the builtin quotient, then steps of one ulp (at most 8, as
-// gp__sqrt_rn) while the neighbour's residual ma - h mb is smaller (exact up to its last rounding:
-// gp__two_prod, and Sterbenz), as gp__sqrt_rn; a correction h + r / mb
-// would err where the quotient lies within 2^-48 of a midpoint (2^24 /
-// FLT_MAX does). The result is h * 2^(na - nb): exact where it is normal,
-// and rounded once with the remainder r / mb where it is subnormal
-// (gp__ldexp_df). Zero, infinite and NaN
-// operands keep the builtin quotient (IEEE's special values; a zero
-// divisor is handled by gpo_quotient); on llvmpipe `/` is already exact.
+// gp__sqrt_rn) while the neighbour's residual ma - h mb is smaller (exact
+// up to its last rounding: gp__two_prod, and Sterbenz), as gp__sqrt_rn; a
+// correction h + r / mb would err where the quotient lies within 2^-48 of
+// a midpoint (2^24 / FLT_MAX does). The result is h * 2^(na - nb): exact
+// where it is normal, and rounded once with the remainder r / mb where it
+// is subnormal (gp__ldexp_df). Zero, infinite and NaN operands keep the
+// builtin quotient (IEEE's special values; a zero divisor is handled by
+// gpo_quotient); on llvmpipe `/` is already exact.
 float gp__div_rn(float a, float b) {
     precise float q = gp__fdiv(a, b);
     uint ua = floatBitsToUint(a) & 0x7fffffffu, ub = floatBitsToUint(b) & 0x7fffffffu;
