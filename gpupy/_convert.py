@@ -14,7 +14,8 @@ from ._core import GpuArray
 # The dtypes a GpuArray holds, in native byte order (the common case of
 # is_supported and asarray's fast path: a set lookup).
 HELD_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                              np.uint32, np.uint64, np.float32, np.float64))
+                                              np.uint32, np.uint64, np.float16, np.float32,
+                                              np.float64))
 
 
 def is_supported(dtype):
@@ -25,7 +26,7 @@ def is_supported(dtype):
         dt = np.dtype(dtype)
     except TypeError:
         return False
-    return dt.kind in "biuf" and dt.itemsize in (1, 2, 4, 8) and dt != np.float16
+    return dt.kind in "biuf" and dt.itemsize in (1, 2, 4, 8)
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):

@@ -203,6 +203,10 @@ def _mean_dtype(dtype):
     return np.dtype(np.float64) if dtype.kind in "biu" else dtype
 
 
+_FLOAT16 = np.dtype(np.float16)
+_FLOAT32 = np.dtype(np.float32)
+
+
 @implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
@@ -214,7 +218,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims),
                           reason="the slice is empty (NumPy warns and gives NaN)")
     acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
-    total = _core.reduce(a, "add", list(axes), acc, CHUNK)
+    # NumPy's mean of float16 without a dtype sums and divides in float32,
+    # rounding to float16 once at the end.
+    wide = _FLOAT32 if dtype is None and acc == _FLOAT16 else acc
+    total = _core.reduce(a, "add", list(axes), wide, CHUNK)
     result = total / n
     if result.dtype != acc:
         result = result.astype(acc)

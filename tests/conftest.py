@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Every dtype a GpuArray can hold (src/dtypes.def), bool first.
 ALL_DTYPES = tuple(np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                                         "uint64", "float32", "float64"))
+                                         "uint64", "float16", "float32", "float64"))
 INT_DTYPES = tuple(t for t in ALL_DTYPES if t.kind in "iu")
-FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 def holdable(dtype):

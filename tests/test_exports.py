@@ -16,7 +16,7 @@ import pytest
 import gpupy as gp
 
 ALL_DTYPES = tuple(np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                                         "uint64", "float32", "float64"))
+                                         "uint64", "float16", "float32", "float64"))
 
 BIG = 1 << 15  # above the eager threshold: lazy nodes, not NumPy at once
 

@@ -26,7 +26,7 @@ import gpupy as gp
 
 # Every dtype a GpuArray can hold (src/dtypes.def).
 ALL_DTYPES = tuple(np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                                         "uint64", "float32", "float64"))
+                                         "uint64", "float16", "float32", "float64"))
 
 
 def holdable(dtype):
@@ -81,9 +81,18 @@ NUMPY_LAYOUT_ULP = 2
 ZERO_SIGN_FREE = {"maximum", "minimum", "fmax", "fmin"}
 
 
+# float16: NumPy and gpupy both compute in float32 and round to float16
+# (NumPy with its own float32 functions): two roundings of values within a
+# few float32 ulps of the exact result differ only where it lies that close
+# to a float16 midpoint, by the step across it. Derived, not measured.
+FLOAT16_MATH_ULP = 1
+
+
 def ulp_bound(driver, name, dtype):
     if name not in TRANSCENDENTAL:
         return 0
+    if np.dtype(dtype) == np.float16:
+        return FLOAT16_MATH_ULP
     measured = MEASURED_ULP.get((driver, np.dtype(dtype).name), {})
     return measured.get(name, 0) + MARGIN if name in measured else 0
 
@@ -92,9 +101,13 @@ def ulp_bound(driver, name, dtype):
 
 def float_specials(dt):
     fi = np.finfo(dt)
-    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 7.5, -7.5,
-                     0.1, np.pi, -np.pi, 100.0, -100.0, 1e10, -1e10, fi.max, -fi.max, fi.tiny, -fi.tiny,
-                     fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny / 3, 16777217.0], dtype=dt)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 7.5, -7.5,
+              0.1, np.pi, -np.pi, 100.0, -100.0, 1e10, -1e10, fi.max, -fi.max, fi.tiny, -fi.tiny,
+              fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny / 3, 16777217.0]
+    if dt == np.float16:  # (1e10 and 16777217 are its infinities; these are inside its range)
+        values += [2049.0, -4097.0, 65504.0 / 3]
+    with np.errstate(over="ignore"):
+        return np.array(values, dtype=np.float64).astype(dt)
 
 
 def int_specials(dt):
@@ -129,10 +142,12 @@ def random_values(name, dt, n, rng):
             return rng.integers(max(info.min, -3), min(info.max, info.bits + 3), n, endpoint=True).astype(dt)
         return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
     scale = DOMAIN.get(name)
-    if scale is not None:
-        return rng.uniform(-scale, scale, n).astype(dt)
-    magnitude = np.exp(rng.uniform(-40, 40, n))
-    return (magnitude * rng.choice([-1.0, 1.0], n)).astype(dt)
+    with np.errstate(over="ignore"):  # (float16 operands: beyond 65504, infinities)
+        if scale is not None:
+            return rng.uniform(-scale, scale, n).astype(dt)
+        lo, hi = (-17, 11) if dt == np.float16 else (-40, 40)  # float16: 2^-24 to 65504
+        magnitude = np.exp(rng.uniform(lo, hi, n))
+        return (magnitude * rng.choice([-1.0, 1.0], n)).astype(dt)
 
 
 def operands(name, dt, seed=1234):

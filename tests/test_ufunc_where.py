@@ -10,7 +10,7 @@ import pytest
 
 import gpupy as gp
 
-FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 UNARY = ["negative", "absolute", "sqrt", "exp", "log", "sin", "floor", "isnan", "logical_not"]
 BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "fmin", "floor_divide", "less", "arctan2",

@@ -459,6 +459,8 @@ std::string math_function_for(int op) {
 
 // Whether values of this dtype are computed on the device at all.
 static bool dtype_offered(int dtype, const DeviceCaps& caps) {
+    // The shaders hold no float16 yet: its work is the host engine's.
+    if (dtype == GPUPY_FLOAT16) return false;
     const GlslType& t = glsl_type(dtype);
     if (t.needs_int64 && !caps.int64) return false;
     if (t.needs_fp64 && !caps.fp64) return false;

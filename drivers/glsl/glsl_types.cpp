@@ -15,6 +15,9 @@ static const GlslType kTypes[GPUPY_NUM_DTYPES] = {
     {"uint64", DtypeKind::Unsigned, 64, true, false, "uint64_t", "usampler2D", "rg32ui", "uimage2D"},
     {"float32", DtypeKind::Float, 32, false, false, "float", "sampler2D", "r32f", "image2D"},
     {"float64", DtypeKind::Float, 64, false, true, "double", "usampler2D", "rg32ui", "uimage2D"},
+    // float16: not offered (glsl_ops.cpp dtype_offered); its row keeps the
+    // table one row per dtype.
+    {"float16", DtypeKind::Float, 16, false, false, "float", "usampler2D", "r16ui", "uimage2D"},
 };
 
 const GlslType& glsl_type(int dtype) { return kTypes[dtype]; }

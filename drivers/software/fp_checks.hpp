@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "gpupy/driver.hpp"
 #include "gpupy/dtype_meta.hpp"
@@ -64,6 +65,11 @@ bool any_nonfinite(const T* v, int n) {
 
 // Value k of a float operand, widened.
 inline double float_at(const CheckedOperand& o, int k) {
+    if (o.dtype == GPUPY_FLOAT16) {
+        gpupy::float16 h;
+        std::memcpy(&h, o.data + 2 * static_cast<size_t>(k), 2);
+        return static_cast<float>(h);
+    }
     if (o.dtype == GPUPY_FLOAT32) {
         float f;
         std::memcpy(&f, o.data + 4 * static_cast<size_t>(k), 4);
@@ -172,6 +178,25 @@ uint32_t integer_flags(int32_t op, const CheckedOperand* ops, int nops, int n) {
     return flags;
 }
 
+// float16 values, classified as the floats they widen to exactly (NaN,
+// infinity and zero kept): the result and every float16 operand widened
+// into a buffer of this thread's, then float_flags.
+inline uint32_t float16_flags(int32_t op, const char* result, const CheckedOperand* ops, int nops, int n) {
+    thread_local std::vector<float> wide;
+    wide.resize(static_cast<size_t>(n) * static_cast<size_t>(1 + nops));
+    auto widen = [&](const char* data, int slot) {
+        float* w = wide.data() + static_cast<size_t>(slot) * static_cast<size_t>(n);
+        const auto* h = reinterpret_cast<const gpupy::float16*>(data);
+        for (int k = 0; k < n; ++k) w[k] = h[k];
+        return reinterpret_cast<const char*>(w);
+    };
+    CheckedOperand widened[3];
+    for (int j = 0; j < nops && j < 3; ++j) {
+        widened[j] = ops[j].dtype == GPUPY_FLOAT16 ? CheckedOperand{widen(ops[j].data, 1 + j), GPUPY_FLOAT32} : ops[j];
+    }
+    return float_flags(op, reinterpret_cast<const float*>(widen(result, 0)), widened, nops, n);
+}
+
 }  // namespace fp_detail
 
 // The gpupy_fp_flag bits of n values of `dtype` at `result`, computed by
@@ -182,6 +207,7 @@ inline uint32_t fp_flags(int32_t op, int32_t dtype, const char* result, const Ch
     switch (dtype) {
     case GPUPY_FLOAT32: return float_flags(op, reinterpret_cast<const float*>(result), ops, nops, n);
     case GPUPY_FLOAT64: return float_flags(op, reinterpret_cast<const double*>(result), ops, nops, n);
+    case GPUPY_FLOAT16: return float16_flags(op, result, ops, nops, n);
     case GPUPY_INT8: return integer_flags<int8_t>(op, ops, nops, n);
     case GPUPY_UINT8: return integer_flags<uint8_t>(op, ops, nops, n);
     case GPUPY_INT16: return integer_flags<int16_t>(op, ops, nops, n);

@@ -20,7 +20,7 @@ namespace {
 // 1 if kernel K takes operands of dtype (the same in both builds).
 template <class K>
 int supported_by(int32_t dtype) {
-    return gpupy::with_ctype<bool>(dtype, [](auto t) { return K::template ok<decltype(t)>; }) ? 1 : 0;
+    return gpupy::with_ctype<bool>(dtype, [](auto t) { return K::template ok<computed_t<decltype(t)>>; }) ? 1 : 0;
 }
 
 bool run_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const HostLoops* loops,

@@ -53,12 +53,33 @@ void fill_watched(R* o, const T* x, const T* y, int n, Watch watch, bool* seen, 
     *seen = found != 0;
 }
 
-// `watch`/`seen`: where watch is not None and the result is a float, the
-// loop also finds what Watch says into *seen.
+// float16 operands: each element widened to float, the float kernel, and a
+// float result rounded to float16 as it is stored (NumPy's float16 loops).
+template <class K, int Arity>
+void run_float16_kernel(const void* a, const void* b, void* out, int n) {
+    using gpupy::float16;
+    const float16* x = static_cast<const float16*>(a);
+    const float16* y = static_cast<const float16*>(Arity == 1 ? a : b);
+    auto value = [&](int i) {
+        if constexpr (Arity == 1) return K::template f<float>(float(x[i]));
+        else return K::template f<float>(float(x[i]), float(y[i]));
+    };
+    using R = decltype(value(0));
+    using S = std::conditional_t<std::is_same_v<R, float>, float16, R>;
+    S* o = static_cast<S*>(out);
+    for (int i = 0; i < n; ++i) o[i] = S(value(i));
+}
+
+// `watch`/`seen`: where watch is not None and the result is a float32 or
+// float64, the loop also finds what Watch says into *seen (else *seen is
+// left as it is).
 template <class K, int Arity, class T>
 bool run_kernel(const void* a, const void* b, void* out, int n, Watch watch, bool* seen) {
-    if constexpr (!K::template ok<T>) {
+    if constexpr (!K::template ok<computed_t<T>>) {
         return false;
+    } else if constexpr (!std::is_same_v<computed_t<T>, T>) {
+        run_float16_kernel<K, Arity>(a, b, out, n);
+        return true;
     } else if constexpr (Arity == 1) {
         const T* x = static_cast<const T*>(a);
         using R = decltype(K::template f<T>(T{}));

@@ -22,6 +22,20 @@ template <class K, int Arity, class T>
 bool fold_dispatch(T* acc, const T* v, int n) {
     if constexpr (Arity != 2) {
         return false;
+    } else if constexpr (!std::is_same_v<computed_t<T>, T>) {
+        // float16: each step in float, rounded to float16 (NumPy's
+        // accumulate; reductions that fold in float32 are the core's).
+        using C = computed_t<T>;
+        if constexpr (!K::template ok<C>) {
+            return false;
+        } else if constexpr (!std::is_same_v<decltype(K::template f<C>(C{}, C{})), C>) {
+            return false;
+        } else {
+            T a = *acc;
+            for (int i = 0; i < n; ++i) a = T(K::template f<C>(C(a), C(v[i])));
+            *acc = a;
+            return true;
+        }
     } else if constexpr (!K::template ok<T>) {
         return false;
     } else {
@@ -75,6 +89,12 @@ template <class K, int Arity, class T>
 bool fold_rows_dispatch(T identity, const T* v, int64_t len, int64_t rows, T* out) {
     if constexpr (Arity != 2) {
         return false;
+    } else if constexpr (!std::is_same_v<computed_t<T>, T>) {
+        for (int64_t r = 0; r < rows; ++r) {  // float16: one row at a time
+            out[r] = identity;
+            if (!fold_dispatch<K, Arity, T>(&out[r], v + r * len, static_cast<int>(len))) return false;
+        }
+        return true;
     } else if constexpr (!K::template ok<T>) {
         return false;
     } else if constexpr (!std::is_same_v<decltype(K::template f<T>(T{}, T{})), T>) {
@@ -305,7 +325,7 @@ bool Interpreter::revisit_body(int body, int64_t p, int64_t q, See&& see) {
 
 template <class T>
 bool Interpreter::check_scan_folds(const T* out, int body, int64_t cs, int64_t f, int64_t end) {
-    if constexpr (!std::is_floating_point_v<T>) {
+    if constexpr (!gpupy::is_float_v<T>) {
         return true;
     } else {
         if (std::all_of(out, out + (end - f), [](T x) { return std::isfinite(x); })) return true;
@@ -319,7 +339,7 @@ bool Interpreter::check_scan_folds(const T* out, int body, int64_t cs, int64_t f
 
 template <class T>
 bool Interpreter::check_fold(int k, T result, int body, int64_t p, int64_t q) {
-    if constexpr (!std::is_floating_point_v<T>) {
+    if constexpr (!gpupy::is_float_v<T>) {
         return true;
     } else {
         if (std::isfinite(result)) return true;

@@ -22,6 +22,11 @@ using u8 = uint8_t;
 
 template <class T>
 constexpr bool is_bool = std::is_same_v<T, bool>;
+// The type the kernels compute values of T in: float16 in float32, as
+// NumPy's float16 loops do (each result rounded back to float16 by its
+// store), every other type in itself. No kernel takes a float16.
+template <class T>
+using computed_t = std::conditional_t<std::is_same_v<T, gpupy::float16>, float, T>;
 template <class T>
 constexpr bool is_float = std::is_floating_point_v<T>;
 

@@ -20,7 +20,7 @@
 
 // Bumped on every change to the layout of the structs below, to the meaning
 // of a function, or to an opcode or dtype code (ops.def, dtypes.def).
-#define GPUPY_DRIVER_ABI_VERSION 8
+#define GPUPY_DRIVER_ABI_VERSION 9
 
 // Most dimensions an evaluation domain may have on a device; views with
 // more are evaluated by NumPy.

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "driver.hpp"
+#include "float16.hpp"
 
 namespace gpupy {
 
@@ -24,7 +25,7 @@ namespace detail {
 template <class C>
 constexpr DtypeKind kind_of(bool is_bool) {
     if (is_bool) return DtypeKind::Bool;
-    if (std::is_floating_point_v<C>) return DtypeKind::Float;
+    if (is_float_v<C>) return DtypeKind::Float;
     return std::is_signed_v<C> ? DtypeKind::Signed : DtypeKind::Unsigned;
 }
 }  // namespace detail

@@ -22,7 +22,7 @@ template <class To, class From>
 To numpy_cast(From v) {
     if constexpr (std::is_same_v<To, bool>) {
         return v != From(0);
-    } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    } else if constexpr (is_float_v<From> && std::is_integral_v<To>) {
         const double d = static_cast<double>(v);
         if constexpr (sizeof(To) < 4) {
             // NumPy converts through a 32-bit int (truncating) for small types.
@@ -55,7 +55,7 @@ To numpy_cast(From v) {
 template <class T>
 gpupy_scalar scalar_pack(T v) {
     gpupy_scalar s;
-    if constexpr (std::is_floating_point_v<T>) s.f = static_cast<double>(v);
+    if constexpr (is_float_v<T>) s.f = static_cast<double>(v);
     else if constexpr (std::is_same_v<T, uint64_t>) s.u = v;
     else s.i = static_cast<int64_t>(v);
     return s;
@@ -63,7 +63,7 @@ gpupy_scalar scalar_pack(T v) {
 
 template <class T>
 T scalar_as(gpupy_scalar s) {
-    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.f);
+    if constexpr (is_float_v<T>) return static_cast<T>(s.f);
     else if constexpr (std::is_same_v<T, bool>) return s.i != 0;
     else if constexpr (std::is_same_v<T, uint64_t>) return s.u;
     else return static_cast<T>(s.i);

@@ -87,7 +87,7 @@ inline gpupy_scalar op_fold_start(int32_t op, int32_t t) {
     return with_ctype<gpupy_scalar>(t, [&](auto x) {
         using T = decltype(x);
         using L = std::numeric_limits<T>;
-        constexpr bool flt = std::is_floating_point_v<T>;
+        constexpr bool flt = is_float_v<T>;
         switch (start) {
         case GPUPY_FOLD_ONE: return scalar_pack(T(1));
         case GPUPY_FOLD_ALL_ONES:
@@ -97,7 +97,7 @@ inline gpupy_scalar op_fold_start(int32_t op, int32_t t) {
         case GPUPY_FOLD_NAN_OR_LOWEST:
             if constexpr (flt) return scalar_pack(L::quiet_NaN());
             [[fallthrough]];
-        case GPUPY_FOLD_LOWEST: return scalar_pack(flt ? -L::infinity() : L::lowest());
+        case GPUPY_FOLD_LOWEST: return scalar_pack(flt ? static_cast<T>(-L::infinity()) : L::lowest());
         case GPUPY_FOLD_NAN_OR_HIGHEST:
             if constexpr (flt) return scalar_pack(L::quiet_NaN());
             [[fallthrough]];

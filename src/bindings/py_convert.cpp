@@ -43,6 +43,7 @@ DType dtype_from_numpy(PyArray_Descr* d) {
         return -1;
     case 'f':
         switch (size) {
+        case 2: return GPUPY_FLOAT16;
         case 4: return GPUPY_FLOAT32;
         case 8: return GPUPY_FLOAT64;
         }
@@ -78,6 +79,7 @@ int typenum_of(DType t) {
     case GPUPY_UINT64: return NPY_UINT64;
     case GPUPY_FLOAT32: return NPY_FLOAT32;
     case GPUPY_FLOAT64: return NPY_FLOAT64;
+    case GPUPY_FLOAT16: return NPY_FLOAT16;
     }
     return NPY_NOTYPE;
 }

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI_VERSION = 8
+ABI_VERSION = 9
 MAX_DIMS = 8
 MAX_LEAF_BLOCKS = 4
 MAX_OUTPUTS = 4

@@ -10,6 +10,13 @@ Each bound follows from how the value is computed, not from a measurement
   NumPy's float64 function rounded to float32, itself the correctly rounded
   result or (when the exact value lies within ~2^-50 of a midpoint) its
   neighbour: 1 + 1 ulp from the reference.
+* MATH_ULP_FLOAT16: a float16 transcendental function is computed as
+  NumPy's float16 loops compute it, in float32 and rounded to float16
+  (the software driver's float32 function, itself the double function
+  rounded once). Against the reference (the float64 function rounded to
+  float16), both round values within a float32 ulp of the exact result,
+  so they can differ only where the exact value lies that close to a
+  float16 midpoint, by the one step across it: 1 ulp.
 * GLSL_DIVIDE_ULP, GLSL_SQRT_ULP: GLSL 4.50 (section 4.7.1) lets `a / b`
   be 2.5 ulp off and sqrt inherit inversesqrt's 2 ulp through a division;
   llvmpipe rounds both correctly, a GPU need not. +, -, * and conversions
@@ -24,6 +31,7 @@ Each bound follows from how the value is computed, not from a measurement
 import numpy as np
 
 MATH_ULP = 2
+MATH_ULP_FLOAT16 = 1
 GLSL_DIVIDE_ULP = 3
 GLSL_SQRT_ULP = 5
 

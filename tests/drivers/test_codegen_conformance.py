@@ -18,7 +18,7 @@ import pytest
 from driver_abi import (DTYPE, DTYPES, EDGE_CLAMP, EDGE_REFLECT, EDGE_SYMMETRIC, EDGE_WRAP, NUMPY_OF_DTYPE, OK, OP, OP_CONST, OP_INDEX, OP_INFO, OP_LOAD, OP_NONE,
                         OPF_INTERNAL, OPF_PREDICATE, REDUCE_CHUNKS, REDUCE_PREFIX, IrBuilder)
 
-from float_bounds import GLSL_DIVIDE_ULP, GLSL_SQRT_ULP, MATH_ULP, flush, flush_accepts, flushes, same_bits, ulp_error
+from float_bounds import GLSL_DIVIDE_ULP, GLSL_SQRT_ULP, MATH_ULP, MATH_ULP_FLOAT16, flush, flush_accepts, flushes, same_bits, ulp_error
 
 F32 = DTYPE["FLOAT32"]
 N_RANDOM = 4500  # with the special-value pairs, more than one 4096-wide texture row
@@ -77,9 +77,10 @@ def libm_reference(name, operands):
 def math_reference(name, operands):
     """What a float math function is bounded against, and the bound."""
     npdt = operands[0].dtype
-    if npdt == np.float32:
+    if npdt in (np.float16, np.float32):
         with np.errstate(all="ignore"):
-            return getattr(np, name)(*(o.astype(np.float64) for o in operands)).astype(np.float32), MATH_ULP
+            want = getattr(np, name)(*(o.astype(np.float64) for o in operands)).astype(npdt)
+        return want, MATH_ULP if npdt == np.float32 else MATH_ULP_FLOAT16
     return libm_reference(name, operands), LIBM_ULP.get(name, 0)
 
 
@@ -100,10 +101,13 @@ ZERO_SIGN_FREE = {"maximum", "minimum", "fmax", "fmin"}
 
 def float_specials(npdt):
     fi = np.finfo(npdt)
-    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 7.5,
-                     fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal,
-                     fi.tiny / 3, 1e-30, 123456.7, -98765.4, 16777217.0, 1e20, -1e20, np.pi, 0.1, 100.0],
-                    dtype=npdt)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 7.5,
+              fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal,
+              fi.tiny / 3, 1e-30, 123456.7, -98765.4, 16777217.0, 1e20, -1e20, np.pi, 0.1, 100.0]
+    if npdt == np.float16:  # (the large ones above are its infinities; these are inside its range)
+        values += [2049.0, -4097.0, 65504.0 / 3, 1.0 / 3]
+    with np.errstate(over="ignore"):
+        return np.array(values, dtype=np.float64).astype(npdt)
 
 
 def int_specials(npdt):
@@ -129,10 +133,13 @@ def random_values(npdt, n, rng, op_name=""):
               "sinh": 89.0, "cosh": 89.0, "sin": 100.0, "cos": 100.0, "tan": 100.0, "power": 8.0}
     scale = domain.get(op_name)
     if scale is not None:
-        return (rng.uniform(-scale, scale, n)).astype(npdt)
-    # magnitudes spread over many binades
-    mag = np.exp(rng.uniform(-30, 30, n))
-    return (mag * rng.choice([-1, 1], n)).astype(npdt)
+        with np.errstate(over="ignore"):
+            return (rng.uniform(-scale, scale, n)).astype(npdt)
+    # magnitudes spread over many binades (float16's: 2^-24 to 65504)
+    lo, hi = (-17, 11) if npdt == np.float16 else (-30, 30)
+    mag = np.exp(rng.uniform(lo, hi, n))
+    with np.errstate(over="ignore"):
+        return (mag * rng.choice([-1, 1], n)).astype(npdt)
 
 
 def operand_sets(npdt, arity, op_name, seed):
@@ -251,8 +258,9 @@ def test_cast_matches_astype_unsafe(driver):
         values = operand_sets(npsrc, 1, "cast", seed=src)[0]
         if npsrc.kind == "f":  # values around every integer range edge
             edges = [2.0 ** k for k in (7, 8, 15, 16, 31, 32, 63, 64)]
-            extra = np.array([s * (e + d) for e in edges for d in (-1.5, -0.5, 0, 0.5, 1) for s in (1, -1)],
-                             dtype=npsrc)
+            with np.errstate(over="ignore"):  # (float16's infinities from 2^16 up)
+                extra = np.array([s * (e + d) for e in edges for d in (-1.5, -0.5, 0, 0.5, 1) for s in (1, -1)]
+                                 ).astype(npsrc)
             values = np.concatenate([values, extra])
         block = driver.upload(values)
         try:
