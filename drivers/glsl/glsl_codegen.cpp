@@ -26,7 +26,7 @@ const int kFlagMask = GPUPY_INSTR_CONTIGUOUS | GPUPY_INSTR_REMAPPED;
 std::string vector_type(int dtype, int lanes) {
     const std::string n = std::to_string(lanes);
     switch (dtype) {
-        case GPUPY_FLOAT32: return "vec" + n;
+        case GPUPY_FLOAT32: case GPUPY_FLOAT16: return "vec" + n;
         case GPUPY_FLOAT64: return "dvec" + n;
         case GPUPY_INT64: return "i64vec" + n;
         case GPUPY_UINT64: return "u64vec" + n;
@@ -155,6 +155,7 @@ std::string Writer::gather(int i, int& unit) {
 std::string Writer::fetch(int i, int& unit, const std::string& block_elems) {
     const gpupy_ir_instr& in = ir_.instr[i];
     const GlslType& f = glsl_type(in.dtype);
+    for (const std::string& fn : texel_functions(in.dtype)) fns_.use(fn);
     std::string n = std::to_string(i);
     std::ostringstream s;
     int first_unit = unit;
@@ -370,6 +371,7 @@ std::string Writer::generate(GeneratedShader& out) {
     src << "const int W = " << opt_.texture_width << ";  // block texture width\n";
     for (int k = 0; k < ir_.noutputs; ++k) {
         const GlslType& of = glsl_type(ir_.instr[ir_.output[k]].dtype);
+        for (const std::string& fn : texel_functions(ir_.instr[ir_.output[k]].dtype)) fns_.use(fn);
         src << "layout(" << of.image_format << ", binding = " << k << ") uniform writeonly restrict " << of.image_type
             << " u_dst" << (k ? std::to_string(k) : "") << ";\n";
     }

@@ -457,15 +457,50 @@ std::string math_function_for(int op) {
     return lib.has(accurate) ? accurate : "";
 }
 
-// Whether values of this dtype are computed on the device at all.
+// Whether values of this dtype are computed on the device at all
+// (float16 is computed in float32: where float32 is).
 static bool dtype_offered(int dtype, const DeviceCaps& caps) {
-    // The shaders hold no float16 yet: its work is the host engine's.
-    if (dtype == GPUPY_FLOAT16) return false;
     const GlslType& t = glsl_type(dtype);
     if (t.needs_int64 && !caps.int64) return false;
     if (t.needs_fp64 && !caps.fp64) return false;
-    return dtype != GPUPY_FLOAT32 || caps.float32;
+    return (dtype != GPUPY_FLOAT32 && dtype != GPUPY_FLOAT16) || caps.float32;
 }
+
+namespace {
+
+// Ops whose float result is one of their float16 operands' values, or an
+// integer no larger than them, or a sign change of one: a float16 value
+// already, nothing to round.
+bool keeps_float16_values(int op) {
+    switch (op) {
+        case GPUPY_OP_WHERE: case GPUPY_OP_NEGATIVE: case GPUPY_OP_POSITIVE: case GPUPY_OP_ABSOLUTE:
+        case GPUPY_OP_FABS: case GPUPY_OP_COPYSIGN: case GPUPY_OP_SIGN: case GPUPY_OP_MAXIMUM: case GPUPY_OP_MINIMUM:
+        case GPUPY_OP_FMAX: case GPUPY_OP_FMIN: case GPUPY_OP_FLOOR: case GPUPY_OP_CEIL: case GPUPY_OP_TRUNC:
+        case GPUPY_OP_RINT:
+            return true;
+    }
+    return false;
+}
+
+// An op with float16 operands or result, as NumPy's float16 loops compute
+// it: on float32 values (a float16 register holds one exactly), the float
+// result rounded to float16. A cast to float16 rounds once: from float64
+// directly (through float32 it would round twice), from the others through
+// float32 (exact for every integer float16 can hold; the rest overflow
+// either way).
+std::string float16_expression(int op, int in, int out, const std::vector<std::string>& args, ShaderFunctions& fns,
+                               const DeviceCaps& caps, unsigned never_nan_args) {
+    auto wide = [](int t) { return t == GPUPY_FLOAT16 ? static_cast<int>(GPUPY_FLOAT32) : t; };
+    if (op == GPUPY_OP_CAST && out == GPUPY_FLOAT16) {
+        if (in == GPUPY_FLOAT16) return args[0];
+        if (in == GPUPY_FLOAT64) return call(fns, "gpo_f16_from_f64", args);
+    }
+    std::string e = op_expression(op, wide(in), wide(out), args, fns, caps, never_nan_args);
+    if (e.empty() || out != GPUPY_FLOAT16 || (op != GPUPY_OP_CAST && keeps_float16_values(op))) return e;
+    return call(fns, "gpo_round_f16", {e});
+}
+
+}  // namespace
 
 std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector<std::string>& args,
                           ShaderFunctions& fns, const DeviceCaps& caps, unsigned never_nan_args) {
@@ -475,6 +510,8 @@ std::string op_expression(int op, int in_dtype, int out_dtype, const std::vector
     }
     if (!is_table_op(op) || static_cast<int>(args.size()) != info(op).arity) return "";
     if (op != GPUPY_OP_CAST && out_dtype != op_result_dtype(op, in_dtype)) return "";
+    if (in_dtype == GPUPY_FLOAT16 || out_dtype == GPUPY_FLOAT16)
+        return float16_expression(op, in_dtype, out_dtype, args, fns, caps, never_nan_args);
     return kSnippets[op](Snippet{op, in_dtype, out_dtype, args, fns, never_nan_args, caps});
 }
 

@@ -12,6 +12,7 @@
 #define GPUPY_GLSL_TYPES_HPP
 
 #include <string>
+#include <vector>
 
 #include "gpupy/dtype_meta.hpp"
 
@@ -35,10 +36,14 @@ struct GlslType {
 const GlslType& glsl_type(int dtype);
 
 // The GLSL expression reading a `dtype` value from texel `coord` (an
-// ivec2 expression) of `sampler` (the dtype's sampler type).
+// ivec2 expression) of `sampler` (the dtype's sampler type); a float16
+// read calls gpo_f16_value (texel_functions).
 std::string texel_read(int dtype, const std::string& sampler, const std::string& coord);
-// The 4-vector imageStore writes to hold value `v` in the dtype's image.
+// The 4-vector imageStore writes to hold value `v` in the dtype's image; a
+// float16 store calls gpo_f16_bits (texel_functions).
 std::string image_texel(int dtype, const std::string& v);
+// The glsl_runtime functions texel_read and image_texel call for `dtype`.
+std::vector<std::string> texel_functions(int dtype);
 
 }  // namespace gpupy_glsl
 

@@ -308,7 +308,7 @@ void set_constant(GLuint prog, GLint loc, int dtype, const gpupy_scalar& v) {
             break;
         case GPUPY_INT64: glProgramUniform1i64ARB(prog, loc, v.i); break;
         case GPUPY_UINT64: glProgramUniform1ui64ARB(prog, loc, v.u); break;
-        case GPUPY_FLOAT32: glProgramUniform1f(prog, loc, static_cast<float>(v.f)); break;
+        case GPUPY_FLOAT32: case GPUPY_FLOAT16: glProgramUniform1f(prog, loc, static_cast<float>(v.f)); break;
         case GPUPY_FLOAT64: glProgramUniform1d(prog, loc, v.f); break;
     }
 }
@@ -325,7 +325,7 @@ void set_constant_array(GLuint prog, GLint loc, const gpupy_ir& ir, const Genera
         return v;
     };
     switch (a.dtype) {
-        case GPUPY_FLOAT32:
+        case GPUPY_FLOAT32: case GPUPY_FLOAT16:
             glProgramUniform4fv(prog, loc, vectors, values(0.0f, [](const gpupy_scalar& s) { return static_cast<float>(s.f); }).data());
             break;
         case GPUPY_FLOAT64:
