@@ -204,7 +204,6 @@ def _mean_dtype(dtype):
 
 
 _FLOAT16 = np.dtype(np.float16)
-_FLOAT32 = np.dtype(np.float32)
 
 
 @implements(np.mean)
@@ -218,10 +217,14 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims),
                           reason="the slice is empty (NumPy warns and gives NaN)")
     acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
-    # NumPy's mean of float16 without a dtype sums and divides in float32,
-    # rounding to float16 once at the end.
-    wide = _FLOAT32 if dtype is None and acc == _FLOAT16 else acc
-    total = _core.reduce(a, "add", list(axes), wide, CHUNK)
+    if dtype is None and acc == _FLOAT16:
+        # NumPy's mean of float16 sums in float32 over its buffered loop
+        # (the operand cast a buffer at a time, each buffer summed pairwise)
+        # and rounds once: NumPy's own on the host values, counted.
+        _placed["mean"] += 1
+        result = _core.array_from_numpy(np.asarray(np.mean(a.__array__(), axis=axes, keepdims=keepdims)))
+        return result if out is None else _into(out, result)
+    total = _core.reduce(a, "add", list(axes), acc, CHUNK)
     result = total / n
     if result.dtype != acc:
         result = result.astype(acc)
@@ -398,8 +401,20 @@ def _scan(name, fold, a, axis, dtype, out):
         a = a.reshape(1)
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else _default_sum_dtype(a.dtype)
-    result = _core.scan(a, fold, ax, acc, CHUNK)
+    result = _scanned(name, fold, a, ax, acc)
     return result if out is None else _into(out, result)
+
+
+def _scanned(name, fold, a, ax, acc):
+    """The inclusive scan of `a` along axis ax with `fold`, in dtype acc.
+    NumPy's float16 accumulate rounds every step to float16 (a sum of
+    0.1s stops growing at 256), a chain no chunked scan reproduces: NumPy's
+    own on the host values, counted as a placement."""
+    if acc == _FLOAT16 and fold in ("add", "multiply"):
+        _placed[name] += 1
+        ufunc = np.add if fold == "add" else np.multiply
+        return _core.array_from_numpy(ufunc.accumulate(a.__array__(), axis=ax, dtype=acc))
+    return _core.scan(a, fold, ax, acc, CHUNK)
 
 
 @implements(np.cumsum)
@@ -456,7 +471,7 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
                           func=uf._np.accumulate, reason="the ufunc has no fold on the device")
     (ax,) = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
-    result = _core.scan(a, name, ax, acc, CHUNK)
+    result = _scanned(f"{name}.accumulate", name, a, ax, acc)
     return result if out is None else _into(out, result)
 
 

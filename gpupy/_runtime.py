@@ -164,6 +164,9 @@ def stats():
     # two arrays): counted there, without Python.
     placed["matmul"] += d.pop("host_matmuls")
     placed["dot"] += d.pop("host_dots")
+    # float16 sums and products: NumPy's own, whose rounding follows its
+    # loop structure (py_structural.cpp).
+    placed["float16 add/multiply.reduce"] += d.pop("host_float16_folds")
     placed = +placed  # no zero counts
     d["host_placements"] = sum(placed.values())
     d["host_placements_by_function"] = dict(placed)

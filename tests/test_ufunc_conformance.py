@@ -365,11 +365,12 @@ CORE_OPS = ["add", "subtract", "multiply", "floor_divide", "remainder", "negativ
             "invert", "left_shift", "right_shift", "isnan", "isinf", "isfinite", "astype", "where"]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "bool", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "uint32", "bool", "float64"])
 def test_driver_runs_the_expected_ops_itself(gpu, dtype):
     dt = np.dtype(dtype)
-    if dtype == "float32":
-        names = UFUNCS + ["astype", "where"]  # every ufunc with a float32 loop
+    if dtype in ("float32", "float16"):
+        # every ufunc with a float32 loop; float16 is computed in float32
+        names = UFUNCS + ["astype", "where"]
     else:
         names = CORE_OPS
         if dt.kind == "f":

@@ -81,6 +81,7 @@ py::dict stats_dict() {
     d["placements"] = placements;
     d["model_corrections"] = s.model_corrections;
     d["eager_numpy_ops"] = s.eager_numpy_ops;
+    d["host_float16_folds"] = s.host_float16_folds;
     d["direct_numpy_loops"] = s.direct_numpy_loops;
     d["direct_writes"] = s.direct_writes;
     d["write_copies"] = s.write_copies;

@@ -136,17 +136,9 @@ std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
     return GpuArray::of(std::move(node));
 }
 
-// A small reduction of values already in host memory, by NumPy at once
-// (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
-// cost microseconds where NumPy's reduce costs one (`while diff > tol:`
-// loops reduce every step). nullopt when not small or not on the host.
-std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
-                                             DType t) {
-    if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
-    if (std::optional<GpuArray> truth = small_truth_on_host(a, fold, axes.size(), t)) return truth;
-    if (std::optional<GpuArray> folded = small_fold_by_numpy_loop(a, fold, axes.size(), t)) return folded;
-    py::object host = host_values(a);
-    if (!host) return std::nullopt;
+// NumPy's ufunc.reduce of an ndarray's values (`ndim` dims) along `axes`
+// into dtype t, as a gpupy array.
+GpuArray numpy_reduce(const py::object& host, OpCode fold, const std::vector<int64_t>& axes, int ndim, DType t) {
     // ufunc.reduce(host, axis=axes, dtype=t) by vectorcall: pybind11's
     // keyword call cost twice NumPy's reduce of 100 elements.
     static PyObject* const method = PyUnicode_InternFromString("reduce");
@@ -154,7 +146,7 @@ std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, con
     // axis=None for all axes and an int for one: NumPy's own spellings of
     // the same reduction, which it parses faster than a tuple.
     py::object axis;
-    if (static_cast<int>(axes.size()) == a.ndim()) {
+    if (static_cast<int>(axes.size()) == ndim) {
         axis = py::none();
     } else if (axes.size() == 1) {
         axis = py::int_(axes[0]);
@@ -167,8 +159,22 @@ std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, con
     PyObject* args[] = {numpy_ufunc(fold).ptr(), host.ptr(), axis.ptr(), dtype.ptr()};
     py::object r = py::reinterpret_steal<py::object>(PyObject_VectorcallMethod(method, args, 2, kwnames));
     if (!r) throw py::error_already_set();
-    ++stats().eager_numpy_ops;
     return from_numpy_result(r);
+}
+
+// A small reduction of values already in host memory, by NumPy at once
+// (as small ufuncs are, py_ops.cpp): a lazy 0-d node and its evaluation
+// cost microseconds where NumPy's reduce costs one (`while diff > tol:`
+// loops reduce every step). nullopt when not small or not on the host.
+std::optional<GpuArray> small_reduce_on_host(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes,
+                                             DType t) {
+    if (a.size() == 0 || a.size() > Runtime::get().eager_elements()) return std::nullopt;
+    if (std::optional<GpuArray> truth = small_truth_on_host(a, fold, axes.size(), t)) return truth;
+    if (std::optional<GpuArray> folded = small_fold_by_numpy_loop(a, fold, axes.size(), t)) return folded;
+    py::object host = host_values(a);
+    if (!host) return std::nullopt;
+    ++stats().eager_numpy_ops;
+    return numpy_reduce(host, fold, axes, a.ndim(), t);
 }
 
 // A small concatenation of host values, by NumPy at once into the new
@@ -239,6 +245,16 @@ py::object fold_by_numpy(const GpuArray& a, OpCode fold, const char* method, py:
 py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes, DType t, int64_t chunk,
                                 bool checked) {
     if (std::optional<GpuArray> now = small_reduce_on_host(a, fold, axes, t)) return wrap_result(std::move(*now));
+    if (t == GPUPY_FLOAT16 && (fold == GPUPY_OP_ADD || fold == GPUPY_OP_MULTIPLY) && a.size() > 0) {
+        // NumPy folds float16 in float32 within its innermost loop and
+        // rounds to float16 between loop calls, so its answer depends on
+        // the layout (an axis-0 sum of a C-order array rounds every step:
+        // a column of 0.1s stops at 256, a row sums to 1000). No device
+        // fold repeats that: NumPy's own reduce of the values, counted as
+        // a host placement.
+        ++stats().host_float16_folds;
+        return wrap_result(numpy_reduce(to_ndarray(a), fold, axes, a.ndim(), t));
+    }
     FpWarnings fp;
     if (checked) {
         bool numpy_acts;

@@ -181,9 +181,11 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
         const NodeView start = constant_view(NodeFactory::constant(t, op_fold_start(fold, t)), x.geom.shape);
         return of_ordered(elementwise(fold, t, x.geom.shape, {start, x}, fp), order);
     }
-    if (t == GPUPY_FLOAT16) {
+    if (t == GPUPY_FLOAT16 && (fold == GPUPY_OP_ADD || fold == GPUPY_OP_MULTIPLY)) {
         // NumPy's float16 loops fold into a float32 accumulator and round
-        // once at the end: folded as float32 here, then rounded.
+        // once at the end of a loop: folded as float32 here, then rounded.
+        // (Across loops NumPy rounds between them; the bindings hand such
+        // sums to NumPy itself: py_structural.cpp.)
         const GpuArray wide = reduce(a, fold, axes, GPUPY_FLOAT32, chunk, fp);
         return GpuArray::of_view(cast_view(wide.node_view(), GPUPY_FLOAT16));
     }

@@ -41,6 +41,7 @@ struct Stats {
     int64_t model_corrections = 0;  // times measurements rescaled a place's cost model parameters
     int64_t host_engine_by_driver = 0, device_by_driver = 0;        // the driver's judgement
     int64_t eager_numpy_ops = 0;  // ops on small host values computed by NumPy at once
+    int64_t host_float16_folds = 0;  // float16 sums and products NumPy computed (its loop structure)
     int64_t direct_numpy_loops = 0;  // ... of them, by NumPy's inner loop called directly
     int64_t direct_writes = 0;    // partial writes copied straight from the value's host memory, or filled with one value
     int64_t write_copies = 0;     // partial writes that copied the whole node first (copy-on-write)
