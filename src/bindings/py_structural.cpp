@@ -123,7 +123,7 @@ std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
         const T* v = reinterpret_cast<const T*>(values);
         int64_t best = 0;
         for (int64_t i = 0; i < n; ++i) {
-            if constexpr (std::is_floating_point_v<T>) {
+            if constexpr (is_float_v<T>) {
                 if (v[i] != v[i]) return i;  // NaN: NumPy's answer is the first one
             }
             if (want_max ? v[i] > v[best] : v[i] < v[best]) best = i;

@@ -48,8 +48,9 @@ Maybe fit(DType t, double lo, double hi, bool rounded) {
     if (!(lo <= hi)) return std::nullopt;  // (NaN bounds included)
     if (dtype_is_bool(t)) return ValueBounds{0, 1};
     if (rounded && dtype_is_float(t)) {
-        const double rel = t == GPUPY_FLOAT32 ? 0x1p-20 : 0x1p-48;
-        const double tiny = t == GPUPY_FLOAT32 ? FLT_MIN : DBL_MIN;
+        // A few ulps of t (2^-10, 2^-23, 2^-52 apart) and its smallest normal.
+        const double rel = t == GPUPY_FLOAT16 ? 0x1p-8 : t == GPUPY_FLOAT32 ? 0x1p-20 : 0x1p-48;
+        const double tiny = t == GPUPY_FLOAT16 ? 0x1p-14 : t == GPUPY_FLOAT32 ? FLT_MIN : DBL_MIN;
         lo -= std::fabs(lo) * rel + tiny;
         hi += std::fabs(hi) * rel + tiny;
     }
