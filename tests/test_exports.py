@@ -218,3 +218,21 @@ def test_copies_and_whole_assignments_do_not_share_exported_bytes(gpu):
     h[0] = -5
     assert int(g[0]) == -5
     assert int(copied[0]) == 0 and int(assigned[0]) == 0 and int(joined[0]) == 0
+
+
+@pytest.mark.parametrize("ufunc", ["equal", "add"])
+def test_a_write_into_exported_bytes_still_read_by_an_expression_stays_in_them(gpu, ufunc):
+    """`x.view(uint64)` exports x's bytes; `equal(x, v, out=x)` then writes
+    into them while a lazy expression still reads x's old values (the
+    differential fuzzer's program). The write must reach the bytes -- the
+    view sees it, as NumPy's does -- and the expression keep the old values."""
+    for xp in (np, gp):
+        x = xp.asarray(np.arange(3, dtype=np.int64).reshape(1, 3))
+        v = x.view(np.uint64)
+        before = x * 10  # reads the old values, lazily in gpupy
+        getattr(xp, ufunc)(x, v.astype(np.int64) if ufunc == "add" else v, out=x)
+        want = np.array([[1, 1, 1]]) if ufunc == "equal" else np.array([[0, 2, 4]])
+        assert np.array_equal(np.asarray(x), want), xp.__name__
+        assert np.array_equal(np.asarray(v), want.astype(np.uint64)), xp.__name__
+        assert (np.shares_memory if xp is np else gp.shares_memory)(x, v)
+        assert np.array_equal(np.asarray(before), [[0, 10, 20]]), xp.__name__

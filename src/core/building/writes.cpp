@@ -124,7 +124,20 @@ Node* copied_for_write(const GpuArray& target) {
     Owner& owner = *target.owner;
     ensure_host(NodeView{owner.node, identity_view(owner.node->shape())});
     Node* node = owner.node.get();
-    if (node->refcount() > 1 || node->kind() == NodeKind::Constant || (node->host() && node->host()->read_only())) {
+    const std::shared_ptr<HostBuffer>& host = node->host();
+    if (node->refcount() > 1 && node->kind() != NodeKind::Constant && host && host->exported() &&
+        !host->read_only() && static_cast<size_t>(node->nbytes()) == host->nbytes()) {
+        // The bytes another library holds are the array's value, so the
+        // write goes into them: what still needs the old values keeps them
+        // in a copy instead (the node, whose device copy may predate writes
+        // through the export, is dropped from the device), and the owner
+        // takes the bytes in a new node.
+        Runtime::get().cache().invalidate(node);
+        owner.node = NodeFactory::take_host(node);
+        ++stats().write_copies;
+        return owner.node.get();
+    }
+    if (node->refcount() > 1 || node->kind() == NodeKind::Constant || (host && host->read_only())) {
         // Something else (an unevaluated expression, another array sharing
         // this value) still needs the old values: copy on write. So does a
         // constant the owner took whole (`x[()] = 0`): its value is what it

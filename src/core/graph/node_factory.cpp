@@ -191,6 +191,14 @@ NodeRef NodeFactory::array(DType dtype, const Dims& shape, std::shared_ptr<HostB
     return NodeRef(n);
 }
 
+NodeRef NodeFactory::take_host(Node* x) {
+    auto copy = std::make_shared<HostBuffer>(static_cast<size_t>(x->nbytes()));
+    copy_bytes(copy->data(), x->host_data(), static_cast<size_t>(x->nbytes()));
+    NodeRef taker = array(x->dtype(), x->shape(), std::move(x->host_));
+    x->host_ = std::move(copy);
+    return taker;
+}
+
 NodeRef NodeFactory::array_uninitialized(DType dtype, const Dims& shape) {
     auto buf = std::make_shared<HostBuffer>(static_cast<size_t>(shape_size(shape) * dtype_itemsize(dtype)));
     return array(dtype, shape, std::move(buf));

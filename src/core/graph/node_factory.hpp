@@ -36,6 +36,11 @@ public:
     // takes, so that later writes through the export reach only the
     // exporting array, as NumPy's, computed at once, would.
     static NodeRef unexported(NodeRef node);
+    // For a write into bytes another library holds (they are the array's
+    // value) while something still reads x's old values: a new ARRAY node
+    // takes x's host buffer, and x keeps a private copy of its bytes.
+    // x must be complete, its node the buffer's whole.
+    static NodeRef take_host(Node* x);
     // `v`, or where its node's bytes are exported, a view of a snapshot of
     // the elements it reads (what an operand of a new node reads).
     static NodeView unexported(NodeView v);
