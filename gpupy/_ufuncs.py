@@ -191,7 +191,15 @@ class ufunc(_core.ufunc_base):
                     return tuple(where(mask, np.array(a, dtype=common), common.type(safe)) for a in args)
             return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, np.generic)
                          else a if strong else where(mask, a, type(a)(safe)) for a in args)
-        return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray) else a for a in args)
+        # Numbers beside arrays are masked too (`floor_divide(x, 0, where=False)`
+        # must not warn): each as an array of the dtype NumPy's loop casts
+        # it to, which keeps the loop, and so the result's dtype, NumPy's.
+        if builtins.all(isinstance(a, GpuArray) for a in args):
+            return tuple(where(mask, a, a.dtype.type(safe)) for a in args)
+        loop = self._np.resolve_dtypes(tuple(a.dtype if isinstance(a, (GpuArray, np.generic)) else type(a)
+                                             for a in args) + (None,) * self._np.nout)
+        return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray)
+                     else where(mask, np.asarray(a, dtype=dt), dt.type(safe)) for a, dt in zip(args, loop))
 
     def _masked(self, args, kwargs):
         """f(..., out=out, where=mask): f of every element, written into out

@@ -99,6 +99,24 @@ def test_a_mask_keeps_numpys_warnings(gpu):
         "divide by zero encountered in divide"]
 
 
+@pytest.mark.parametrize("x, divisor", [(np.array([4, 5], np.int8), 0), (np.array([4, 5], np.int8), np.int8(0)),
+                                        (np.array([1.5, 2.0], np.float16), 0.0),
+                                        (np.array([1.5, 2.0], np.float16), np.float16(0))], ids=str)
+def test_a_mask_keeps_numpys_warnings_with_number_operands(gpu, silent_fallback, x, divisor):
+    # The numbers beside arrays are masked too (the differential fuzzer's
+    # `floor_divide(x, 0, out=x, where=False)` warned), as arrays of the
+    # loop's dtype: the result's dtype stays NumPy's.
+    for mask in (False, np.array([False, False]), np.array([True, False])):
+        def call(xp):
+            out = xp.asarray(np.full(2, 7, x.dtype))
+            return xp.floor_divide(xp.asarray(x), divisor, out=out, where=mask)
+        want = gpu.warnings_of(lambda: call(np))
+        got = gpu.warnings_of(lambda: np.asarray(call(gp)))
+        assert got == want, (mask, got, want)
+        with np.errstate(all="ignore"):
+            gpu.assert_same(call(gp), call(np))
+
+
 def test_a_mask_over_numbers_keeps_numpys_types(gpu):
     # Numbers only are computed over the mask where errors are looked for;
     # a Python number stays weak beside a NumPy scalar (found by the fuzzer).
