@@ -2,6 +2,8 @@
 can be (the others run in NumPy with their written arguments copied back,
 see _fallback.call_numpy)."""
 
+import contextlib
+
 import numpy as np
 
 from . import _core
@@ -32,7 +34,12 @@ def copyto(dst, src, casting="same_kind", where=True):
     # NumPy checks the casting (weak Python scalars, overflow) on stand-ins.
     # (The mask's stand-in has no dimensions: its shape is checked below.)
     converted = np.zeros((1,) * dst.ndim, dst.dtype)
-    np.copyto(converted, _stand_in(src), casting=casting, where=_stand_in(where).reshape(()) if np.ndim(where) else where)
+    # Into an empty dst NumPy casts nothing and so warns of nothing (a mask
+    # of False does not spare the cast of a scalar source): the stand-in's
+    # cast is checked quietly then.
+    with np.errstate(all="ignore") if dst.size == 0 else contextlib.nullcontext():
+        np.copyto(converted, _stand_in(src), casting=casting,
+                  where=_stand_in(where).reshape(()) if np.ndim(where) else where)
     if np.ndim(src) == 0 and not isinstance(src, (GpuArray, np.ndarray)):
         src = converted.reshape(-1)[0] if converted.size else src  # NumPy's conversion of the scalar
     # The source's leading length-1 dimensions beyond dst's are dropped (as

@@ -239,6 +239,18 @@ def test_overflow_warns_as_numpy(gpu):
         np.asarray(gp.asarray(h) * F16(0.5))  # in range: nothing
 
 
+def test_a_cast_into_nothing_warns_of_nothing(gpu):
+    # uint16's 65535 overflows float16; copied into an empty array, NumPy
+    # casts no element (the differential fuzzer's program warned).
+    for dst_shape in ((0, 0), (2,)):
+        def call(xp):
+            dst = xp.asarray(np.zeros(dst_shape, F16))
+            xp.copyto(dst, np.uint16(65535))
+            return np.asarray(dst)
+        want = gpu.warnings_of(lambda: call(np))
+        assert gpu.warnings_of(lambda: call(gp)) == want == ([] if dst_shape == (0, 0) else ["overflow encountered in cast"])
+
+
 def test_scalars_and_dtype_names(gpu):
     g = gp.arange(4, dtype=gp.float16)
     assert g.dtype == F16 and gp.float16 is np.float16

@@ -33,6 +33,7 @@ bool run_range(const gpupy_ir& ir, Block* const* dst, std::string* error, const 
 }  // namespace
 
 bool wants_host_loop(int32_t op, int32_t dtype) {
+    if (dtype == GPUPY_FLOAT16) return true;  // every op: NumPy's float16 loops are its semantics, and vectorised
     return (dtype == GPUPY_FLOAT32 || dtype == GPUPY_FLOAT64) && (gpupy::op_is_math(op) || gpupy::op_is_predicate(op));
 }
 

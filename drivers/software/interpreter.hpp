@@ -60,6 +60,10 @@ struct HostLoops {
 // whose bool results NumPy's loops pack with wider instructions than the
 // compiler's (a float64 comparison 0.25 -> 0.1 ns an element here). The
 // kernels of the other ops are compiled inline and vectorise as well.
+// float16: every op. Its kernels widen and round an element at a time in
+// integer arithmetic (1M additions: 14 ms here, NumPy's loop 3.9 ms; sin
+// 24 ms against NumPy's vectorised 0.23 ms), and NumPy's loops are NumPy's
+// float16 semantics by definition.
 bool wants_host_loop(int32_t op, int32_t dtype);
 
 // Bytes per element of dtype; 0 for an unknown dtype.
