@@ -51,6 +51,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not _broadcasts(np.shape(where), dst.shape):
         raise ValueError(f"could not broadcast where mask from shape {_text(np.shape(where))} into shape "
                          f"{_text(dst.shape)}")
+    if dst.size == 0:
+        return None  # nothing to write (and no element to convert: no warning)
     src = asarray(src, dtype=dst.dtype) if not isinstance(src, GpuArray) else src.astype(dst.dtype, copy=False)
     if isinstance(where, (bool, np.bool_)) and where:
         dst[...] = src

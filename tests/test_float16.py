@@ -242,13 +242,14 @@ def test_overflow_warns_as_numpy(gpu):
 def test_a_cast_into_nothing_warns_of_nothing(gpu):
     # uint16's 65535 overflows float16; copied into an empty array, NumPy
     # casts no element (the differential fuzzer's program warned).
-    for dst_shape in ((0, 0), (2,)):
-        def call(xp):
-            dst = xp.asarray(np.zeros(dst_shape, F16))
-            xp.copyto(dst, np.uint16(65535))
-            return np.asarray(dst)
-        want = gpu.warnings_of(lambda: call(np))
-        assert gpu.warnings_of(lambda: call(gp)) == want == ([] if dst_shape == (0, 0) else ["overflow encountered in cast"])
+    for dst_shape in ((0, 0), (0,), (2,)):
+        for src in (np.uint16(65535), np.array(65535, np.uint16)):
+            def call(xp):
+                dst = xp.asarray(np.zeros(dst_shape, F16))
+                xp.copyto(dst, src)
+                return np.asarray(dst)
+            want = gpu.warnings_of(lambda: call(np))
+            assert gpu.warnings_of(lambda: call(gp)) == want == ([] if 0 in dst_shape else ["overflow encountered in cast"])
 
 
 def test_scalars_and_dtype_names(gpu):
