@@ -213,6 +213,18 @@ def test_operator_with_scalar_nep50(gpu, op_name, dtype, scalar, side):
                          path=path_of(gpu, UFUNC_OF[op_name], *operands))
 
 
+@pytest.mark.parametrize("exponent", [np.float64(0.5), np.float32(0.5), np.float64(2.0), np.float32(-1.0),
+                                      np.float64(1.0), np.float64(0.0), np.int16(2), np.float64(3.0), 0.5, 2])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=str)
+def test_power_by_a_scalar_has_numpys_dtype(gpu, silent_fallback, dtype, exponent):
+    """`a ** s` with s one of 1, -1, 0, 0.5, 2: NumPy 2.0 computes it by a
+    unary op on a (sqrt, square, ...) in a's dtype whatever s's, later NumPy
+    promotes; gpupy follows the NumPy in use (np.power never shortcuts)."""
+    a = np.array([0.25, 1.5, 4.0], dtype)
+    check_same_behaviour(gpu, lambda xp: xp.asarray(a) ** exponent)
+    check_same_behaviour(gpu, lambda xp: xp.power(xp.asarray(a), exponent))
+
+
 def test_negative_integer_power_raises(gpu):
     """NumPy refuses integer arrays to negative integer powers with
     ValueError; a known negative exponent is bad input, not work to hand

@@ -92,6 +92,30 @@ std::optional<double> constant_exponent(const Operand& o) {
     return std::nullopt;
 }
 
+// Whether the NumPy in use computes `a ** s`, for a float array a and a
+// scalar s of 1, -1, 0, 0.5 or 2, by a unary op on a (positive,
+// reciprocal, ones_like, sqrt, square), in a's dtype whatever s's
+// (NumPy 2.0: float16 ** float32(0.5) is float16; later NumPy promotes,
+// float32). Asked of NumPy once.
+bool numpy_power_keeps_float_dtype() {
+    static const bool keeps = [] {
+        py::module_ numpy = py::module_::import("numpy");
+        py::object a = numpy.attr("ones")(1, "float16");
+        py::object r = a.attr("__pow__")(numpy.attr("float32")(0.5));
+        return r.attr("dtype").equal(a.attr("dtype"));
+    }();
+    return keeps;
+}
+
+// Where NumPy's `**` takes that shortcut for these operands: the loop in
+// the array's dtype.
+void keep_float_dtype_of_power(const std::vector<Operand>& ops, Loop* loop) {
+    if (ops.size() != 2 || ops[0].kind != Operand::Array || !dtype_is_float(ops[0].dtype())) return;
+    const std::optional<double> e = constant_exponent(ops[1]);
+    if (!e || !(*e == 1 || *e == -1 || *e == 0 || *e == 0.5 || *e == 2) || !numpy_power_keeps_float_dtype()) return;
+    loop->in[0] = loop->in[1] = loop->out = ops[0].dtype();
+}
+
 py::object call_numpy(const char* name, const std::vector<py::handle>& args, py::handle out,
                       const char* reason = nullptr) {
     if (!numpy_fallback()) throw InternalError("the package did not install its NumPy fallback");
@@ -260,6 +284,7 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     if (unsupported) return call_numpy(name, args, out);
     Loop loop = resolve_loop(op, ops);
     if (!loop.representable) return call_numpy(name, args, out);
+    if (op == GPUPY_OP_POWER && as_operator) keep_float_dtype_of_power(ops, &loop);
     // NumPy's order of refusals: a weak Python scalar that does not fit the
     // loop (OverflowError), then the output's dtype (TypeError), then the
     // shapes (ValueError). Out-of-range comparisons NumPy computes exactly.
