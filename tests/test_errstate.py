@@ -403,3 +403,21 @@ def test_products_and_integer_sums_are_not_fold_checked(gpu):
         assert gp.stats()["checked_ops"] <= 1  # the products' multiply, not the fold
     finally:
         gp.set_placement("auto")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=str)
+def test_a_python_number_that_overflows_the_loop_warns_as_numpy(gpu, dtype):
+    """A weak Python number becomes the loop's dtype as NumPy's scalar type
+    makes it: a finite number beyond the dtype's range is an infinity, with
+    NumPy's "overflow encountered in cast" (FloatingPointError under
+    over="raise"); an infinity given is no overflow."""
+    big = 1e5 if dtype == np.float16 else 1e300
+    h = np.array([1, 2], dtype)
+    for call in (lambda xp: xp.asarray(h) + big, lambda xp: xp.asarray(h) * 10 ** 60,
+                 lambda xp: xp.asarray(h) < big, lambda xp: xp.asarray(h) + float("inf")):
+        want = gpu.warnings_of(lambda: np.asarray(call(np)))
+        assert gpu.warnings_of(lambda: np.asarray(call(gp))) == want
+        with np.errstate(all="ignore"):
+            gpu.assert_same(call(gp), call(np))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow encountered in cast"):
+        gp.asarray(h) + big

@@ -2,6 +2,7 @@
 // (py_operands.hpp), NumPy's loop resolved (py_dtype_resolution.hpp), small
 // host work done by NumPy at once (py_eager.hpp), anything else built as
 // nodes by the core (core/building/), with NumPy's checks for out=.
+#include <cmath>
 #include <optional>
 
 #include "core/graph/node_factory.hpp"
@@ -105,6 +106,18 @@ bool numpy_power_keeps_float_dtype() {
         return r.attr("dtype").equal(a.attr("dtype"));
     }();
     return keeps;
+}
+
+// NumPy converts a weak Python number to a float loop's dtype as the
+// dtype's scalar type does, warning "overflow encountered in cast" (under
+// its error state: FloatingPointError with over="raise") where a finite
+// number becomes an infinity (float16 + 1e5, float32 * 10**60). Where that
+// happens (`v`: the converted value), the conversion is NumPy's own.
+void warn_of_cast_overflow(const Operand& o, DType t, const gpupy_scalar& v) {
+    if (!dtype_is_float(t) || std::isfinite(v.f)) return;
+    const double d = o.kind == Operand::PyFloat ? PyFloat_AS_DOUBLE(o.obj.ptr()) : PyLong_AsDouble(o.obj.ptr());
+    if (!std::isfinite(d)) return;  // an infinity or a NaN given: nothing overflowed
+    numpy_dtype(t).attr("type")(o.obj);
 }
 
 // Where NumPy's `**` takes that shortcut for these operands: the loop in
@@ -290,7 +303,8 @@ py::object apply_ufunc(OpCode op, const std::vector<py::handle>& args, py::handl
     // shapes (ValueError). Out-of-range comparisons NumPy computes exactly.
     try {
         for (size_t i = 0; i < ops.size(); ++i) {
-            if (ops[i].kind == Operand::PyInt || ops[i].kind == Operand::PyFloat) weak_value(ops[i], loop.in[i]);
+            if (ops[i].kind == Operand::PyInt || ops[i].kind == Operand::PyFloat)
+                warn_of_cast_overflow(ops[i], loop.in[i], weak_value(ops[i], loop.in[i]));
         }
     } catch (const OverflowError&) {
         if (op_is_predicate(op)) return call_numpy(name, args, out);
