@@ -196,7 +196,9 @@ class ufunc(_core.ufunc_base):
         # it to, which keeps the loop, and so the result's dtype, NumPy's.
         if builtins.all(isinstance(a, GpuArray) for a in args):
             return tuple(where(mask, a, a.dtype.type(safe)) for a in args)
-        loop = self._np.resolve_dtypes(tuple(a.dtype if isinstance(a, (GpuArray, np.generic)) else type(a)
+        # (A Python bool is NumPy's bool, not a weak number.)
+        loop = self._np.resolve_dtypes(tuple(a.dtype if isinstance(a, (GpuArray, np.generic))
+                                             else np.dtype(bool) if type(a) is bool else type(a)
                                              for a in args) + (None,) * self._np.nout)
         return tuple(where(mask, a, a.dtype.type(safe)) if isinstance(a, GpuArray)
                      else where(mask, np.asarray(a, dtype=dt), dt.type(safe)) for a, dt in zip(args, loop))

@@ -117,6 +117,15 @@ def test_a_mask_keeps_numpys_warnings_with_number_operands(gpu, silent_fallback,
             gpu.assert_same(call(gp), call(np))
 
 
+def test_a_mask_over_a_python_bool_stays_gpupys(gpu):
+    x = np.array([1, 2], np.int8)
+    for xp in (np, gp):
+        out = xp.asarray(np.zeros(2, np.int8))
+        xp.add(xp.asarray(x), True, out=out, where=np.array([True, False]))
+        assert np.array_equal(np.asarray(out), [2, 0])
+    assert gp.stats()["fallbacks"] == 0
+
+
 def test_a_mask_over_numbers_keeps_numpys_types(gpu):
     # Numbers only are computed over the mask where errors are looked for;
     # a Python number stays weak beside a NumPy scalar (found by the fuzzer).
