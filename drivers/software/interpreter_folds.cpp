@@ -23,8 +23,9 @@ bool fold_dispatch(T* acc, const T* v, int n) {
     if constexpr (Arity != 2) {
         return false;
     } else if constexpr (!std::is_same_v<computed_t<T>, T>) {
-        // float16: each step in float, rounded to float16 (NumPy's
-        // accumulate; reductions that fold in float32 are the core's).
+        // float16: each step in float, rounded to float16, as NumPy's
+        // float16 loop run element by element (its sums and products the
+        // bindings hand to NumPy itself: py_structural.cpp).
         using C = computed_t<T>;
         if constexpr (!K::template ok<C>) {
             return false;

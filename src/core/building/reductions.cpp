@@ -181,14 +181,6 @@ GpuArray reduce(const GpuArray& a, OpCode fold, const std::vector<int64_t>& axes
         const NodeView start = constant_view(NodeFactory::constant(t, op_fold_start(fold, t)), x.geom.shape);
         return of_ordered(elementwise(fold, t, x.geom.shape, {start, x}, fp), order);
     }
-    if (t == GPUPY_FLOAT16 && (fold == GPUPY_OP_ADD || fold == GPUPY_OP_MULTIPLY)) {
-        // NumPy's float16 loops fold into a float32 accumulator and round
-        // once at the end of a loop: folded as float32 here, then rounded.
-        // (Across loops NumPy rounds between them; the bindings hand such
-        // sums to NumPy itself: py_structural.cpp.)
-        const GpuArray wide = reduce(a, fold, axes, GPUPY_FLOAT32, chunk, fp);
-        return GpuArray::of_view(cast_view(wide.node_view(), GPUPY_FLOAT16));
-    }
     // The folded axes last, the kept ones in the operand's memory order: the
     // result is laid out as NumPy lays out a reduction's (the kept axes'
     // order in the operand), and the fold reads its operand in that order.
