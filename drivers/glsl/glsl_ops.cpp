@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "gpupy/driver.hpp"
 #include "gpupy/op_meta.hpp"
@@ -54,14 +53,9 @@ std::string lit(int dtype, int v) {
 
 // Exact float constants, written as bit patterns so no GLSL compiler
 // rounds a decimal literal differently.
-std::string exact_float(float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    return "uintBitsToFloat(" + std::to_string(bits) + "u)";
-}
+std::string exact_float(float v) { return "uintBitsToFloat(" + std::to_string(gpupy::bits_of(v)) + "u)"; }
 std::string exact_double(double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, 8);
+    const uint64_t bits = gpupy::bits_of(v);
     return "packDouble2x32(uvec2(" + std::to_string(static_cast<uint32_t>(bits)) + "u, " +
            std::to_string(static_cast<uint32_t>(bits >> 32)) + "u))";
 }

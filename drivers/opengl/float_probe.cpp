@@ -1,6 +1,7 @@
 #include "float_probe.hpp"
 
 #include "glsl_library.hpp"
+#include "gpupy/float16.hpp"
 #include "program_cache.hpp"
 
 #include <GL/glew.h>
@@ -31,21 +32,8 @@ struct Rng {
     }
 };
 
-float f32_of(uint32_t bits) {
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
-uint32_t bits_of(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
-uint64_t bits_of(double d) {
-    uint64_t u;
-    std::memcpy(&u, &d, 8);
-    return u;
-}
+using gpupy::bits_of;
+using gpupy::float_from_bits;
 
 const char* kShader = R"(
 layout(local_size_x = 64) in;
@@ -91,7 +79,7 @@ std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gp
         const uint64_t r = rng.next();
         const uint32_t sign = positive ? 0u : static_cast<uint32_t>(r >> 63) << 31;
         const uint32_t exponent = 127u - 20u + static_cast<uint32_t>((r >> 23) % 41u);
-        return f32_of(sign | (exponent << 23) | static_cast<uint32_t>(r & 0x7fffffu));
+        return float_from_bits(sign | (exponent << 23) | static_cast<uint32_t>(r & 0x7fffffu));
     };
     std::vector<uint32_t> in32(2 * kPairs32);
     for (int i = 0; i < kPairs32; ++i) {
@@ -101,7 +89,7 @@ std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gp
     // The last two pairs make subnormal products: FLT_MIN * 0.5 (a
     // subnormal result) and the smallest subnormal * 1 (a subnormal operand).
     const int sub0 = kPairs32 - 2, sub1 = kPairs32 - 1;
-    in32[2 * sub0] = bits_of(f32_of(0x00800000u));
+    in32[2 * sub0] = bits_of(float_from_bits(0x00800000u));
     in32[2 * sub0 + 1] = bits_of(0.5f);
     in32[2 * sub1] = 1u;
     in32[2 * sub1 + 1] = bits_of(1.0f);
@@ -153,7 +141,7 @@ std::string probe_float_behaviour(bool fp64, const gpupy_glsl::GpuLikeFloats& gp
 
     FloatBehaviour b;
     for (int i = 0; i < kPairs32; ++i) {
-        const float a = f32_of(in32[2 * i]), d = f32_of(in32[2 * i + 1]);
+        const float a = float_from_bits(in32[2 * i]), d = float_from_bits(in32[2 * i + 1]);
         if (i == sub0 || i == sub1) {
             if (out32[3 * i + 2] != bits_of(a * d)) b.f32_subnormals = false;
             continue;

@@ -91,6 +91,7 @@ constexpr uint32_t float_bits_from_float16_bits(uint16_t h) {
     return sign | (e << 23) | ((mm & 0x3ffu) << 13);
 }
 
+// The bits of a float or a double, and the float of bits.
 inline uint32_t bits_of(float x) {
     uint32_t b;
     std::memcpy(&b, &x, sizeof b);
@@ -128,10 +129,6 @@ struct float16 {
     operator float() const { return float_from_bits(float_bits_from_float16_bits(bits)); }  // NOLINT
 };
 static_assert(sizeof(float16) == 2 && std::is_trivially_copyable_v<float16>, "float16 is its 16 bits");
-
-// x rounded to the nearest float16 value, as a float (what a float16
-// operation stores, kept in a float register).
-inline float round_to_float16(float x) { return float16(x); }
 
 // Floating point of any width gpupy holds: float16, float32, float64.
 template <class T>

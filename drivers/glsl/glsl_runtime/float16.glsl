@@ -44,7 +44,7 @@ float gpo_f16_value(uint h) {
 }
 // @function gpo_round_f16 requires gpo_f16_bits gpo_f16_value
 float gpo_round_f16(float x) { return gpo_f16_value(gpo_f16_bits(x)); }
-// @function gpo_f16_from_f64 requires gpo_f16_bits gpo_f16_value
+// @function gpo_f16_from_f64 requires gpo_f16_bits gpo_f16_value gpo_round_f16
 // A double rounded to float16 once: first to float rounded to odd (toward
 // zero, the lowest bit set where bits were lost), which keeps the second
 // rounding correct (24 bits >= 11 + 2). Either neighbour GLSL's float()
@@ -62,5 +62,5 @@ float gpo_f16_from_f64(double x) {
         if (abs(double(f)) > abs(x)) b -= 1u;
         f = uintBitsToFloat(b | 1u);
     }
-    return gpo_f16_value(gpo_f16_bits(f));
+    return gpo_round_f16(f);
 }
