@@ -267,3 +267,31 @@ def test_stacked_channels_under_tiny_blocks_and_a_tiny_cache(gpu):
         np.testing.assert_array_equal(got, want)
     finally:
         gp.set_placement(previous)
+
+
+def test_the_search_follows_no_chain_behind_a_stored_result(gpu):
+    """The thesis's distance map in small: a chain of minima stored on the
+    device (its maximum is asked for first, so its values are stored, with
+    the chain kept behind them to recompute an evicted block), then scaled
+    by that maximum. The search for siblings follows a handful of nodes --
+    the chain is the root's own expression, or older than what reads it --
+    where it followed thousands; the values are NumPy's."""
+    previous = gp.set_placement("device")
+    try:
+        hx, _ = inputs(3)
+
+        def program(xp):
+            x = xp.asarray((np.abs(hx) + 1).astype(np.float32))
+            d = x * 1000.0
+            for i in range(300):
+                d = xp.minimum(d, x * float(i % 7 + 1) + float(i))
+            m = d.max()
+            return 255 * (d - 0) / (m - 0)
+
+        want = program(np)
+        gp.reset_stats()
+        got = np.asarray(program(gp))
+        assert gp.stats()["sibling_search_nodes"] <= 20, gp.stats()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    finally:
+        gp.set_placement(previous)

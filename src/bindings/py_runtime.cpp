@@ -49,6 +49,7 @@ py::dict stats_dict() {
     d["exports_kept_device_copies"] = s.exports_kept_device_copies;
     d["device_copies_adopted"] = s.device_copies_adopted;
     d["sibling_outputs"] = s.sibling_outputs;
+    d["sibling_search_nodes"] = s.sibling_search_nodes;
     d["checked_ops"] = s.checked_ops;
     d["fp_errors_reported"] = s.fp_errors_reported;
     d["check_ir_calls"] = s.check_ir_calls;

@@ -64,6 +64,11 @@ char* Node::ensure_host_buffer() {
 
 void Node::drop_children() { children_.clear(); }
 
+uint64_t Node::next_birth() {
+    static uint64_t last = 0;  // the core runs on one thread at a time
+    return ++last;
+}
+
 void Node::unhash() { NodeFactory::unhash(this); }
 
 NodeView constant_view(NodeRef constant, const Dims& shape) {

@@ -95,6 +95,10 @@ public:
     Node& operator=(const Node&) = delete;
 
     uint64_t id() const { return id_; }
+    // Creation order, never renewed (an id is, when the values change): a
+    // node's operands all exist before it, so nothing born before x can
+    // reach x through its operands.
+    uint64_t born() const { return born_; }
     NodeKind kind() const { return kind_; }
     DType dtype() const { return dtype_; }
     const Dims& shape() const { return shape_; }
@@ -157,8 +161,10 @@ private:
     friend class NodeRef;
     friend class NodeFactory;
     Node() = default;
+    static uint64_t next_birth();
 
     uint64_t id_ = 0;
+    uint64_t born_ = next_birth();
     int32_t refs_ = 0;
     NodeKind kind_ = NodeKind::Array;
     DType dtype_ = GPUPY_FLOAT32;

@@ -133,6 +133,9 @@ struct PartPlan {
     int32_t top = -1;
     std::vector<Pass> passes;
     int64_t dst_base = 0;  // where its outputs start in the destination block
+    // The number of the walk that made the items (Node::walk_mark): a node
+    // carrying it has an item here.
+    uint64_t walk_mark = 0;
 };
 
 // Everything needed to evaluate block `block` of `root`.

@@ -58,6 +58,8 @@ public:
         return i;
     }
 
+    uint64_t mark() const { return mark_; }
+
     // Creates the items of every operand of every Interior item below top.
     void expand(int32_t top) {
         std::vector<int32_t> stack{top};
@@ -336,6 +338,7 @@ void walk(const PlanContext& ctx, PartPlan& part, int64_t o0, int64_t o1) {
     d.o0 = o0;
     d.o1 = o1;
     Walker w(ctx, part);
+    part.walk_mark = w.mark();
     if (x->op() == CORE_OP_REDUCE && !x->complete() && is_identity_view(part.root.geom, x->shape())) {
         d.reduction = true;
         d.reduce = x->reduce_params();

@@ -20,6 +20,7 @@ struct Stats {
     int64_t device_copies_adopted = 0;  // device blocks a snapshot of exported bytes took from their node
     int64_t shared_stores = 0;      // plans that stored a node read through several views first
     int64_t sibling_outputs = 0;    // blocks of other expressions written by an evaluation as further outputs
+    int64_t sibling_search_nodes = 0;  // nodes the search for siblings followed: its work
     int64_t check_ir_calls = 0;     // exact resource checks during partitioning
     int64_t stagings_reused = 0;    // partitions taken from a plan of the same structure (staging_memo.hpp)
     int64_t planned_items = 0;      // items (views of nodes) the planner's walks made: its work
