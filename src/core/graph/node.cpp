@@ -64,6 +64,16 @@ char* Node::ensure_host_buffer() {
 
 void Node::drop_children() { children_.clear(); }
 
+const ReduceParams& Node::no_reduce() {
+    static const ReduceParams none{};
+    return none;
+}
+
+const RemapParams& Node::no_remap() {
+    static const RemapParams none{};
+    return none;
+}
+
 uint64_t Node::next_birth() {
     static uint64_t last = 0;  // the core runs on one thread at a time
     return ++last;

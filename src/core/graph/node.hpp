@@ -89,6 +89,31 @@ struct ReduceParams {
 };
 
 class Node {
+    // What a planner's walk reads of every node it passes comes first, in
+    // the node's first two cache lines: a walk over a chain of thousands of
+    // nodes was waiting on memory for most of its time.
+public:
+    // The planner's walk (planning/walk.cpp): this node's first item in the
+    // walk numbered `walk_mark` (each walk takes a new number, so nothing is
+    // reset between walks; the core runs on one thread at a time). Looked up
+    // once per operand of every planned item, where a hash map keyed by the
+    // node's id was a fifth of the walk's time.
+    uint64_t walk_mark = 0;
+    int32_t walk_first_item = -1;
+    // Evaluation bookkeeping owned by the block cache.
+    int32_t cached_blocks = 0;
+
+private:
+    int32_t refs_ = 0;
+    NodeKind kind_ = NodeKind::Array;
+    DType dtype_ = GPUPY_FLOAT32;
+    OpCode op_ = GPUPY_OP_NONE;
+    int64_t size_ = 0;
+    std::vector<NodeView> children_;
+    std::shared_ptr<HostBuffer> host_;
+    EvaluatedBits bits_;
+    Dims shape_;
+
 public:
     ~Node();
     Node(const Node&) = delete;
@@ -110,8 +135,9 @@ public:
     OpCode op() const { return op_; }
     const std::vector<NodeView>& children() const { return children_; }
     const IndexParams& index_params() const { return index_; }
-    const ReduceParams& reduce_params() const { return reduce_; }
-    const RemapParams& remap_params() const { return remap_; }
+    // (A node of another op reads the defaults.)
+    const ReduceParams& reduce_params() const { return reduce_ ? *reduce_ : no_reduce(); }
+    const RemapParams& remap_params() const { return remap_ ? *remap_ : no_remap(); }
     // CONSTANT
     gpupy_scalar value() const { return value_; }
 
@@ -132,8 +158,6 @@ public:
     // Remove from the hash-consing table, e.g. before a destructive write.
     void unhash();
 
-    // Evaluation bookkeeping owned by the block cache.
-    int32_t cached_blocks = 0;
     // Listed among the recent sizable expressions (recent_nodes.hpp).
     bool in_recent = false;
     // Results of one call needed together (divmod's quotient and
@@ -149,35 +173,22 @@ public:
     uint8_t fp_warn = 0;
     uint8_t fp_reported = 0;
     const char* fp_name = nullptr;
-    // The planner's walk (planning/walk.cpp): this node's first item in the
-    // walk numbered `walk_mark` (each walk takes a new number, so nothing is
-    // reset between walks; the core runs on one thread at a time). Looked up
-    // once per operand of every planned item, where a hash map keyed by the
-    // node's id was a fifth of the walk's time.
-    uint64_t walk_mark = 0;
-    int32_t walk_first_item = -1;
-
 private:
     friend class NodeRef;
     friend class NodeFactory;
     Node() = default;
     static uint64_t next_birth();
+    static const ReduceParams& no_reduce();
+    static const RemapParams& no_remap();
 
     uint64_t id_ = 0;
     uint64_t born_ = next_birth();
-    int32_t refs_ = 0;
-    NodeKind kind_ = NodeKind::Array;
-    DType dtype_ = GPUPY_FLOAT32;
-    Dims shape_;
-    int64_t size_ = 0;
-    OpCode op_ = GPUPY_OP_NONE;
-    std::vector<NodeView> children_;
     IndexParams index_;
-    ReduceParams reduce_;
-    RemapParams remap_;
+    // Held apart: few nodes are reductions or remaps, and every node's size
+    // is what a planner's walk over thousands of them reads through.
+    std::unique_ptr<const ReduceParams> reduce_;
+    std::unique_ptr<const RemapParams> remap_;
     gpupy_scalar value_{};
-    std::shared_ptr<HostBuffer> host_;
-    EvaluatedBits bits_;
     bool hashed_ = false;
     std::string hash_key_;
 };

@@ -278,7 +278,7 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     append_view_key(key, operand);
     if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new_expression(CORE_OP_REDUCE, dtype, shape, std::move(key));
-    n->reduce_ = p;
+    n->reduce_ = std::make_unique<const ReduceParams>(p);
     n->children_.push_back(std::move(operand));
     NodeRef made = intern(n);
     if (sizable) note_recent(n);
@@ -305,7 +305,7 @@ NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, con
     append_view_key(key, operand);
     if (Node* hit = lookup(key)) return shared(hit);
     Node* n = new_expression(CORE_OP_REMAP, dtype, shape, std::move(key));
-    n->remap_ = p;
+    n->remap_ = std::make_unique<const RemapParams>(p);
     n->children_.push_back(std::move(operand));
     return intern(n);
 }
