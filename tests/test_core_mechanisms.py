@@ -107,6 +107,23 @@ class TestHashConsing:
         assert gp.stats()["nodes_shared"] >= 1
         assert x._node_id == y._node_id
 
+    def test_a_chain_of_fresh_results_asks_the_table_only_for_constants(self, gpu):
+        # No expression over a node can exist while that node is operand of
+        # nothing: each step of a chain over the previous step's fresh
+        # result is made without a lookup (only its new constant is looked
+        # up), and the values are NumPy's.
+        host = ramp(64)
+        d = gp.asarray(host)
+        want = host.copy()
+        d = d * F32(1.5)  # d (an array held by nothing) -> skipped as well
+        want = want * F32(1.5)
+        before = gp.stats()["node_lookups"]
+        for i in range(50):
+            d = d * F32(1.25) + F32(i)
+            want = want * F32(1.25) + F32(i)
+        assert gp.stats()["node_lookups"] - before == 100  # the 100 constants, not the 100 ops
+        gpu.assert_same(d, want)
+
     def test_a_written_array_is_not_confused_with_its_old_value(self, gpu):
         host = ramp(10)
         a = gp.asarray(host.copy())

@@ -94,6 +94,7 @@ py::dict stats_dict() {
     d["products_on_calling_thread"] = s.products_on_calling_thread;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();
+    d["node_lookups"] = NodeFactory::lookups();
     Runtime& rt = Runtime::get();
     if (rt.has_driver()) {
         gpupy_driver_counters c = rt.driver().counters();

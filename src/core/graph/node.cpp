@@ -47,6 +47,7 @@ NodeRef::~NodeRef() {
 // --- Node ----------------------------------------------------------------------
 
 Node::~Node() {
+    for (const NodeView& c : children_) --c.node->parents_;
     unhash();
     if (in_recent) forget_recent(this);
     if (cached_blocks > 0) node_hooks().on_destroy(this);
@@ -62,7 +63,16 @@ char* Node::ensure_host_buffer() {
     return host_->data();
 }
 
-void Node::drop_children() { children_.clear(); }
+void Node::set_children(std::vector<NodeView> children) {
+    children_ = std::move(children);
+    for (const NodeView& c : children_) ++c.node->parents_;
+}
+
+void Node::drop_children() {
+    // (The operands stay counted as this node's: it keeps its key, which
+    // names them, and may still be found by it.)
+    children_.clear();
+}
 
 const ReduceParams& Node::no_reduce() {
     static const ReduceParams none{};

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpupy/driver.hpp"
@@ -120,6 +121,9 @@ public:
     Node& operator=(const Node&) = delete;
 
     uint64_t id() const { return id_; }
+    // What hash-consing knows this node by (node_factory.cpp): its op, dtype,
+    // shape and operands, or a constant's value.
+    std::string_view hash_key() const { return hash_key_; }
     // Creation order, never renewed (an id is, when the values change): a
     // node's operands all exist before it, so nothing born before x can
     // reach x through its operands.
@@ -134,6 +138,11 @@ public:
     // EXPRESSION
     OpCode op() const { return op_; }
     const std::vector<NodeView>& children() const { return children_; }
+    // Nodes made with this one as an operand, less those that died still
+    // holding it: never less than the nodes in the hash-consing table whose
+    // key names it (a complete parent drops its operands but keeps its key,
+    // and stays counted). Zero: no expression over this node can be found.
+    int32_t parents() const { return parents_; }
     const IndexParams& index_params() const { return index_; }
     // (A node of another op reads the defaults.)
     const ReduceParams& reduce_params() const { return reduce_ ? *reduce_ : no_reduce(); }
@@ -180,9 +189,12 @@ private:
     static uint64_t next_birth();
     static const ReduceParams& no_reduce();
     static const RemapParams& no_remap();
+    // Takes its operands (once, when made), counted as their parent.
+    void set_children(std::vector<NodeView> children);
 
     uint64_t id_ = 0;
     uint64_t born_ = next_birth();
+    int32_t parents_ = 0;
     IndexParams index_;
     // Held apart: few nodes are reductions or remaps, and every node's size
     // is what a planner's walk over thousands of them reads through.
@@ -191,6 +203,7 @@ private:
     gpupy_scalar value_{};
     bool hashed_ = false;
     std::string hash_key_;
+    uint64_t hash_ = 0;  // of hash_key_, kept for leaving the table
 };
 
 // The mutable identity behind user-visible arrays.

@@ -6,28 +6,29 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/graph/node_hooks.hpp"
+#include "core/graph/node_table.hpp"
 
 namespace gpupy {
 
 namespace {
 
 // Leaked on purpose: nodes can outlive static destruction at interpreter
-// exit, and their destructors still look things up here. Each key views
-// the hash_key_ of the node it maps to (set before the node is interned,
-// never changed after): an entry lives no longer than its node, whose
-// destructor removes it, and needs no copy of the key.
-std::unordered_map<std::string_view, Node*>& hash_table() {
-    static auto* table = new std::unordered_map<std::string_view, Node*>();
+// exit, and their destructors still look things up here. A slot refers to
+// its node, whose hash_key_ is set before the node is interned and never
+// changed after: an entry lives no longer than its node, whose destructor
+// removes it, and needs no copy of the key.
+NodeTable& hash_table() {
+    static auto* table = new NodeTable();
     return *table;
 }
 
 uint64_t g_next_id = 1;
 int64_t g_created = 0;
 int64_t g_shared_hits = 0;
+int64_t g_lookups = 0;
 int64_t g_export_snapshots = 0;
 
 void append_bytes(std::string& key, const void* p, size_t n) { key.append(static_cast<const char*>(p), n); }
@@ -208,9 +209,17 @@ namespace {
 
 // A node with this key already in the table, or null.
 Node* lookup(const std::string& key) {
-    auto& table = hash_table();
-    auto it = table.find(std::string_view(key));
-    return it == table.end() ? nullptr : it->second;
+    ++g_lookups;
+    return hash_table().find(key, NodeTable::hash_of(key));
+}
+
+// Whether an expression over these operands may exist: not while one of
+// them is operand of nothing (a fresh constant, the result of the previous
+// op in a chain). Then the table is not asked -- a lookup that misses is a
+// random read of memory, a good part of building a node.
+bool may_exist(const NodeView& operand) { return operand.node->parents() > 0; }
+bool may_exist(const std::vector<NodeView>& operands) {
+    return std::all_of(operands.begin(), operands.end(), [](const NodeView& v) { return may_exist(v); });
 }
 
 std::string key_header(int32_t op, DType dtype, const Dims& shape) {
@@ -249,9 +258,9 @@ NodeRef NodeFactory::expression(OpCode op, DType dtype, const Dims& shape, std::
         std::swap(children[0], children[1]);
     std::string key = key_header(op, dtype, shape);
     for (const NodeView& c : children) append_view_key(key, c);
-    if (Node* hit = lookup(key)) return shared(hit);
+    if (Node* hit = may_exist(children) ? lookup(key) : nullptr) return shared(hit);
     Node* n = new_expression(op, dtype, shape, std::move(key));
-    n->children_ = std::move(children);
+    n->set_children(std::move(children));
     NodeRef made = intern(n);
     if (n->size_ >= recent_min_elements()) note_recent(n);
     return made;
@@ -276,10 +285,10 @@ NodeRef NodeFactory::reduce(DType dtype, const Dims& shape, NodeView operand, co
     append<int64_t>(key, p.chunk);
     append<uint64_t>(key, p.identity.u);
     append_view_key(key, operand);
-    if (Node* hit = lookup(key)) return shared(hit);
+    if (Node* hit = may_exist(operand) ? lookup(key) : nullptr) return shared(hit);
     Node* n = new_expression(CORE_OP_REDUCE, dtype, shape, std::move(key));
     n->reduce_ = std::make_unique<const ReduceParams>(p);
-    n->children_.push_back(std::move(operand));
+    n->set_children({std::move(operand)});
     NodeRef made = intern(n);
     if (sizable) note_recent(n);
     return made;
@@ -289,9 +298,9 @@ NodeRef NodeFactory::concat(DType dtype, const Dims& shape, std::vector<NodeView
     snapshot_operands(parts);
     std::string key = key_header(CORE_OP_CONCAT, dtype, shape);
     for (const NodeView& p : parts) append_view_key(key, p);
-    if (Node* hit = lookup(key)) return shared(hit);
+    if (Node* hit = may_exist(parts) ? lookup(key) : nullptr) return shared(hit);
     Node* n = new_expression(CORE_OP_CONCAT, dtype, shape, std::move(key));
-    n->children_ = std::move(parts);
+    n->set_children(std::move(parts));
     return intern(n);
 }
 
@@ -303,10 +312,10 @@ NodeRef NodeFactory::remap(DType dtype, const Dims& shape, NodeView operand, con
     append_dims(key, p.shift);
     append_dims(key, Dims(p.edge.begin(), p.edge.end()));
     append_view_key(key, operand);
-    if (Node* hit = lookup(key)) return shared(hit);
+    if (Node* hit = may_exist(operand) ? lookup(key) : nullptr) return shared(hit);
     Node* n = new_expression(CORE_OP_REMAP, dtype, shape, std::move(key));
     n->remap_ = std::make_unique<const RemapParams>(p);
-    n->children_.push_back(std::move(operand));
+    n->set_children({std::move(operand)});
     return intern(n);
 }
 
@@ -333,8 +342,9 @@ NodeRef NodeFactory::intern(Node* fresh) {
         fresh->host_ = std::make_shared<HostBuffer>(static_cast<size_t>(dtype_itemsize(fresh->dtype_)));
         scalar_store(fresh->dtype_, fresh->value_, fresh->host_->data());
     }
+    fresh->hash_ = NodeTable::hash_of(fresh->hash_key_);
     fresh->hashed_ = true;
-    hash_table().emplace(std::string_view(fresh->hash_key_), fresh);
+    hash_table().insert(fresh, fresh->hash_);
     ++g_created;
     return NodeRef(fresh);
 }
@@ -346,6 +356,7 @@ void NodeFactory::renew_identity(Node* n) {
 
 int64_t NodeFactory::created() { return g_created; }
 int64_t NodeFactory::shared_hits() { return g_shared_hits; }
+int64_t NodeFactory::lookups() { return g_lookups; }
 int64_t NodeFactory::export_snapshots() { return g_export_snapshots; }
 int64_t NodeFactory::snapshots_reused() { return g_snapshots_reused; }
 
@@ -356,9 +367,7 @@ int64_t NodeFactory::live_hashed() { return static_cast<int64_t>(hash_table().si
 
 void NodeFactory::unhash(Node* n) {
     if (!n->hashed_) return;
-    auto& table = hash_table();
-    auto it = table.find(std::string_view(n->hash_key_));
-    if (it != table.end() && it->second == n) table.erase(it);
+    hash_table().erase(n, n->hash_);
     n->hashed_ = false;
 }
 

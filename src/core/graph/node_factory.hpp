@@ -28,9 +28,11 @@ public:
     static NodeRef concat(DType dtype, const Dims& shape, std::vector<NodeView> parts);
     static NodeRef remap(DType dtype, const Dims& shape, NodeView operand, const RemapParams& params);
 
-    // Nodes created / found again by hash-consing, for stats().
+    // Nodes created / found again by hash-consing / lookups of its table,
+    // for stats().
     static int64_t created();
     static int64_t shared_hits();
+    static int64_t lookups();
     // `node`, or where another library holds its host bytes writable (a live
     // export, HostBuffer::exported) a snapshot of them: what an expression
     // takes, so that later writes through the export reach only the
