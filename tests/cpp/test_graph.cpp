@@ -1,9 +1,14 @@
 // Nodes, hash-consing (thesis 4.6) and the release of deep graphs.
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
 
 #include "check.hpp"
 #include "core/building/elementwise.hpp"
 #include "core/graph/node_factory.hpp"
+#include "core/graph/node_table.hpp"
 #include "support.hpp"
 
 using namespace gpupy;
@@ -38,6 +43,46 @@ TEST(unhashed_node_is_not_found_again) {
     s.node()->unhash();  // as a destructive write does
     GpuArray t = support::binary(GPUPY_OP_MULTIPLY, a, b);
     CHECK(s.node() != t.node());
+}
+
+TEST(node_table_finds_what_it_holds_through_collisions_and_erasures) {
+    // Hashes forced onto a few home slots, some the table's last (whatever
+    // its size), so that probe sequences are long, wrap around its end and
+    // are cut by erasures: after every step the table answers as a map
+    // kept beside it does.
+    std::vector<NodeRef> nodes;
+    std::vector<uint64_t> hashes;
+    for (int i = 0; i < 3000; ++i) {
+        nodes.push_back(NodeFactory::constant(GPUPY_FLOAT64, scalar_from_double(GPUPY_FLOAT64, 0.5 + i)));
+        hashes.push_back(i % 3 == 0 ? ~uint64_t{0} - static_cast<uint64_t>(i % 4) : static_cast<uint64_t>(i % 5));
+    }
+    NodeTable table;
+    std::unordered_map<size_t, bool> held;
+    std::mt19937 rng(7);
+    auto agrees = [&] {
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            Node* found = table.find(nodes[i]->hash_key(), hashes[i]);
+            if (found != (held.count(i) ? nodes[i].get() : nullptr)) return false;
+        }
+        return table.size() == held.size();
+    };
+    for (int step = 0; step < 6000; ++step) {
+        const size_t i = rng() % nodes.size();
+        if (rng() % 3 != 0) {
+            const bool added = table.insert(nodes[i].get(), hashes[i]);
+            CHECK_EQ(added, held.count(i) == 0);
+            held[i] = true;
+        } else {
+            table.erase(nodes[i].get(), hashes[i]);  // held or not
+            held.erase(i);
+        }
+        if (step % 500 == 0) CHECK(agrees());
+    }
+    CHECK(agrees());
+    for (size_t i = 0; i < nodes.size(); ++i) table.erase(nodes[i].get(), hashes[i]);
+    held.clear();
+    CHECK_EQ(table.size(), size_t{0});
+    CHECK(agrees());
 }
 
 TEST(a_deep_chain_is_released_without_recursion) {
