@@ -15,6 +15,7 @@ arrays, as in a script written with `import gpupy as np`):
   slice write         a[10:20] = 2.5
   small ufunc         a16 + b16 (16 float32 elements)
   small reduction     a32.sum() (32 elements)
+  small arg-reduction a32.argmin()
   mask of 32          a32[mask32]
   asarray out         numpy.asarray(a16)
   compare with tuple  (m[i] == (1, 0, 1, 1)).all() on a boolean 1,000 x 4 array
@@ -82,6 +83,7 @@ CALLS = {
     "slice_write": ("a[10:20] = 2.5", lambda xp, d: lambda: d["a"].__setitem__(slice(10, 20), 2.5)),
     "small_ufunc": ("a16 + b16", lambda xp, d: lambda: d["a16"] + d["b16"]),
     "small_reduction": ("a32.sum()", lambda xp, d: lambda: d["a32"].sum()),
+    "small_arg_reduction": ("a32.argmin()", lambda xp, d: lambda: d["a32"].argmin()),
     "mask_32": ("a32[mask32]", lambda xp, d: lambda: d["a32"][d["mask32"]]),
     "asarray_out": ("numpy.asarray(a16)", lambda xp, d: lambda: numpy.asarray(d["a16"])),
     "compare_tuple": ("(bits[i] == (1, 0, 1, 1)).all()",

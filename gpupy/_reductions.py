@@ -265,17 +265,18 @@ _placed = placement_counts()
 
 
 def _arg_extreme(name, fold, a, axis, out, keepdims):
-    if axis is None and out is None and not keepdims and type(a) is GpuArray and a.size and linear_algebra_on_host():
-        # `argmin(abs(e - symbols))` in a loop over samples: NumPy's own on
-        # the host values at once (the placement below), by the ndarray's
-        # method (numpy.argmin's dispatch costs three times its work on 32
-        # values), without the flattening and the general call's argument
+    if axis is None and out is None and not keepdims and type(a) is GpuArray and a.size:
+        # `argmin(abs(e - symbols))` in a loop over samples: where the
+        # arg-reductions are placed on the host, the first extreme found in
+        # one pass over the host values (counted as NumPy's function placed
+        # there), without the flattening and the general call's argument
         # handling, which cost seven times NumPy's argmin.
-        _placed[name] += 1
-        found = _core.arg_extreme_on_host(a, name == "argmax")  # (its values on the host: one pass in C++, NumPy's answer)
+        found = _core.arg_extreme_now(a, name == "argmax")
         if found is not None:
             return found
-        return _core.as_scalar(_core.array_from_numpy(np.asarray(getattr(a.__array__(), name)())))
+        if linear_algebra_on_host():  # values not on the host yet: NumPy's own on them
+            _placed[name] += 1
+            return _core.as_scalar(_core.array_from_numpy(np.asarray(getattr(a.__array__(), name)())))
     a = _gpu(a)
     if not isinstance(a, GpuArray):
         return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="gpupy does not handle this dtype on the device")

@@ -164,6 +164,8 @@ def stats():
     # two arrays): counted there, without Python.
     placed["matmul"] += d.pop("host_matmuls")
     placed["dot"] += d.pop("host_dots")
+    placed["argmin"] += d.pop("host_argmins")
+    placed["argmax"] += d.pop("host_argmaxes")
     # float16 sums and products: NumPy's own, whose rounding follows its
     # loop structure (py_structural.cpp).
     placed["float16 add/multiply.reduce"] += d.pop("host_float16_folds")

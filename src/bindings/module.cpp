@@ -60,6 +60,7 @@ PYBIND11_MODULE(_core, m) {
     register_products(m);
     register_runtime(m);
     register_structural(m);
+    register_reduce_methods(m);
     register_ufunc_base(m);
     register_random_draws(m);
     register_handover(m);

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/building/views.hpp"
@@ -109,6 +110,11 @@ bool values_on_host(const GpuArray& a);
 // The values of such a view in C order: its node's memory where the view
 // is C-contiguous, else gathered into `scratch` (which holds them).
 const char* c_order_values(const GpuArray& a, std::vector<char>* scratch);
+// argmin/argmax of a whole array whose values are all in host memory: NumPy's
+// answer (the flat C-order index of the first extreme, of the first NaN
+// where there is one) in one pass, as a 0-d int64 array; nullopt where
+// they are not on the host.
+std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max);
 // The read-only ndarray of a view whose values are all in host memory now
 // (no evaluation); an empty object if some are not.
 py::object host_values(const GpuArray& a);
@@ -228,6 +234,7 @@ py::object reduce_now_or_lazily(const GpuArray& a, OpCode fold, const std::vecto
 // methods, which every other call goes to; `chunk` is the package's
 // reduction chunk.
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk);
+void register_reduce_methods(py::module_& m);
 void register_ufunc_base(py::module_& m);  // py_ufunc.cpp
 void register_random_draws(py::module_& m);  // py_random_draws.cpp
 void register_handover(py::module_& m);

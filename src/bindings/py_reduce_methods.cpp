@@ -1,26 +1,32 @@
 // `x.sum()`, `x.prod()`, `x.max()`, `x.min()`, `x.all()` and `x.any()` with
 // no arguments or one int axis -- the forms a loop uses (`while err.max() >
 // tol`, `x.sum(axis=0)`, `if (row == pattern).all()`) -- as C methods
-// straight into the core's reduction.
+// straight into the core's reduction; `x.argmin()` and `x.argmax()` with no
+// arguments, where the arg-reductions are placed on the host (products
+// there: a CPU renderer), as one pass over the host values.
 // Through the package's Python method, its function and its argument
 // handling, such a call of 100 elements cost four times NumPy's. Any
 // other argument, an empty array or a subclass goes to that Python
 // method, kept as it was.
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bindings/py_array.hpp"
 #include "core/building/reductions.hpp"
 #include "core/building/views.hpp"
+#include "core/runtime/runtime.hpp"
+#include "core/runtime/stats.hpp"
 
 namespace gpupy {
 
 namespace {
 
 // The dtype of a method's result: NumPy's add/multiply accumulator (small
-// integers widened), the input's, or bool (all, any).
-enum class Result { Widened, Same, Bool };
+// integers widened), the input's, or bool (all, any); or the method is an
+// arg-reduction (an int64 index).
+enum class Result { Widened, Same, Bool, ArgMin, ArgMax };
 
 struct ReduceMethod {
     const char* name;
@@ -38,6 +44,8 @@ ReduceMethod g_methods[] = {
     {"min", "minimum", Result::Same},
     {"all", "logical_and", Result::Bool},
     {"any", "logical_or", Result::Bool},
+    {"argmin", "minimum", Result::ArgMin},
+    {"argmax", "maximum", Result::ArgMax},
 };
 
 int64_t g_chunk = 0;
@@ -70,10 +78,43 @@ bool plain_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyOb
     return true;
 }
 
+// argmin/argmax of a whole array where the arg-reductions are placed on
+// the host (with the products: a CPU renderer) and its values are there:
+// the index found at once, counted as a host placement of NumPy's function
+// (stats()); empty where the package decides (the device's arg-reduction,
+// values not on the host).
+std::optional<GpuArray> arg_extreme_now(const GpuArray& a, bool want_max) {
+    if (!Runtime::get().products_on_host()) return std::nullopt;
+    std::optional<GpuArray> found = arg_extreme_on_host(a, want_max);
+    if (found) ++(want_max ? stats().host_argmaxes : stats().host_argmins);
+    return found;
+}
+
+// The package's method, with self first.
+PyObject* call_package_method(const ReduceMethod& m, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                              PyObject* kwnames) {
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    std::vector<PyObject*> argv(static_cast<size_t>(1 + nargs + nkw));
+    argv[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) argv[static_cast<size_t>(1 + i)] = args[i];
+    return PyObject_Vectorcall(m.python, argv.data(), static_cast<size_t>(1 + nargs), kwnames);
+}
+
 template <int I>
 PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     const ReduceMethod& m = g_methods[I];
     PyObject* axis = nullptr;
+    if (m.result == Result::ArgMin || m.result == Result::ArgMax) {
+        if (plain_call(args, nargs, kwnames, &axis) && !axis && is_exact_gpuarray(self) &&
+            gpuarray_ref(self).size() > 0) {
+            PyObject* found = guarded([&]() -> py::object {
+                std::optional<GpuArray> r = arg_extreme_now(gpuarray_ref(self), m.result == Result::ArgMax);
+                return r ? wrap_result(std::move(*r)) : py::object();  // empty: the package decides
+            });
+            if (found || PyErr_Occurred()) return found;
+        }
+        return call_package_method(m, self, args, nargs, kwnames);
+    }
     // (A 0-d array with an axis is the package's: NumPy reduces it over
     // nothing for axis 0 or -1.)
     if (plain_call(args, nargs, kwnames, &axis) && is_exact_gpuarray(self) && gpuarray_ref(self).size() > 0 &&
@@ -95,12 +136,7 @@ PyObject* reduce_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
             return reduce_now_or_lazily(a, m.op, axes, t, g_chunk, true);
         });
     }
-    // The package's method, with self first.
-    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    std::vector<PyObject*> argv(static_cast<size_t>(1 + nargs + nkw));
-    argv[0] = self;
-    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) argv[static_cast<size_t>(1 + i)] = args[i];
-    return PyObject_Vectorcall(m.python, argv.data(), static_cast<size_t>(1 + nargs), kwnames);
+    return call_package_method(m, self, args, nargs, kwnames);
 }
 
 PyMethodDef g_defs[] = {
@@ -116,9 +152,24 @@ PyMethodDef g_defs[] = {
      nullptr},
     {"any", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<5>)), METH_FASTCALL | METH_KEYWORDS,
      nullptr},
+    {"argmin", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<6>)),
+     METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"argmax", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reduce_method<7>)),
+     METH_FASTCALL | METH_KEYWORDS, nullptr},
 };
 
 }  // namespace
+
+void register_reduce_methods(py::module_& m) {
+    // The package's argmin/argmax: the same at once, None where it decides.
+    m.def(
+        "arg_extreme_now",
+        [](const GpuArray& a, bool want_max) -> py::object {
+            if (std::optional<GpuArray> r = arg_extreme_now(a, want_max)) return wrap_result(std::move(*r));
+            return py::none();
+        },
+        py::arg("array"), py::arg("want_max"));
+}
 
 void install_reduce_methods(PyTypeObject* gpuarray_type, int64_t chunk) {
     g_chunk = chunk;

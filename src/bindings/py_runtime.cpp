@@ -91,6 +91,8 @@ py::dict stats_dict() {
     d["snapshots_reused"] = NodeFactory::snapshots_reused();
     d["host_matmuls"] = s.host_matmuls;
     d["host_dots"] = s.host_dots;
+    d["host_argmins"] = s.host_argmins;
+    d["host_argmaxes"] = s.host_argmaxes;
     d["products_on_calling_thread"] = s.products_on_calling_thread;
     d["nodes_created"] = NodeFactory::created();
     d["nodes_shared"] = NodeFactory::shared_hits();

@@ -54,6 +54,9 @@ struct Stats {
     // Products placed on the host (BLAS) by the bindings' own path, without
     // the package's Python (`a @ b`, matmul/dot of two arrays in a loop).
     int64_t host_matmuls = 0, host_dots = 0;
+    // x.argmin() / x.argmax() answered on the host values by the bindings'
+    // own method (NumPy's function placed on the host).
+    int64_t host_argmins = 0, host_argmaxes = 0;
     // Host products run with BLAS's worker threads held off (too small to
     // pay for them: CostModel::product_threads_pay).
     int64_t products_on_calling_thread = 0;
