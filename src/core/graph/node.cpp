@@ -47,7 +47,7 @@ NodeRef::~NodeRef() {
 // --- Node ----------------------------------------------------------------------
 
 Node::~Node() {
-    for (const NodeView& c : children_) --c.node->parents_;
+    for (const NodeView& c : children_) --c.node->parents_;  // (those it dropped stay counted)
     unhash();
     if (in_recent) forget_recent(this);
     if (cached_blocks > 0) node_hooks().on_destroy(this);

@@ -91,8 +91,8 @@ struct ReduceParams {
 
 class Node {
     // What a planner's walk reads of every node it passes comes first, in
-    // the node's first two cache lines: a walk over a chain of thousands of
-    // nodes was waiting on memory for most of its time.
+    // the node's first few cache lines (176 bytes): a walk over a chain of
+    // thousands of nodes was waiting on memory for most of its time.
 public:
     // The planner's walk (planning/walk.cpp): this node's first item in the
     // walk numbered `walk_mark` (each walk takes a new number, so nothing is
