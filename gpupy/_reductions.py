@@ -445,6 +445,16 @@ _FOLDS = {"add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and"
 _IDENTITY_FREE = {"maximum", "minimum", "fmax", "fmin"}
 
 
+def _fold_dtype(uf, dtype):
+    """The dtype NumPy's `uf.reduce` / `uf.accumulate` fold `dtype` in when
+    none is asked for: add and multiply widen booleans and small integers
+    to the platform's integer (as np.sum does: np.add.accumulate of int8 is
+    int64), the other folds their loop's dtype."""
+    if uf.__name__ in ("add", "multiply"):
+        return _default_sum_dtype(dtype)
+    return np.dtype(uf._np.resolve_dtypes((dtype, dtype, None))[2])
+
+
 def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     name = uf.__name__
     a = _gpu(array)
@@ -459,7 +469,7 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
     elif name in _IDENTITY_FREE:
         default = _same_dtype
     else:
-        default = lambda d: np.dtype(uf._np.resolve_dtypes((d, d, None))[2])  # noqa: E731
+        default = functools.partial(_fold_dtype, uf)
     return _reduce(f"{name}.reduce", name, a, axis, dtype, out, keepdims, initial, where, default,
                    name in _IDENTITY_FREE)
 
@@ -471,7 +481,7 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
         return call_numpy(f"{name}.accumulate", (array,), dict(axis=axis, dtype=dtype, out=out),
                           func=uf._np.accumulate, reason="the ufunc has no fold on the device")
     (ax,) = _axes(axis, a.ndim)
-    acc = np.dtype(dtype) if dtype is not None else np.dtype(uf._np.resolve_dtypes((a.dtype, a.dtype, None))[2])
+    acc = np.dtype(dtype) if dtype is not None else _fold_dtype(uf, a.dtype)
     result = _scanned(f"{name}.accumulate", name, a, ax, acc)
     return result if out is None else _into(out, result)
 

@@ -1072,6 +1072,22 @@ def test_reduce_methods_without_arguments(gpu, name, which, dtype):
         check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(make(xp, dtype), name)(-1)))
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("which", sorted(set(REDUCE_METHOD_INPUTS) - {"0-d"}))
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "logical_or"])
+def test_ufunc_reduce_and_accumulate_fold_in_numpys_dtype(gpu, name, which, dtype):
+    # NumPy's add and multiply fold booleans and small integers in the
+    # platform's integer (np.add.accumulate of int8 is int64, as np.cumsum),
+    # the other folds in their loop's dtype; values, dtype and shape as
+    # NumPy's, with a dtype asked for too.
+    make = REDUCE_METHOD_INPUTS[which]
+    uf = lambda xp: getattr(xp, name)  # noqa: E731
+    check_same_behaviour(gpu, lambda xp: xp.asarray(uf(xp).reduce(make(xp, dtype), axis=-1)))
+    check_same_behaviour(gpu, lambda xp: xp.asarray(uf(xp).accumulate(make(xp, dtype), axis=-1)))
+    if name in ("add", "multiply"):
+        check_same_behaviour(gpu, lambda xp: xp.asarray(uf(xp).accumulate(make(xp, dtype), axis=-1, dtype=np.int16)))
+
+
 def test_reduce_methods_are_c_methods_keeping_the_package_ones(gpu):
     import types
     for name in ("sum", "prod", "max", "min", "all", "any"):
