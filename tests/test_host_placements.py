@@ -573,3 +573,63 @@ def test_arg_extreme_of_a_whole_array(gpu, name, values, kind):
         # ones are evaluated by the first call, which hands them to NumPy).
         on_host_already = kind != "lazy" or i > 0
         assert s["direct_host_ops"] == (1 if on_host and on_host_already else 0), (kind, i, s["direct_host_ops"])
+
+
+# --- scans below 2^20 elements: NumPy's own accumulate on the host values -------------------------
+
+def _scan_cases():
+    rng = np.random.default_rng(5)
+    overflow_after_inf = np.zeros(300, np.float32)
+    overflow_after_inf[0] = -np.inf  # the running sum is -inf from here on
+    overflow_after_inf[256:258] = 3e38  # a later chunk's own partial sums overflow to +inf
+    nan_then_opposite_infinities = np.zeros(400, np.float32)
+    nan_then_opposite_infinities[3] = np.nan
+    nan_then_opposite_infinities[300:302] = [np.inf, -np.inf]  # makes no NaN after a NaN: NumPy warns of nothing
+    return {
+        "float32 rounding": rng.random(100_000).astype(np.float32),
+        "float64 rows": rng.standard_normal((300, 700)),
+        "overflow after an infinity": overflow_after_inf,
+        "NaN then opposite infinities": nan_then_opposite_infinities,
+        "int8 widened": rng.integers(-100, 100, 5000).astype(np.int8),
+    }
+
+
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod", "add.accumulate", "maximum.accumulate"])
+@pytest.mark.parametrize("case", sorted(_scan_cases()))
+def test_scans_are_numpys_own_where_data_work_is_on_the_host(gpu, fn, case):
+    # NumPy's accumulate is sequential: its rounding, and the infinities and
+    # NaNs of its running sum, are what a chunked scan cannot reproduce (it
+    # reassociates: a chunk's partial sums overflow to +inf after a -inf,
+    # NaN where NumPy has -inf). Where data work is placed on the host, a
+    # scan of fewer than 2^20 elements is NumPy's own: its values bit for
+    # bit, its warnings, one host placement; on a device, the chunked scan.
+    h = _scan_cases()[case]
+    if fn == "cumprod" and h.dtype.kind == "f":
+        h = (1 + h / 1e4).astype(h.dtype)  # products that stay finite for the rounding case
+    call = {"cumsum": lambda m, x: m.cumsum(x, axis=-1), "cumprod": lambda m, x: m.cumprod(x, axis=-1),
+            "add.accumulate": lambda m, x: m.add.accumulate(x, axis=-1),
+            "maximum.accumulate": lambda m, x: m.maximum.accumulate(x, axis=-1)}[fn]
+    want_warnings = gpu.warnings_of(lambda: call(np, h))
+    want = call(np, h)
+    gp.reset_stats()
+    got_warnings = gpu.warnings_of(lambda: np.asarray(call(gp, gp.asarray(h))))
+    got = np.asarray(call(gp, gp.asarray(h)))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if gp._core.products_on_host():
+        np.testing.assert_array_equal(got, want)
+        assert got_warnings == want_warnings
+        assert gp.stats()["host_placements_by_function"] == {fn: 2}, gp.stats()["host_placements_by_function"]
+    else:
+        assert set(got_warnings) <= set(want_warnings) or case.startswith(("overflow", "NaN"))
+        assert gp.stats()["host_placements_by_function"] == {}
+
+
+def test_a_scan_of_two_million_elements_stays_chunked(gpu):
+    # Above 2^20 elements the chunked scan's threads beat NumPy's sequential
+    # one (a cumsum of a reversed view of 2,000,000 float64: 3x): no
+    # placement, NumPy's values within a float sum's rounding.
+    h = np.random.default_rng(6).random(2_000_000)
+    gp.reset_stats()
+    got = np.asarray(gp.cumsum(gp.asarray(h)[::-1]))
+    assert gp.stats()["host_placements_by_function"] == {}
+    np.testing.assert_allclose(got, np.cumsum(h[::-1]), rtol=1e-12)
