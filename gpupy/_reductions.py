@@ -493,7 +493,12 @@ def ufunc_accumulate(uf, array, axis=0, dtype=None, out=None):
     if name not in _FOLDS or not isinstance(a, GpuArray):
         return call_numpy(f"{name}.accumulate", (array,), dict(axis=axis, dtype=dtype, out=out),
                           func=uf._np.accumulate, reason="the ufunc has no fold on the device")
-    (ax,) = _axes(axis, a.ndim)
+    if a.ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")
+    axes = _axes(axis, a.ndim)
+    if len(axes) != 1:
+        raise ValueError("accumulate does not allow multiple axes")
+    (ax,) = axes
     acc = np.dtype(dtype) if dtype is not None else _fold_dtype(uf, a.dtype)
     result = _scanned(f"{name}.accumulate", name, a, ax, acc)
     return result if out is None else _into(out, result)

@@ -1088,6 +1088,14 @@ def test_ufunc_reduce_and_accumulate_fold_in_numpys_dtype(gpu, name, which, dtyp
         check_same_behaviour(gpu, lambda xp: xp.asarray(uf(xp).accumulate(make(xp, dtype), axis=-1, dtype=np.int16)))
 
 
+@pytest.mark.parametrize("name", ["add", "maximum"])
+def test_ufunc_accumulate_refuses_as_numpy(gpu, name):
+    # One axis only, and never of a 0-d array: NumPy's classes and messages.
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name).accumulate(xp.ones((2, 3)), axis=None))
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name).accumulate(xp.asarray(np.array(3.0))))
+    check_same_behaviour(gpu, lambda xp: getattr(xp, name).accumulate(xp.ones((2, 3)), axis=2))
+
+
 def test_reduce_methods_are_c_methods_keeping_the_package_ones(gpu):
     import types
     for name in ("sum", "prod", "max", "min", "all", "any"):

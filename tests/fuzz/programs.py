@@ -615,29 +615,40 @@ class Program:
         if s is None:
             return
         name = self.draw(st.sampled_from(["sum", "max", "min", "argmax", "argmin", "any", "all", "prod", "mean",
-                                          "cumsum"]), "reduction")
+                                          "cumsum", "cumprod", "add.reduce", "multiply.reduce", "add.accumulate",
+                                          "multiply.accumulate", "maximum.accumulate"]), "reduction")
         axis = self.draw(st.one_of(st.none(), st.integers(-max(s.ref.ndim, 1), max(s.ref.ndim, 1) - 1)), "axis")
-        keep = self.draw(st.booleans(), "keepdims") and name not in ("cumsum",)
+        scan = name.startswith("cum") or name.endswith(".accumulate")
+        keep = self.draw(st.booleans(), "keepdims") and not scan
         i = self.slots.index(s)
         kwargs = {"axis": axis}
         if keep:
             kwargs["keepdims"] = True
         how = f"x{len(self.slots)} = {name}(x{i}, **{kwargs})"
         floating = s.ref.dtype.kind == "f" or name == "mean"
-        if name == "prod" and s.ref.dtype.kind == "f":
+        if name in ("prod", "cumprod", "multiply.reduce", "multiply.accumulate") and s.ref.dtype.kind == "f":
             return  # partial products overflow at different points in another order
-        exact = not (floating and name in ("sum", "mean", "cumsum"))
+        # (ufunc.reduce/accumulate of add are a sum and a cumsum: the same bound)
+        as_sum = {"add.reduce": "sum", "add.accumulate": "cumsum"}.get(name, name)
+        exact = not (floating and as_sum in ("sum", "mean", "cumsum"))
         # The maximum or minimum of +0.0 and -0.0 is either: NumPy's own
         # answer follows the order its SIMD loop meets them in. As for the
         # maximum and minimum ufuncs (ZERO_SIGN_FREE), such a result is
         # compared but for its zero's sign, and no later step reads it.
-        kw = {"exact": False, "bound": 0} if floating and name in ("max", "min") else {}
+        kw = {"exact": False, "bound": 0} if floating and name in ("max", "min", "maximum.accumulate") else {}
         if not exact:
             try:
-                kw = dict(exact=False, bound=_sum_bound(name, s.ref, axis, keep))
+                kw = dict(exact=False, bound=_sum_bound(as_sum, s.ref, axis, keep))
             except Exception:  # noqa: BLE001 - a bad axis: the step itself raises on both sides
                 kw = dict(exact=False, bound=0.0)
-        self.step(how, lambda: getattr(np, name)(s.ref, **kwargs), lambda: getattr(gp, name)(s.got, **kwargs), **kw)
+
+        def call(xp, x):
+            fn = xp
+            for part in name.split("."):
+                fn = getattr(fn, part)
+            return fn(x, **kwargs)
+
+        self.step(how, lambda: call(np, s.ref), lambda: call(gp, s.got), **kw)
 
     def misc(self):
         kind = self.draw(st.sampled_from(["where", "astype", "concatenate", "copy", "stack", "roll", "pad", "divmod",
