@@ -96,6 +96,14 @@ def _unsupported(kwargs):
     return not (where is True or (isinstance(where, (bool, np.bool_)) and where))
 
 
+def _masked(kwargs, where):
+    """`kwargs` for NumPy's own, with the where= mask when one was given: a
+    mask left out of the call changed the answer in silence."""
+    if where is not True:
+        kwargs["where"] = where
+    return kwargs
+
+
 def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_dtype, needs_identity):
     if (dtype is None and out is None and keepdims is False and initial is _NOVALUE
             and where is True and type(a) is GpuArray and a.size):
@@ -115,10 +123,9 @@ def _reduce(name, fold, a, axis, dtype, out, keepdims, initial, where, default_d
         a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
         # (max, min and their nan forms take no dtype.)
-        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims,
-                                           **({} if dtype is None else {"dtype": dtype}),
-                                           **({} if initial is _NOVALUE else {"initial": initial}),
-                                           **({} if where is True else {"where": where})),
+        return call_numpy(name, (a,), _masked(dict(axis=axis, out=out, keepdims=keepdims,
+                                                   **({} if dtype is None else {"dtype": dtype}),
+                                                   **({} if initial is _NOVALUE else {"initial": initial})), where),
                           reason="gpupy does not reduce with these arguments on the device")
     axes = _axes(axis, a.ndim, zero_d_axis=True)
     acc = np.dtype(dtype) if dtype is not None else default_dtype(a.dtype)
@@ -175,7 +182,8 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True)
 def _bool_reduce(name, fold, a, axis, out, keepdims, where):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
-        return call_numpy(name, (a,), dict(axis=axis, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
+        return call_numpy(name, (a,), _masked(dict(axis=axis, out=out, keepdims=keepdims), where),
+                          reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim, zero_d_axis=True)
     result = _core.reduce(a, fold, list(axes), np.dtype(bool), CHUNK)
     return _finish(result, a, axes, keepdims, out)
@@ -210,7 +218,8 @@ _FLOAT16 = np.dtype(np.float16)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or _unsupported({"where": where}):
-        return call_numpy("mean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
+        return call_numpy("mean", (a,), _masked(dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), where),
+                          reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim, counted=True)
     n = _count(a.shape, axes)
     if n == 0:
@@ -235,7 +244,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = _gpu(a)
     if not isinstance(a, GpuArray) or a.dtype.kind != "f" or _unsupported({"where": where}):
-        return call_numpy("nanmean", (a,), dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), reason="gpupy does not handle these arguments on the device")
+        return call_numpy("nanmean", (a,), _masked(dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims), where),
+                          reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim)
     nan = _core.ufunc("isnan", a)
     values = _core.where(nan, 0, a)
@@ -363,15 +373,19 @@ def ptp(a, axis=None, out=None, keepdims=False):
 @implements(np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NOVALUE, correction=_NOVALUE):
     a = _gpu(a)
+    # NumPy's own gets every argument given: a mask, a mean or a correction
+    # left out of its call changed the answer in silence.
+    kwargs = _masked(dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims), where)
+    for key, value in (("mean", mean), ("correction", correction)):
+        if value is not _NOVALUE:
+            kwargs[key] = value
     if (not isinstance(a, GpuArray) or _unsupported({"where": where}) or mean is not _NOVALUE
             or correction is not _NOVALUE):
-        return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
-                          reason="gpupy does not handle these arguments on the device")
+        return call_numpy("var", (a,), kwargs, reason="gpupy does not handle these arguments on the device")
     axes = _axes(axis, a.ndim, counted=True)
     n = _count(a.shape, axes)
     if n - ddof <= 0:
-        return call_numpy("var", (a,), dict(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims),
-                          reason="the degrees of freedom are <= 0")
+        return call_numpy("var", (a,), kwargs, reason="the degrees of freedom are <= 0")
     acc = np.dtype(dtype) if dtype is not None else _mean_dtype(a.dtype)
     centre = _keep(_core.reduce(a, "add", list(axes), acc, CHUNK) / n, a.shape, axes)
     deviation = _core.ufunc("subtract", a.astype(acc) if a.dtype != acc else a, centre)
@@ -475,7 +489,11 @@ def ufunc_reduce(uf, array, axis=0, dtype=None, out=None, keepdims=False, initia
         kwargs = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
         if initial is not _NOVALUE:
             kwargs["initial"] = initial
-        return call_numpy(f"{name}.reduce", (array,), kwargs, func=uf._np.reduce, reason="the ufunc has no fold on the device")
+        _masked(kwargs, where)
+        reason = ("the ufunc has no fold on the device" if name not in _FOLDS
+                  else "gpupy does not handle this dtype on the device" if not isinstance(a, GpuArray)
+                  else "a where= mask of the reduction")
+        return call_numpy(f"{name}.reduce", (array,), kwargs, func=uf._np.reduce, reason=reason)
     if name in ("logical_and", "logical_or"):
         dt = np.dtype(bool) if dtype is None else np.dtype(dtype)
         default = lambda _: dt  # noqa: E731

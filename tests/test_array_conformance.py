@@ -1088,6 +1088,46 @@ def test_ufunc_reduce_and_accumulate_fold_in_numpys_dtype(gpu, name, which, dtyp
         check_same_behaviour(gpu, lambda xp: xp.asarray(uf(xp).accumulate(make(xp, dtype), axis=-1, dtype=np.int16)))
 
 
+MASKED_REDUCTIONS = {
+    "sum": {}, "prod": {}, "mean": {}, "nanmean": {}, "nansum": {}, "nanprod": {}, "std": {}, "var": {},
+    "nanstd": {}, "nanvar": {}, "max": {"initial": -1.0}, "min": {"initial": 100.0}, "all": {}, "any": {},
+    "add.reduce": {}, "multiply.reduce": {}, "maximum.reduce": {"initial": -1.0}, "subtract.reduce": {"initial": 0.0},
+}
+
+
+@pytest.mark.parametrize("mask_kind", ["numpy", "gpupy", "False"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("name", sorted(MASKED_REDUCTIONS))
+def test_reductions_with_a_where_mask(gpu, name, axis, mask_kind):
+    # The masked-out elements are NaN (or True): a reduction that dropped
+    # the mask on its way to NumPy gave NaN, or the wrong truth, in silence.
+    values = np.array([[0.5, np.nan, 2.0], [3.0, np.nan, 5.0]])
+    mask = np.array([True, False, True])
+
+    def run(xp):
+        x = xp.asarray(values if name not in ("all", "any") else ~np.isnan(values) & (values > 1))
+        where = {"numpy": mask, "gpupy": xp.asarray(mask), "False": False}[mask_kind]
+        fn = xp
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return xp.asarray(fn(x, axis=axis, where=where, **MASKED_REDUCTIONS[name]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (an empty slice's mean: both warn)
+        check_same_behaviour(gpu, run, path="numpy")
+
+
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_variance_with_a_given_mean_or_correction(gpu, name):
+    values = np.arange(12.0).reshape(3, 4) ** 1.5
+    centre = values.mean(axis=1, keepdims=True) + 1.0
+    check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(xp, name)(xp.asarray(values), axis=1, mean=xp.asarray(centre))),
+                         path="numpy")
+    check_same_behaviour(gpu, lambda xp: xp.asarray(getattr(xp, name)(xp.asarray(values), axis=1, correction=1)),
+                         path="numpy")
+
+
 @pytest.mark.parametrize("name", ["add", "maximum"])
 def test_ufunc_accumulate_refuses_as_numpy(gpu, name):
     # One axis only, and never of a 0-d array: NumPy's classes and messages.
