@@ -8,7 +8,6 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "core/building/views.hpp"
@@ -110,11 +109,6 @@ bool values_on_host(const GpuArray& a);
 // The values of such a view in C order: its node's memory where the view
 // is C-contiguous, else gathered into `scratch` (which holds them).
 const char* c_order_values(const GpuArray& a, std::vector<char>* scratch);
-// argmin/argmax of a whole array whose values are all in host memory: NumPy's
-// answer (the flat C-order index of the first extreme, of the first NaN
-// where there is one) in one pass, as a 0-d int64 array; nullopt where
-// they are not on the host.
-std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max);
 // The read-only ndarray of a view whose values are all in host memory now
 // (no evaluation); an empty object if some are not.
 py::object host_values(const GpuArray& a);

@@ -16,6 +16,7 @@
 #include "bindings/py_array.hpp"
 #include "core/building/reductions.hpp"
 #include "core/building/views.hpp"
+#include "core/graph/node_factory.hpp"
 #include "core/runtime/runtime.hpp"
 #include "core/runtime/stats.hpp"
 
@@ -76,6 +77,35 @@ bool plain_call(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, PyOb
     if (!PyLong_CheckExact(args[0])) return false;
     *axis = args[0];
     return true;
+}
+
+// argmin/argmax of a whole array whose values are all in host memory
+// (`argmin(abs(e - symbols))` per sample in a loop: one pass in C++, where
+// NumPy's function and its dispatch cost several times the work): NumPy's
+// answer -- the flat C-order index of the first extreme, of the first NaN
+// where there is one -- as a 0-d int64 array; nullopt where they are not
+// on the host.
+std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
+    const int64_t n = a.size();
+    if (n == 0 || !values_on_host(a)) return std::nullopt;
+    std::vector<char> scratch;
+    const char* values = c_order_values(a, &scratch);
+    const int64_t at = with_ctype<int64_t>(a.dtype(), [&](auto zero) -> int64_t {
+        using T = decltype(zero);
+        const T* v = reinterpret_cast<const T*>(values);
+        int64_t best = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            if constexpr (is_float_v<T>) {
+                if (v[i] != v[i]) return i;  // NaN: NumPy's answer is the first one
+            }
+            if (want_max ? v[i] > v[best] : v[i] < v[best]) best = i;
+        }
+        return best;
+    });
+    NodeRef node = NodeFactory::array_uninitialized(GPUPY_INT64, Dims{});
+    scalar_store(GPUPY_INT64, scalar_from_int(GPUPY_INT64, at), node->host_data());
+    ++stats().direct_host_ops;
+    return GpuArray::of(std::move(node));
 }
 
 // argmin/argmax of a whole array where the arg-reductions are placed on

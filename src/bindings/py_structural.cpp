@@ -108,7 +108,6 @@ std::optional<GpuArray> small_fold_by_numpy_loop(const GpuArray& a, OpCode fold,
     return GpuArray::of(std::move(node));
 }
 
-
 // NumPy's ufunc.reduce of an ndarray's values (`ndim` dims) along `axes`
 // into dtype t, as a gpupy array.
 GpuArray numpy_reduce(const py::object& host, OpCode fold, const std::vector<int64_t>& axes, int ndim, DType t) {
@@ -188,35 +187,6 @@ std::optional<GpuArray> small_concatenate_on_host(const std::vector<GpuArray>& a
     ++stats().eager_numpy_ops;
     return GpuArray::of(std::move(node));
 }
-
-}  // namespace
-
-// (`argmin(abs(e - symbols))` per sample in a loop: one pass in C++, where
-// NumPy's function and its dispatch cost several times the work.)
-std::optional<GpuArray> arg_extreme_on_host(const GpuArray& a, bool want_max) {
-    const int64_t n = a.size();
-    if (n == 0 || !values_on_host(a)) return std::nullopt;
-    std::vector<char> scratch;
-    const char* values = c_order_values(a, &scratch);
-    const int64_t at = with_ctype<int64_t>(a.dtype(), [&](auto zero) -> int64_t {
-        using T = decltype(zero);
-        const T* v = reinterpret_cast<const T*>(values);
-        int64_t best = 0;
-        for (int64_t i = 0; i < n; ++i) {
-            if constexpr (is_float_v<T>) {
-                if (v[i] != v[i]) return i;  // NaN: NumPy's answer is the first one
-            }
-            if (want_max ? v[i] > v[best] : v[i] < v[best]) best = i;
-        }
-        return best;
-    });
-    NodeRef node = NodeFactory::array_uninitialized(GPUPY_INT64, Dims{});
-    scalar_store(GPUPY_INT64, scalar_from_int(GPUPY_INT64, at), node->host_data());
-    ++stats().direct_host_ops;
-    return GpuArray::of(std::move(node));
-}
-
-namespace {
 
 // What a reduction or scan (`method`: kFpReduce, kFpAccumulate) folding
 // with `fold` into t is checked for under NumPy's error state; sets
